@@ -1,0 +1,16 @@
+# analysis/: the aetrace CLI (regeneration, stats).
+
+AETRACE_SRCS := $(wildcard analysis/*.c)
+AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o)
+AE_CONTAINER_LIB ?= $(OBJ)/bdump/libaecontainer.a
+
+$(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) include/aetrace/schema.h include/aetrace/container.h
+	$(quiet) CC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -c -o $@ $<
+
+$(BIN)/aetrace: $(AETRACE_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(AETRACE_OBJS) $(AE_CONTAINER_LIB) -lcapstone -lzstd
+
+ALL_TARGETS += $(BIN)/aetrace

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * program.c - the static knowledge the regenerator needs: the twin's code
+ * (decoded with capstone, as aecc decoded it), the schema events placed at
+ * the twin's addresses, and the map from instrumented to twin addresses.
+ */
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aetrace/schema.h>
+
+#include "program.h"
+
+static int perr(const char *path, const char *msg)
+{
+	fprintf(stderr, "aetrace: %s: %s\n", path, msg);
+	return -1;
+}
+
+struct imap {
+	const uint32_t *w;
+	size_t n;		/* words */
+};
+
+static int addr_cmp(const void *a, const void *b)
+{
+	const struct ae_amap *x = a, *y = b;
+
+	return x->prog < y->prog ? -1 : x->prog > y->prog;
+}
+
+static int ev_addr_cmp(const void *a, const void *b)
+{
+	const struct ae_rev *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int load_maps(struct ae_program *p)
+{
+	size_t slen, plen, olen;
+	const uint8_t *sch = ae_image_section(&p->prog, ".ae_schema", &slen, NULL);
+	const uint32_t *pim = (const uint32_t *)ae_image_section(&p->prog, ".ae_imap", &plen, NULL);
+	const uint32_t *oim = (const uint32_t *)ae_image_section(&p->orig, ".ae_imap", &olen, NULL);
+	size_t so = 0, pi = 0, oi = 0, nev = 0, nmap = 0, order = 0;
+
+	if (!sch || !pim || !oim)
+		return perr(p->prog.path, "no aetrace schema (.ae_schema/.ae_imap): not built by aecc, or stripped");
+	plen /= 4;
+	olen /= 4;
+	/* first pass: sizes */
+	while (so + sizeof(struct ae_schema_obj) <= slen) {
+		const struct ae_schema_obj *h = (const void *)(sch + so);
+
+		if (h->magic != AE_SCHEMA_MAGIC || h->version != AE_SCHEMA_VERSION ||
+		    h->size < sizeof(*h) || so + h->size > slen)
+			return perr(p->prog.path, "corrupt .ae_schema section");
+		nev += h->nev;
+		nmap += h->ninsn;
+		so += (h->size + 3) & ~3u;
+	}
+	p->ev = calloc(nev + 1, sizeof(*p->ev));
+	p->amap = calloc(nmap + 1, sizeof(*p->amap));
+	if (!p->ev || !p->amap)
+		return perr(p->prog.path, "out of memory");
+	so = 0;
+	while (so + sizeof(struct ae_schema_obj) <= slen) {
+		const struct ae_schema_obj *h = (const void *)(sch + so);
+		const struct ae_event *ev = (const void *)(h + 1);
+		const uint32_t *pool = (const uint32_t *)(ev + h->nev);
+
+		if (sizeof(*h) + h->nev * sizeof(*ev) + h->npool * 4ull > h->size)
+			return perr(p->prog.path, "corrupt schema record");
+		if (pi + 2 + h->ninsn > plen || oi + 2 + h->ninsn > olen ||
+		    pim[pi] != h->objid || oim[oi] != h->objid ||
+		    pim[pi + 1] != h->ninsn || oim[oi + 1] != h->ninsn)
+			return perr(p->prog.path, "schema and instruction maps of prog and prog.orig do not match (rebuild both with aecc)");
+		for (uint32_t k = 0; k < h->ninsn; k++) {
+			p->amap[p->namap].prog = pim[pi + 2 + k];
+			p->amap[p->namap].orig = oim[oi + 2 + k];
+			p->namap++;
+		}
+		for (uint32_t i = 0; i < h->nev; i++) {
+			struct ae_rev *r = &p->ev[p->nev++];
+
+			if (ev[i].insn >= h->ninsn ||
+			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool))
+				return perr(p->prog.path, "corrupt schema event");
+			r->addr = oim[oi + 2 + ev[i].insn];
+			r->order = order++;
+			r->kind = ev[i].kind;
+			r->width = ev[i].width;
+			r->flag = ev[i].flag;
+			r->a = ev[i].a;
+			r->b = ev[i].b;
+			r->pool = pool + (ev[i].kind == AE_EV_PRED ? ev[i].a : 0);
+		}
+		pi += 2 + h->ninsn;
+		oi += 2 + h->ninsn;
+		so += (h->size + 3) & ~3u;
+	}
+	qsort(p->ev, p->nev, sizeof(*p->ev), ev_addr_cmp);
+	qsort(p->amap, p->namap, sizeof(*p->amap), addr_cmp);
+	return 0;
+}
+
+static int load_seqtab(struct ae_program *p)
+{
+	size_t len;
+	const uint32_t *t = (const uint32_t *)ae_image_section(&p->prog, "__ae_seqtab", &len, NULL);
+
+	p->seq = t;
+	p->nseq = t ? len / 8 : 0;
+	return 0;
+}
+
+int ae_program_load(struct ae_program **pp, const char *prog)
+{
+	struct ae_program *p = calloc(1, sizeof(*p));
+	char *orig;
+
+	if (!p)
+		return -1;
+	*pp = p;
+	if (asprintf(&orig, "%s.orig", prog) < 0)
+		return -1;
+	p->orig_path = orig;
+	if (ae_image_load(&p->prog, prog) || ae_image_load(&p->orig, orig))
+		return -1;
+	if (load_maps(p) || load_seqtab(p))
+		return -1;
+	p->ntab = p->orig.text_hi - p->orig.text_lo;
+	p->tab = calloc(p->ntab, sizeof(*p->tab));
+	if (!p->tab || cs_open(CS_ARCH_X86, CS_MODE_64, &p->cs) != CS_ERR_OK)
+		return perr(prog, "cannot set up the decoder");
+	cs_option(p->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	p->ci = cs_malloc(p->cs);
+	p->restorer = ae_image_symbol(&p->orig, "__restore_rt");
+	return 0;
+}
+
+void ae_program_free(struct ae_program *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->npool; i++)
+		free(p->dpool[i]);
+	free(p->dpool);
+	free(p->tab);
+	free(p->ev);
+	free(p->amap);
+	if (p->ci)
+		cs_free(p->ci, 1);
+	if (p->cs)
+		cs_close(&p->cs);
+	ae_image_free(&p->prog);
+	ae_image_free(&p->orig);
+	free(p->orig_path);
+	free(p);
+}
+
+/* Twin address of an instrumented-code address; 0 if not an original
+ * instruction. */
+uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr)
+{
+	size_t lo = 0, hi = p->namap;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (p->amap[m].prog < prog_addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < p->namap && p->amap[lo].prog == prog_addr ? p->amap[lo].orig : 0;
+}
+
+static int in_seq(const struct ae_program *p, uint64_t a, uint64_t *end)
+{
+	size_t lo = 0, hi = p->nseq;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (p->seq[2 * m + 1] <= a)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo < p->nseq && p->seq[2 * lo] <= a && a < p->seq[2 * lo + 1]) {
+		*end = p->seq[2 * lo + 1];
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The original instruction that executes next when the instrumented
+ * program is at prog_addr: instrumentation (sequences, scratch moves, the
+ * jump back from a witness stub) is skipped forward.
+ */
+uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr)
+{
+	for (int steps = 0; steps < 64; steps++) {
+		uint64_t o = ae_map_exact(p, prog_addr), end;
+		const uint8_t *code;
+		size_t size = 16;
+		uint64_t addr = prog_addr;
+
+		if (o)
+			return o;
+		if (in_seq(p, prog_addr, &end)) {
+			prog_addr = end;
+			continue;
+		}
+		code = ae_image_ptr(&p->prog, prog_addr, 16);
+		if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+			return 0;
+		if (p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
+		    p->ci->detail->x86.operands[0].type == X86_OP_IMM)
+			prog_addr = p->ci->detail->x86.operands[0].imm;
+		else
+			prog_addr += p->ci->size;
+	}
+	return 0;
+}
+
+static struct ae_dinsn *new_dinsn(struct ae_program *p)
+{
+	if (p->dused == 4096 || !p->npool) {
+		p->dpool = realloc(p->dpool, (p->npool + 1) * sizeof(*p->dpool));
+		p->dpool[p->npool++] = calloc(4096, sizeof(struct ae_dinsn));
+		p->dused = 0;
+	}
+	return &p->dpool[p->npool - 1][p->dused++];
+}
+
+/* Decoded twin instruction at addr (cached), or NULL. */
+struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
+{
+	struct ae_dinsn *d;
+	const uint8_t *code;
+	size_t size = 16;
+	uint64_t a = addr;
+	cs_x86 *x;
+	size_t lo, hi;
+
+	if (addr < p->orig.text_lo || addr >= p->orig.text_hi)
+		return NULL;
+	d = p->tab[addr - p->orig.text_lo];
+	if (d)
+		return d;
+	code = ae_image_ptr(&p->orig, addr, 1);
+	if (!code)
+		return NULL;
+	if (p->orig.text_hi - addr < 16)
+		size = p->orig.text_hi - addr;
+	if (!cs_disasm_iter(p->cs, &code, &size, &a, p->ci))
+		return NULL;
+	d = new_dinsn(p);
+	d->len = p->ci->size;
+	x = &p->ci->detail->x86;
+	d->kind = AE_K_PLAIN;
+	switch (p->ci->id) {
+	case X86_INS_RET: case X86_INS_RETF: case X86_INS_RETFQ:
+		d->kind = AE_K_RET;
+		break;
+	case X86_INS_SYSCALL:
+		d->kind = AE_K_SYSCALL;
+		break;
+	case X86_INS_UD2: case X86_INS_HLT:
+		d->kind = AE_K_STOP;
+		break;
+	default:
+		break;
+	}
+	if (p->ci->id == X86_INS_JMP || p->ci->id == X86_INS_CALL ||
+	    cs_insn_group(p->cs, p->ci, CS_GRP_JUMP)) {
+		int call = p->ci->id == X86_INS_CALL, jmp = p->ci->id == X86_INS_JMP;
+		cs_x86_op *op = &x->operands[0];
+
+		if (op->type == X86_OP_IMM) {
+			d->kind = call ? AE_K_CALL : jmp ? AE_K_JMP : AE_K_JCC;
+			d->target = op->imm;
+		} else {
+			d->kind = call ? AE_K_CALL_IND : AE_K_JMP_IND;
+			if (op->type == X86_OP_MEM) {
+				d->disp = op->mem.disp;
+				d->scale = op->mem.scale;
+			}
+		}
+	}
+	/* events at this address */
+	lo = 0;
+	hi = p->nev;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (p->ev[m].addr < addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	d->ev = lo < p->nev && p->ev[lo].addr == addr ? &p->ev[lo] : NULL;
+	while (lo < p->nev && p->ev[lo].addr == addr) {
+		d->nev++;
+		lo++;
+	}
+	p->tab[addr - p->orig.text_lo] = d;
+	return d;
+}

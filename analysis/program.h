@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* program.h - internals shared by the regenerator's files */
+#ifndef AE_PROGRAM_H
+#define AE_PROGRAM_H
+
+#include <capstone/capstone.h>
+#include <stdint.h>
+
+#include "image.h"
+#include "regen.h"
+
+enum ae_dkind {
+	AE_K_PLAIN, AE_K_JCC, AE_K_JMP, AE_K_JMP_IND, AE_K_CALL, AE_K_CALL_IND,
+	AE_K_RET, AE_K_SYSCALL, AE_K_STOP,
+};
+
+/* A schema event placed at its twin address. */
+struct ae_rev {
+	uint64_t addr;
+	uint32_t order;
+	uint16_t kind;
+	uint8_t width, flag;
+	uint32_t a, b;
+	const uint32_t *pool;	/* AE_EV_PRED: witness values of side `flag` */
+};
+
+struct ae_dinsn {
+	uint8_t len;
+	uint8_t kind;
+	uint8_t scale;
+	uint16_t nev;
+	uint64_t target;
+	int64_t disp;
+	const struct ae_rev *ev;
+};
+
+struct ae_amap {
+	uint64_t prog, orig;
+};
+
+struct ae_program {
+	struct ae_image prog, orig;
+	char *orig_path;
+	struct ae_rev *ev;
+	size_t nev;
+	struct ae_amap *amap;
+	size_t namap;
+	const uint32_t *seq;	/* prog's sorted (start, end) pairs */
+	size_t nseq;
+	uint64_t restorer;	/* twin's __restore_rt */
+	csh cs;
+	cs_insn *ci;
+	struct ae_dinsn **tab;	/* by twin address - text_lo */
+	size_t ntab;
+	struct ae_dinsn **dpool;
+	size_t npool, dused;
+};
+
+uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
+uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
+struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
+
+#endif

@@ -1,0 +1,44 @@
+# bdump/: the trace container codec (libaecontainer.a), the consumer daemon
+# bdump and the remote receiver bdump-recv.
+
+BDUMP_OBJ := $(OBJ)/bdump
+
+# instrument/ and analysis/ link this (and -lzstd) to read/write containers.
+AE_CONTAINER_LIB := $(BDUMP_OBJ)/libaecontainer.a
+AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) -lzstd
+export AE_CONTAINER_LIB AE_CONTAINER_LDLIBS
+
+$(BDUMP_OBJ)/%.o: bdump/%.c $(wildcard bdump/*.h) include/aetrace/container.h include/uapi/linux/trbuf.h | $(BDUMP_OBJ)
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -Wno-format-truncation -I$(TOP)/include/uapi -Ibdump -c -o $@ $<
+
+$(BDUMP_OBJ):
+	$(Q)mkdir -p $@
+
+$(AE_CONTAINER_LIB): $(BDUMP_OBJ)/container.o
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Test driver of the codec (tests/host/bdump-format.sh).
+$(BDUMP_OBJ)/container_test: $(BDUMP_OBJ)/container_test.o $(AE_CONTAINER_LIB)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd
+
+ALL_TARGETS += $(AE_CONTAINER_LIB) $(BDUMP_OBJ)/container_test
+CHECK_TARGETS += tests/host/bdump-format.sh
+
+BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_synth.o source_trbuf.o \
+	net_client.o wire.o)
+RECV_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump_recv.o wire.o)
+
+$(BIN)/bdump: $(BDUMP_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd -lcrypto -lpthread
+
+$(BIN)/bdump-recv: $(RECV_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd -lcrypto -lpthread
+
+ALL_TARGETS += $(BIN)/bdump $(BIN)/bdump-recv
+CHECK_TARGETS += tests/host/bdump-pipe.sh tests/host/bdump-net.sh
+BENCH_TARGETS += bench/bdump-bench.sh

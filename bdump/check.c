@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check.c - `bdump --check TRACE [SCHED]`: prove a capture is complete and
+ * intact: SESSION first, END last with counters equal to what the chunks
+ * hold, DATA sequence numbers contiguous per cpu, SCHED byte-equal to the
+ * MARKERS chunks, and for synthetic captures every payload byte equal to
+ * what the generator produces.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdump.h"
+#include "source.h"
+
+#define MAX_CPUS 1024
+
+int bdump_check(const char *trace, const char *sched)
+{
+	struct ae_reader *r;
+	struct ae_chunk_hdr h;
+	const void *pl;
+	struct synth_spec sp;
+	int synthetic = 0, have_end = 0, ret, bad = 0;
+	uint64_t chunks = 0, raw = 0, data = 0, markers = 0;
+	uint64_t *next_seq = calloc(MAX_CPUS, sizeof(*next_seq));
+	uint8_t *expect = NULL;
+	FILE *sf = NULL;
+	struct ae_end end;
+
+	if (sched) {
+		sf = fopen(sched, "r");
+		if (!sf) {
+			fprintf(stderr, "bdump: %s: %s\n", sched, strerror(errno));
+			return 1;
+		}
+	}
+	ret = ae_reader_open(&r, trace);
+	if (ret) {
+		fprintf(stderr, "bdump: %s: %s\n", trace, strerror(-ret));
+		return 1;
+	}
+#define FAIL(...) do { fprintf(stderr, "bdump: %s: offset %llu: ", trace, \
+		(unsigned long long)ae_reader_offset(r)); fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); bad = 1; goto out; } while (0)
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
+		if (have_end)
+			FAIL("chunk type %u after END", h.type);
+		if (chunks == 0 && h.type != AE_CHUNK_SESSION)
+			FAIL("first chunk is type %u, not SESSION", h.type);
+		switch (h.type) {
+		case AE_CHUNK_SESSION: {
+			struct ae_session s;
+			const char *str, *e;
+
+			if (chunks)
+				FAIL("second SESSION chunk");
+			if (h.len < sizeof(s))
+				FAIL("SESSION chunk too short (%u bytes)", h.len);
+			memcpy(&s, pl, sizeof(s));
+			if (s.version != AE_FORMAT_VERSION || s.strings_len != h.len - sizeof(s))
+				FAIL("SESSION version %u strings_len %u does not match", s.version, s.strings_len);
+			str = (const char *)pl + sizeof(s);
+			e = str + s.strings_len;
+			for (; str < e; str += strlen(str) + 1) {
+				if (!memchr(str, 0, e - str))
+					FAIL("SESSION strings not NUL terminated");
+				if (!strncmp(str, "synthetic=", 10)) {
+					if (synth_parse(str + 10, &sp))
+						FAIL("bad synthetic spec '%s'", str + 10);
+					synthetic = 1;
+					expect = malloc(sp.subbuf);
+				}
+			}
+			break;
+		}
+		case AE_CHUNK_DATA:
+			if (h.cpu >= MAX_CPUS)
+				FAIL("DATA cpu %u out of range", h.cpu);
+			if (h.seq != next_seq[h.cpu])
+				FAIL("DATA cpu %u seq %llu, expected %llu (lost sub-buffer)", h.cpu,
+				     (unsigned long long)h.seq, (unsigned long long)next_seq[h.cpu]);
+			next_seq[h.cpu]++;
+			if (synthetic) {
+				uint32_t len = synth_len(&sp, h.cpu, h.seq);
+
+				if (h.cpu >= sp.cpus || h.len != len)
+					FAIL("DATA cpu %u seq %llu: length %u, generator made %u",
+					     h.cpu, (unsigned long long)h.seq, h.len, len);
+				synth_fill(&sp, h.cpu, h.seq, expect, len);
+				if (memcmp(expect, pl, len))
+					FAIL("DATA cpu %u seq %llu: payload differs from the generator's",
+					     h.cpu, (unsigned long long)h.seq);
+			}
+			raw += h.len;
+			data++;
+			break;
+		case AE_CHUNK_MARKERS:
+			if (h.len % sizeof(struct trbuf_marker))
+				FAIL("MARKERS length %u not a multiple of %zu", h.len,
+				     sizeof(struct trbuf_marker));
+			markers += h.len / sizeof(struct trbuf_marker);
+			if (sf) {
+				static uint8_t mbuf[1 << 20];
+				size_t done = 0;
+
+				while (done < h.len) {
+					size_t n = h.len - done < sizeof(mbuf) ? h.len - done : sizeof(mbuf);
+
+					if (fread(mbuf, 1, n, sf) != n || memcmp(mbuf, (const char *)pl + done, n))
+						FAIL("%s: differs from the MARKERS chunk (marker %llu)", sched,
+						     (unsigned long long)(markers - h.len / sizeof(struct trbuf_marker)));
+					done += n;
+				}
+			}
+			break;
+		case AE_CHUNK_END:
+			if (h.len != sizeof(end))
+				FAIL("END chunk has %u bytes", h.len);
+			memcpy(&end, pl, sizeof(end));
+			if (end.raw_bytes != raw || end.data_chunks != data || end.markers != markers)
+				FAIL("END counters (raw %llu, data %llu, markers %llu) differ from the chunks (%llu, %llu, %llu)",
+				     (unsigned long long)end.raw_bytes, (unsigned long long)end.data_chunks,
+				     (unsigned long long)end.markers, (unsigned long long)raw,
+				     (unsigned long long)data, (unsigned long long)markers);
+			have_end = 1;
+			break;
+		}
+		chunks++;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "bdump: %s\n", ae_reader_error(r));
+		bad = 1;
+		goto out;
+	}
+	if (!have_end)
+		FAIL("no END chunk: capture did not end cleanly");
+	if (synthetic) {
+		/* the generator goes round the cpus: a stopped run is a prefix */
+		for (uint32_t c = 0; c < sp.cpus; c++)
+			if (next_seq[c] != (data + sp.cpus - 1 - c) / sp.cpus)
+				FAIL("synthetic run is not a prefix: cpu %u has %llu sub-buffers of %llu in all",
+				     c, (unsigned long long)next_seq[c], (unsigned long long)data);
+	}
+	if (sf && fgetc(sf) != EOF)
+		FAIL("%s: longer than the MARKERS chunks", sched);
+	printf("%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s\n",
+	       trace, (unsigned long long)chunks, (unsigned long long)data,
+	       (unsigned long long)raw, (unsigned long long)markers,
+	       (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
+out:
+	ae_reader_close(r);
+	if (sf)
+		fclose(sf);
+	free(expect);
+	free(next_seq);
+	return bad;
+}

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * container.c - the aetrace trace container codec (include/aetrace/container.h,
+ * docs/FORMAT.md "Container"): chunks in a zstd stream, CRC-32C per chunk.
+ *
+ * The writer keeps one ZSTD_CCtx for its whole life and flushes the zstd
+ * stream at a chunk end when asked, so a reader can follow a growing file.
+ * The reader keeps one ZSTD_DCtx, decompresses into a linear buffer that
+ * always holds at least the current chunk, and validates every header.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <aetrace/container.h>
+#include "container_sink.h"
+
+/* ---------------------------------------------------------------- CRC-32C */
+
+static uint32_t crc32c_table[8][256];
+
+__attribute__((constructor))
+static void crc32c_init_tables(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82f63b78u & -(c & 1));
+		crc32c_table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc32c_table[t][i] = (crc32c_table[t - 1][i] >> 8) ^
+				crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
+}
+
+/* Slicing-by-8: used when the CPU has no SSE4.2. */
+static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	while (len && ((uintptr_t)p & 7)) {
+		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		v ^= crc;
+		crc = crc32c_table[7][v & 0xff] ^
+		      crc32c_table[6][(v >> 8) & 0xff] ^
+		      crc32c_table[5][(v >> 16) & 0xff] ^
+		      crc32c_table[4][(v >> 24) & 0xff] ^
+		      crc32c_table[3][(v >> 32) & 0xff] ^
+		      crc32c_table[2][(v >> 40) & 0xff] ^
+		      crc32c_table[1][(v >> 48) & 0xff] ^
+		      crc32c_table[0][v >> 56];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+
+	while (len && ((uintptr_t)p & 7)) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
+uint32_t ae_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	static int have_hw = -1;
+
+#if defined(__x86_64__)
+	if (have_hw < 0)
+		have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	if (have_hw)
+		return ~crc32c_hw(~crc, buf, len);
+#endif
+	(void)have_hw;
+	return ~crc32c_sw(~crc, buf, len);
+}
+
+/* ------------------------------------------------------------------ writer */
+
+struct ae_writer {
+	ZSTD_CCtx *cctx;
+	ae_sink_fn sink;
+	void *sink_ctx;
+	int fd;
+	void *out;
+	size_t out_cap;
+	uint64_t in_bytes;
+	uint64_t out_bytes;
+	uint64_t chunks;
+	int err;		/* sticky: first failure */
+};
+
+/* Default sink: write everything to the fd, retrying partial writes. */
+static int fd_sink(void *ctx, const void *buf, size_t len)
+{
+	struct ae_writer *w = ctx;
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
+			const struct ae_writer_opts *o)
+{
+	struct ae_writer *w;
+	int level = o && o->level ? o->level : 1;
+	int threads = o ? o->threads : 0;
+	size_t r;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	w->sink = sink;
+	w->sink_ctx = ctx;
+	w->cctx = ZSTD_createCCtx();
+	if (!w->cctx)
+		goto err_free_w;
+	w->out_cap = ZSTD_CStreamOutSize();
+	w->out = malloc(w->out_cap);
+	if (!w->out)
+		goto err_free_cctx;
+	r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+	if (ZSTD_isError(r))
+		goto err_inval;
+	r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 0);
+	if (ZSTD_isError(r))
+		goto err_inval;
+	if (threads > 0) {
+		r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_nbWorkers, threads);
+		if (ZSTD_isError(r))
+			goto err_inval;
+	}
+	*wp = w;
+	return 0;
+
+err_inval:
+	free(w->out);
+	ZSTD_freeCCtx(w->cctx);
+	free(w);
+	return -EINVAL;
+err_free_cctx:
+	ZSTD_freeCCtx(w->cctx);
+err_free_w:
+	free(w);
+	return -ENOMEM;
+}
+
+int ae_writer_open(struct ae_writer **wp, int fd, const struct ae_writer_opts *o)
+{
+	int ret = ae_writer_open_sink(wp, fd_sink, NULL, o);
+
+	if (ret)
+		return ret;
+	(*wp)->fd = fd;
+	(*wp)->sink_ctx = *wp;
+	return 0;
+}
+
+/* Feed `len` bytes with `op`; for flush/end, loop until zstd has emitted all. */
+static int writer_feed(struct ae_writer *w, const void *src, size_t len,
+		       ZSTD_EndDirective op)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+
+	for (;;) {
+		ZSTD_outBuffer out = { w->out, w->out_cap, 0 };
+		size_t rem = ZSTD_compressStream2(w->cctx, &out, &in, op);
+		int ret;
+
+		if (ZSTD_isError(rem))
+			return -EIO;
+		if (out.pos) {
+			ret = w->sink(w->sink_ctx, w->out, out.pos);
+			if (ret)
+				return ret;
+			w->out_bytes += out.pos;
+		}
+		if (op == ZSTD_e_continue ? in.pos == in.size : rem == 0)
+			return 0;
+	}
+}
+
+int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
+		    uint64_t seq, const void *payload, uint32_t len, int flush)
+{
+	struct ae_chunk_hdr h = {
+		.magic = AE_CHUNK_MAGIC, .type = type, .cpu = cpu,
+		.seq = seq, .len = len, .crc = 0,
+	};
+	int ret;
+
+	if (w->err)
+		return w->err;
+	if (len > AE_CHUNK_MAX_LEN || (len && !payload))
+		return -EINVAL;
+	h.crc = ae_crc32c(ae_crc32c(0, &h, sizeof(h)), payload, len);
+	ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);
+	if (!ret && len)
+		ret = writer_feed(w, payload, len, ZSTD_e_continue);
+	if (!ret && flush)
+		ret = writer_feed(w, NULL, 0, ZSTD_e_flush);
+	if (ret) {
+		w->err = ret;
+		return ret;
+	}
+	w->in_bytes += sizeof(h) + len;
+	w->chunks++;
+	return 0;
+}
+
+int ae_writer_flush(struct ae_writer *w)
+{
+	int ret;
+
+	if (w->err)
+		return w->err;
+	ret = writer_feed(w, NULL, 0, ZSTD_e_flush);
+	if (ret)
+		w->err = ret;
+	return ret;
+}
+
+int ae_writer_close(struct ae_writer *w)
+{
+	int ret = w->err;
+
+	if (!ret)
+		ret = writer_feed(w, NULL, 0, ZSTD_e_end);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->out);
+	free(w);
+	return ret;
+}
+
+uint64_t ae_writer_in_bytes(const struct ae_writer *w)
+{
+	return w->in_bytes;
+}
+
+uint64_t ae_writer_out_bytes(const struct ae_writer *w)
+{
+	return w->out_bytes;
+}
+
+/* ------------------------------------------------------------------ reader */
+
+#define HDR_LEN	sizeof(struct ae_chunk_hdr)
+
+struct ae_reader {
+	char *path;
+	int fd;
+	int own_fd;
+	ZSTD_DCtx *dctx;
+	uint8_t *in;		/* compressed input window */
+	size_t in_cap, in_pos, in_len;
+	uint64_t in_off;	/* compressed bytes consumed */
+	uint8_t *buf;		/* decompressed bytes [start, end) not yet parsed */
+	size_t cap, start, end;
+	uint64_t base_off;	/* decompressed offset of buf[0] */
+	size_t consumed;	/* bytes of the chunk returned last */
+	size_t zret;		/* last zstd return: 0 = at a frame boundary */
+	int pending;		/* zstd may hold output we have not taken */
+	int eof;
+	int err;		/* sticky */
+	char msg[512];
+};
+
+static int reader_fail(struct ae_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->msg, sizeof(r->msg), "%s: ", r->path);
+	va_start(ap, fmt);
+	vsnprintf(r->msg + n, sizeof(r->msg) - n, fmt, ap);
+	va_end(ap);
+	r->err = err;
+	return err;
+}
+
+int ae_reader_open(struct ae_reader **rp, const char *path)
+{
+	struct ae_reader *r;
+	int ret = -ENOMEM;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->path = strdup(path);
+	r->in_cap = ZSTD_DStreamInSize();
+	r->in = malloc(r->in_cap);
+	r->cap = 1 << 20;
+	r->buf = malloc(r->cap);
+	r->dctx = ZSTD_createDCtx();
+	if (!r->path || !r->in || !r->buf || !r->dctx)
+		goto err_free_r;
+	if (!strcmp(path, "-")) {
+		r->fd = STDIN_FILENO;
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0) {
+			ret = -errno;
+			goto err_free_r;
+		}
+		r->own_fd = 1;
+	}
+	*rp = r;
+	return 0;
+
+err_free_r:
+	ZSTD_freeDCtx(r->dctx);
+	free(r->buf);
+	free(r->in);
+	free(r->path);
+	free(r);
+	return ret;
+}
+
+/* Make room for `need` bytes from buf[start]; grow only up to one chunk. */
+static int reader_space(struct ae_reader *r, size_t need)
+{
+	if (r->start && r->cap - r->start < need + (1 << 16)) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->base_off += r->start;
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->cap - r->start < need) {
+		size_t ncap = r->cap;
+		uint8_t *nb;
+
+		while (ncap - r->start < need)
+			ncap *= 2;
+		nb = realloc(r->buf, ncap);
+		if (!nb)
+			return reader_fail(r, -ENOMEM, "out of memory");
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	return 0;
+}
+
+/*
+ * Decompress until `need` bytes are available from buf[start].
+ * 1: available; 0: end of input first; <0: error (message set).
+ */
+static int reader_fill(struct ae_reader *r, size_t need)
+{
+	int ret = reader_space(r, need);
+
+	if (ret)
+		return ret;
+	while (r->end - r->start < need) {
+		ZSTD_outBuffer out;
+		ZSTD_inBuffer in;
+		size_t zr;
+
+		if (r->in_pos == r->in_len && !r->pending) {
+			ssize_t n;
+
+			if (r->eof)
+				return 0;
+			n = read(r->fd, r->in, r->in_cap);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return reader_fail(r, -errno, "read error at compressed offset %llu: %s",
+						   (unsigned long long)r->in_off, strerror(errno));
+			}
+			if (n == 0) {
+				r->eof = 1;
+				continue;
+			}
+			r->in_len = n;
+			r->in_pos = 0;
+		}
+		out = (ZSTD_outBuffer){ r->buf, r->cap, r->end };
+		in = (ZSTD_inBuffer){ r->in, r->in_len, r->in_pos };
+		zr = ZSTD_decompressStream(r->dctx, &out, &in);
+		if (ZSTD_isError(zr)) {
+			unsigned long long doff = r->base_off + r->end;
+
+			if (r->zret == 0 && r->in_off > 0)
+				return reader_fail(r, -EBADMSG,
+					"trailing garbage after the end of a zstd frame at compressed offset %llu (decompressed offset %llu): %s",
+					(unsigned long long)r->in_off, doff, ZSTD_getErrorName(zr));
+			return reader_fail(r, -EBADMSG,
+				"corrupt zstd data near compressed offset %llu (decompressed offset %llu): %s",
+				(unsigned long long)r->in_off, doff, ZSTD_getErrorName(zr));
+		}
+		r->in_off += in.pos - r->in_pos;
+		r->in_pos = in.pos;
+		r->end = out.pos;
+		r->pending = out.pos == out.size;
+		r->zret = zr;
+	}
+	return 1;
+}
+
+static const char *chunk_what(size_t avail)
+{
+	return avail < HDR_LEN ? "header" : "payload";
+}
+
+int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **payload)
+{
+	struct ae_chunk_hdr hdr;
+	unsigned long long off;
+	uint32_t crc;
+	int ret;
+
+	if (r->err)
+		return r->err;
+	r->start += r->consumed;
+	r->consumed = 0;
+	ret = reader_fill(r, HDR_LEN);
+	off = r->base_off + r->start;
+	if (ret < 0)
+		return ret;
+	if (ret == 0) {
+		size_t avail = r->end - r->start;
+
+		if (r->in_off == 0)
+			return reader_fail(r, -EBADMSG, "empty file at offset 0: no zstd frame");
+		if (avail)
+			return reader_fail(r, -EBADMSG,
+				"truncated chunk header at offset %llu (%zu of %zu bytes)",
+				off, avail, HDR_LEN);
+		if (r->zret != 0)
+			return reader_fail(r, -EBADMSG,
+				"truncated zstd frame: file ends inside a frame at compressed offset %llu (decompressed offset %llu)",
+				(unsigned long long)r->in_off, off);
+		return 0;
+	}
+	memcpy(&hdr, r->buf + r->start, HDR_LEN);
+	if (hdr.magic != AE_CHUNK_MAGIC)
+		return reader_fail(r, -EBADMSG, "bad chunk magic 0x%08x at offset %llu",
+				   hdr.magic, off);
+	if (hdr.type < AE_CHUNK_SESSION || hdr.type > AE_CHUNK_EXIT)
+		return reader_fail(r, -EBADMSG, "unknown chunk type %u at offset %llu",
+				   hdr.type, off);
+	if (hdr.len > AE_CHUNK_MAX_LEN)
+		return reader_fail(r, -EBADMSG,
+			"chunk length %u exceeds the maximum %u at offset %llu",
+			hdr.len, AE_CHUNK_MAX_LEN, off);
+	ret = reader_fill(r, HDR_LEN + hdr.len);
+	if (ret < 0)
+		return ret;
+	if (ret == 0)
+		return reader_fail(r, -EBADMSG,
+			"truncated chunk %s at offset %llu (type %u, %zu of %zu bytes)",
+			chunk_what(r->end - r->start), off, hdr.type,
+			r->end - r->start, HDR_LEN + hdr.len);
+	crc = hdr.crc;
+	hdr.crc = 0;
+	hdr.crc = ae_crc32c(ae_crc32c(0, &hdr, HDR_LEN), r->buf + r->start + HDR_LEN, hdr.len);
+	if (hdr.crc != crc)
+		return reader_fail(r, -EBADMSG,
+			"CRC-32C mismatch in chunk at offset %llu (type %u, len %u): stored 0x%08x, computed 0x%08x",
+			off, hdr.type, hdr.len, crc, hdr.crc);
+	*h = hdr;
+	*payload = r->buf + r->start + HDR_LEN;
+	r->consumed = HDR_LEN + hdr.len;
+	return 1;
+}
+
+const char *ae_reader_error(const struct ae_reader *r)
+{
+	return r->err ? r->msg : "no error";
+}
+
+uint64_t ae_reader_offset(const struct ae_reader *r)
+{
+	return r->base_off + r->start;
+}
+
+void ae_reader_close(struct ae_reader *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->buf);
+	free(r->in);
+	free(r->path);
+	free(r);
+}

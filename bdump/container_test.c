@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * container_test.c - test driver for the container codec (bdump/container.c),
+ * used by tests/host/bdump-format.sh and the bdump suites.
+ *
+ *   container_test write OUT [NCHUNKS [LEVEL [THREADS]]]  deterministic test file
+ *   container_test check FILE [NCHUNKS]   FILE holds exactly what `write` made
+ *   container_test dump FILE              one line per chunk; exit 1 + message on error
+ *   container_test payloads FILE          headers + payloads of all chunks but SESSION
+ *   container_test craft OUT CASE         valid zstd, bad container: huge-len,
+ *                                         bad-magic, bad-type, bad-crc, two-frames
+ *   container_test crc                    ae_crc32c == bitwise reference
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <aetrace/container.h>
+
+/* Deterministic payload of test chunk i: length and bytes from a small LCG. */
+static uint32_t test_len(int i)
+{
+	static const uint32_t lens[] = { 0, 1, 23, 24, 25, 4096, 70000, 300000 };
+
+	return lens[i % 8] + (i / 8) * 7;
+}
+
+static void test_fill(uint8_t *p, uint32_t len, int i)
+{
+	uint32_t x = 2654435761u * (i + 1);
+
+	for (uint32_t k = 0; k < len; k++) {
+		x = x * 1103515245u + 12345u;
+		/* witness-like: mostly a few repeating values */
+		p[k] = (x >> 24) < 200 ? (uint8_t)(k % 7) : (uint8_t)(x >> 16);
+	}
+}
+
+static uint16_t test_type(int i)
+{
+	return AE_CHUNK_SESSION + i % 5;
+}
+
+static int cmd_write(const char *out, int n, int level, int threads)
+{
+	struct ae_writer_opts o = { .level = level, .threads = threads };
+	struct ae_writer *w;
+	uint8_t *p = malloc(test_len(7) + n * 7);
+	int fd, ret;
+
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || !p) {
+		fprintf(stderr, "%s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	ret = ae_writer_open(&w, fd, &o);
+	for (int i = 0; !ret && i < n; i++) {
+		test_fill(p, test_len(i), i);
+		ret = ae_writer_chunk(w, test_type(i), i % 3, i, p, test_len(i), i % 2);
+	}
+	if (!ret)
+		ret = ae_writer_close(w);
+	close(fd);
+	free(p);
+	if (ret) {
+		fprintf(stderr, "%s: write failed: %s\n", out, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_check(const char *path, int n)
+{
+	struct ae_reader *r;
+	struct ae_chunk_hdr h;
+	const void *pl;
+	uint8_t *p = malloc(test_len(7) + n * 7);
+	int i = 0, ret;
+
+	ret = ae_reader_open(&r, path);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+		return 1;
+	}
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
+		if (i >= n) {
+			fprintf(stderr, "%s: extra chunk %d\n", path, i);
+			return 1;
+		}
+		test_fill(p, test_len(i), i);
+		if (h.type != test_type(i) || h.cpu != i % 3 || h.seq != (uint64_t)i ||
+		    h.len != test_len(i) || memcmp(pl, p, h.len)) {
+			fprintf(stderr, "%s: chunk %d differs\n", path, i);
+			return 1;
+		}
+		i++;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "%s\n", ae_reader_error(r));
+		return 1;
+	}
+	if (i != n) {
+		fprintf(stderr, "%s: %d chunks, expected %d\n", path, i, n);
+		return 1;
+	}
+	ae_reader_close(r);
+	free(p);
+	return 0;
+}
+
+static int cmd_dump(const char *path)
+{
+	struct ae_reader *r;
+	struct ae_chunk_hdr h;
+	const void *pl;
+	int ret;
+
+	ret = ae_reader_open(&r, path);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+		return 1;
+	}
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1)
+		printf("%llu type=%u cpu=%u seq=%llu len=%u crc=%08x\n",
+		       (unsigned long long)ae_reader_offset(r), h.type, h.cpu,
+		       (unsigned long long)h.seq, h.len, h.crc);
+	if (ret < 0)
+		fprintf(stderr, "%s\n", ae_reader_error(r));
+	ae_reader_close(r);
+	return ret < 0 ? 1 : 0;
+}
+
+/* Raw bytes of every chunk except SESSION (host, start time) to stdout. */
+static int cmd_payloads(const char *path)
+{
+	struct ae_reader *r;
+	struct ae_chunk_hdr h;
+	const void *pl;
+	int ret;
+
+	ret = ae_reader_open(&r, path);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-ret));
+		return 1;
+	}
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
+		if (h.type == AE_CHUNK_SESSION)
+			continue;
+		fwrite(&h, sizeof(h), 1, stdout);
+		fwrite(pl, 1, h.len, stdout);
+	}
+	if (ret < 0)
+		fprintf(stderr, "%s\n", ae_reader_error(r));
+	ae_reader_close(r);
+	return ret < 0 ? 1 : 0;
+}
+
+static size_t put_chunk(uint8_t *dst, uint16_t type, uint32_t len,
+			const void *pl, uint32_t magic, int bad_crc)
+{
+	struct ae_chunk_hdr h = { .magic = magic, .type = type, .len = len };
+
+	h.crc = ae_crc32c(ae_crc32c(0, &h, sizeof(h)), pl, len);
+	if (bad_crc)
+		h.crc ^= 0x10;
+	memcpy(dst, &h, sizeof(h));
+	memcpy(dst + sizeof(h), pl, len);
+	return sizeof(h) + len;
+}
+
+static int cmd_craft(const char *out, const char *what)
+{
+	uint8_t raw[4096], z[8192], pl[64];
+	size_t n = 0, zn;
+	FILE *f;
+
+	memset(pl, 0xab, sizeof(pl));
+	n += put_chunk(raw + n, AE_CHUNK_DATA, sizeof(pl), pl, AE_CHUNK_MAGIC, 0);
+	if (!strcmp(what, "huge-len")) {
+		struct ae_chunk_hdr h = { .magic = AE_CHUNK_MAGIC, .type = AE_CHUNK_DATA,
+					  .len = 0xfffffff0u };
+		h.crc = ae_crc32c(0, &h, sizeof(h));
+		memcpy(raw + n, &h, sizeof(h));
+		n += sizeof(h);
+	} else if (!strcmp(what, "bad-magic")) {
+		n += put_chunk(raw + n, AE_CHUNK_DATA, 8, pl, 0x12345678, 0);
+	} else if (!strcmp(what, "bad-type")) {
+		n += put_chunk(raw + n, 77, 8, pl, AE_CHUNK_MAGIC, 0);
+	} else if (!strcmp(what, "bad-crc")) {
+		n += put_chunk(raw + n, AE_CHUNK_DATA, 8, pl, AE_CHUNK_MAGIC, 1);
+	} else if (strcmp(what, "two-frames")) {
+		fprintf(stderr, "craft: unknown case '%s'\n", what);
+		return 2;
+	}
+	f = fopen(out, "w");
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	zn = ZSTD_compress(z, sizeof(z), raw, n, 1);
+	fwrite(z, 1, zn, f);
+	if (!strcmp(what, "two-frames")) {
+		n = put_chunk(raw, AE_CHUNK_END, 8, pl, AE_CHUNK_MAGIC, 0);
+		zn = ZSTD_compress(z, sizeof(z), raw, n, 3);
+		fwrite(z, 1, zn, f);
+	}
+	return fclose(f) ? 1 : 0;
+}
+
+static int cmd_crc(void)
+{
+	static uint8_t buf[4096 + 16];
+	int bad = 0;
+
+	if (ae_crc32c(0, "123456789", 9) != 0xe3069283u) {
+		fprintf(stderr, "crc: check value wrong: %08x\n", ae_crc32c(0, "123456789", 9));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 5));
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; len < 600; len += 1 + len / 16) {
+			uint32_t a = ae_crc32c(0x1234, buf + off, len);
+			uint32_t b = ae_crc32c_bitwise(0x1234, buf + off, len);
+
+			if (a != b) {
+				fprintf(stderr, "crc: off %zu len %zu: %08x != %08x\n",
+					off, len, a, b);
+				bad = 1;
+			}
+		}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "write"))
+		return cmd_write(argv[2], argc > 3 ? atoi(argv[3]) : 20,
+				 argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? atoi(argv[5]) : 0);
+	if (argc >= 3 && !strcmp(argv[1], "check"))
+		return cmd_check(argv[2], argc > 3 ? atoi(argv[3]) : 20);
+	if (argc == 3 && !strcmp(argv[1], "dump"))
+		return cmd_dump(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "payloads"))
+		return cmd_payloads(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "craft"))
+		return cmd_craft(argv[2], argv[3]);
+	if (argc == 2 && !strcmp(argv[1], "crc"))
+		return cmd_crc();
+	fprintf(stderr, "usage: %s write|check|dump|craft|crc ... (see source)\n", argv[0]);
+	return 2;
+}

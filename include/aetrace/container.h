@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * container.h - the aetrace trace container (docs/FORMAT.md, "Container").
+ *
+ * A trace file is one zstd stream (possibly several concatenated frames)
+ * whose decompressed bytes are a sequence of chunks. Each chunk is a fixed
+ * header followed by `len` payload bytes; `crc` is CRC-32C over the header
+ * (with crc = 0) and the payload. Writers flush the zstd stream at chunk
+ * boundaries, so a reader can follow a file that is still growing.
+ */
+#ifndef AETRACE_CONTAINER_H
+#define AETRACE_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AE_CHUNK_MAGIC		0x4b484541u	/* "AEHK" little endian */
+#define AE_FORMAT_VERSION	1
+#define AE_CHUNK_MAX_LEN	(64u << 20)	/* larger len = corrupt */
+
+enum ae_chunk_type {
+	AE_CHUNK_SESSION	= 1,	/* struct ae_session + strings */
+	AE_CHUNK_DATA		= 2,	/* committed bytes of one sub-buffer */
+	AE_CHUNK_MARKERS	= 3,	/* array of struct trbuf_marker */
+	AE_CHUNK_END		= 4,	/* struct ae_end: clean end of session */
+	AE_CHUNK_EXIT		= 5,	/* struct ae_exit: a traced process ended */
+};
+
+struct ae_chunk_hdr {
+	uint32_t magic;
+	uint16_t type;		/* enum ae_chunk_type */
+	uint16_t cpu;		/* DATA: cpu region; others: 0 */
+	uint64_t seq;		/* DATA: sub-buffer sequence on cpu; else chunk count */
+	uint32_t len;		/* payload bytes that follow */
+	uint32_t crc;		/* CRC-32C of header (crc = 0) + payload */
+};
+
+enum ae_session_mode {
+	AE_MODE_STANDALONE	= 1,	/* aerun: one process, no kernel parts */
+	AE_MODE_KERNEL		= 2,	/* bdump on /dev/trbuf */
+};
+
+/* Payload of AE_CHUNK_SESSION, followed by `strings_len` bytes of
+ * NUL-separated "key=value" strings (host, prog=<path>, argv...). */
+struct ae_session {
+	uint32_t version;	/* AE_FORMAT_VERSION */
+	uint32_t mode;		/* enum ae_session_mode */
+	uint32_t nr_cpus;
+	uint32_t subbuf_size;
+	uint32_t nr_subbufs;	/* per cpu */
+	uint32_t strings_len;
+	uint64_t start_ns;	/* CLOCK_REALTIME */
+};
+
+/* Payload of AE_CHUNK_EXIT (standalone: the traced process's end). */
+struct ae_exit {
+	int32_t pid;
+	int32_t status;		/* wait(2) status */
+	uint64_t final_ip;	/* user ip at exit (0 if unknown) */
+};
+
+/* Payload of AE_CHUNK_END. */
+struct ae_end {
+	uint64_t raw_bytes;	/* witness bytes in DATA chunks */
+	uint64_t data_chunks;
+	uint64_t markers;
+	uint64_t drops;		/* 0 in lossless mode */
+};
+
+/*
+ * CRC-32C (Castagnoli); callers pass the previous value (0 to start).
+ * ae_crc32c() is the fast one (SSE4.2 crc32 instruction when the CPU has
+ * it, else slicing-by-8 tables; bdump/container.c, libaecontainer.a);
+ * ae_crc32c_bitwise() is the bit-at-a-time reference with the same result.
+ */
+uint32_t ae_crc32c(uint32_t crc, const void *buf, size_t len);
+
+static inline uint32_t ae_crc32c_bitwise(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+
+/*
+ * Container codec (implemented in bdump/container.c, linked by bdump,
+ * aerun and aetrace). All functions return 0 or -errno; readers report
+ * corruption with the byte offset in the decompressed stream.
+ */
+struct ae_writer;
+struct ae_writer_opts {
+	int level;		/* zstd level, default 1 */
+	int threads;		/* zstd worker threads, 0 = single threaded */
+};
+int ae_writer_open(struct ae_writer **wp, int fd, const struct ae_writer_opts *o);
+/* Append one chunk; flushes the zstd stream at the chunk end when `flush`. */
+int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
+		    uint64_t seq, const void *payload, uint32_t len, int flush);
+int ae_writer_close(struct ae_writer *w);	/* ends the frame, frees w */
+uint64_t ae_writer_in_bytes(const struct ae_writer *w);	/* before compression */
+uint64_t ae_writer_out_bytes(const struct ae_writer *w);	/* written to fd */
+
+struct ae_reader;
+/* path "-" reads standard input. */
+int ae_reader_open(struct ae_reader **rp, const char *path);
+/* 1: *h and *payload (valid until the next call) filled; 0: clean end of
+ * stream; <0: error, message from ae_reader_error() (names the file and the
+ * offset of the bad chunk). */
+int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **payload);
+const char *ae_reader_error(const struct ae_reader *r);
+uint64_t ae_reader_offset(const struct ae_reader *r);	/* decompressed offset */
+void ae_reader_close(struct ae_reader *r);
+
+#endif /* AETRACE_CONTAINER_H */

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * schema.h - what `aecc` tells the regenerator about each object
+ * (docs/FORMAT.md, "Schema"). Written by instrument/, read by analysis/.
+ *
+ * Each instrumented object carries three non-allocated sections that the
+ * linker concatenates in link order:
+ *   .ae_schema  one struct ae_schema_obj record per object;
+ *   .ae_imap    per object: u32 objid, u32 ninsn, then u32 address of every
+ *               original instruction k (in prog: its instrumented address);
+ *   .ae_orig    the uninstrumented twin object (used by aecc at link time).
+ * The twin prog.orig carries .ae_imap too, with the same objects in the
+ * same order, so entry i of both maps names the same instruction.
+ * All integers are little endian.
+ */
+#ifndef AETRACE_SCHEMA_H
+#define AETRACE_SCHEMA_H
+
+#include <stdint.h>
+
+#define AE_SCHEMA_MAGIC		0x43534541u	/* "AESC" */
+#define AE_SCHEMA_VERSION	1
+
+struct ae_schema_obj {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t size;		/* bytes of this record, header included */
+	uint32_t objid;		/* also the first word of the object's imap */
+	uint32_t ninsn;		/* original instructions in the object */
+	uint32_t nev;		/* struct ae_event entries that follow */
+	uint32_t npool;		/* u32 witness-set pool words after the events */
+	uint32_t reserved;
+};
+
+enum ae_event_kind {
+	/* conditional branch k: a = pool index, b = count of witness values
+	 * whose presence as the next witness means the side in `flag`
+	 * (1 taken, 0 fall through) was taken; any other value, the other. */
+	AE_EV_PRED		= 1,
+	AE_EV_WIT_BEFORE	= 2,	/* witness a, written before k executes */
+	AE_EV_WIT_TAKEN		= 3,	/* witness a, on k's taken edge */
+	AE_EV_WIT_FALL		= 4,	/* witness a, on k's fall-through edge */
+	AE_EV_VAL		= 5,	/* value of kind `flag`, width bytes, before k */
+	AE_EV_VAL_AFTER		= 6,	/* value of kind `flag`, width bytes, after k */
+};
+
+enum ae_value_kind {
+	AE_VAL_TARGET		= 1,	/* indirect jump/call target (prog address) */
+	AE_VAL_JTIDX		= 2,	/* jump-table index register */
+	AE_VAL_SETJMP_SP	= 3,	/* %rsp at setjmp entry */
+	AE_VAL_LONGJMP_SP	= 4,	/* %rsp restored by longjmp */
+	AE_VAL_REPCNT		= 5,	/* %rcx before a rep instruction */
+	AE_VAL_REPCNT_AFTER	= 6,	/* %rcx after a repe/repne instruction */
+};
+
+struct ae_event {
+	uint32_t insn;		/* instruction index in the object */
+	uint16_t kind;		/* enum ae_event_kind */
+	uint8_t width;		/* bytes in the trace */
+	uint8_t flag;
+	uint32_t a;
+	uint32_t b;
+};
+
+#endif /* AETRACE_SCHEMA_H */

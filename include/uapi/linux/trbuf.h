@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * trbuf.h - the one interface shared by the aetrace kernel side
+ * (kernel-patches/, trbuf-driver/) and user side (instrument/, bdump/,
+ * analysis/). See docs/FORMAT.md for the on-disk use of these records.
+ */
+#ifndef _UAPI_LINUX_TRBUF_H
+#define _UAPI_LINUX_TRBUF_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Every traced process maps the global buffer at this fixed address. */
+#define TRBUF_MAP_ADDR		0x500000000000ULL
+
+/*
+ * Instrumentation-sequence range: [start, end) user addresses of one
+ * restartable sequence; the commit `lea N(%r15),%r15` is the last
+ * instruction inside the range. A binary carries these sorted by start in
+ * its section __ae_seqtab (32-bit fields: programs are static, non-PIE).
+ */
+struct trbuf_seq_range {
+	__u32 start;
+	__u32 end;
+};
+
+/* Schedule marker types (invariant 5). */
+enum trbuf_marker_type {
+	TRBUF_MK_START		= 1,	/* task starts being traced */
+	TRBUF_MK_SWITCH_IN	= 2,	/* task resumes on cpu at ip */
+	TRBUF_MK_SWITCH_OUT	= 3,	/* task leaves cpu (optional) */
+	TRBUF_MK_SIGNAL		= 4,	/* handler arg entered; ip = interrupted ip */
+	TRBUF_MK_SIGRETURN	= 5,	/* back from handler; ip = resumed ip */
+	TRBUF_MK_FORK		= 6,	/* arg = child tid, arg2 = clone flags */
+	TRBUF_MK_EXEC		= 7,	/* task exec'd: its old image is done */
+	TRBUF_MK_EXIT		= 8,	/* task exited, arg = exit code */
+	TRBUF_MK_SUBBUF		= 9,	/* cpu moved to sub-buffer seq */
+	TRBUF_MK_STOP		= 10,	/* tracing stopped (untrace, consumer gone) */
+	TRBUF_MK_ROLLBACK	= 11,	/* ip was rewound from arg to ip */
+};
+
+/*
+ * One schedule marker: where in the buffer (cpu, seq, offset) an event
+ * happened, to which task, and where the task's user code resumes.
+ */
+struct trbuf_marker {
+	__u64 time_ns;		/* CLOCK_MONOTONIC */
+	__u32 type;		/* enum trbuf_marker_type */
+	__u16 cpu;
+	__u16 flags;
+	__s32 pid;		/* tgid */
+	__s32 tid;
+	__u64 seq;		/* sub-buffer sequence number on cpu */
+	__u32 offset;		/* byte offset in that sub-buffer */
+	__u32 arg2;
+	__u64 ip;		/* user ip at which the task resumes */
+	__u64 sp;		/* user sp at that point */
+	__u64 arg;		/* type specific */
+};
+
+#define TRBUF_IOC_MAGIC		'T'
+
+/* Most sequence ranges one TRACE_ME may register. */
+#define TRBUF_MAX_RANGES	(1U << 20)
+
+/**
+ * struct trbuf_trace_me - argument of %TRBUF_IOC_TRACE_ME
+ * @ranges: user pointer to @count &struct trbuf_seq_range, sorted by
+ *	start, non-overlapping, each start < end (the binary's __ae_seqtab)
+ * @count: number of ranges, at most %TRBUF_MAX_RANGES (0: no rollback)
+ * @flags: must be 0
+ * @map_size: out: length to mmap at %TRBUF_MAP_ADDR
+ */
+struct trbuf_trace_me {
+	__u64 ranges;
+	__u32 count;
+	__u32 flags;
+	__u64 map_size;
+};
+
+/**
+ * struct trbuf_info - geometry of the global buffer (%TRBUF_IOC_CONSUMER)
+ * @map_size: length to mmap at %TRBUF_MAP_ADDR
+ * @subbuf_size: bytes of one sub-buffer (a multiple of the page size)
+ * @nr_cpus: number of per-CPU regions
+ * @nr_subbufs: sub-buffers in each per-CPU ring
+ * @flags: reserved, 0
+ *
+ * Sub-buffer i of cpu c starts at offset
+ * PAGE + (c * nr_subbufs + i) * (subbuf_size + PAGE) of the mapping; a
+ * guard page precedes every sub-buffer and one ends the mapping.
+ */
+struct trbuf_info {
+	__u64 map_size;
+	__u32 subbuf_size;
+	__u32 nr_cpus;
+	__u32 nr_subbufs;
+	__u32 flags;
+};
+
+/**
+ * struct trbuf_subbuf - one full sub-buffer handed to the consumer
+ * @cpu: CPU whose region holds it
+ * @index: position in that CPU's ring (give it back to PUT_SUBBUF)
+ * @seq: sequence number of the sub-buffer on @cpu (0, 1, 2, ...)
+ * @len: committed length in bytes
+ * @offset: byte offset of its first byte in the consumer's mapping
+ */
+struct trbuf_subbuf {
+	__u32 cpu;
+	__u32 index;
+	__u64 seq;
+	__u64 len;
+	__u64 offset;
+};
+
+/**
+ * struct trbuf_status - counters of the current buffer (%TRBUF_IOC_STATUS)
+ * @rollbacks: user ips rewound to a sequence start
+ * @switches_in: switch-ins of traced tasks
+ * @markers: markers queued
+ * @markers_lost: markers dropped because the marker queue was full
+ * @subbufs_full: sub-buffers closed and handed to the consumer
+ * @overflow_waits: times a task slept for a free sub-buffer
+ * @discarded: sub-buffers recycled unread (no consumer any more)
+ * @bad_cursor: switch-outs whose r15 was outside the CPU's sub-buffer
+ * @traced: tasks traced now
+ * @flushes: FLUSH requests
+ */
+struct trbuf_status {
+	__u64 rollbacks;
+	__u64 switches_in;
+	__u64 markers;
+	__u64 markers_lost;
+	__u64 subbufs_full;
+	__u64 overflow_waits;
+	__u64 discarded;
+	__u64 bad_cursor;
+	__u64 traced;
+	__u64 flushes;
+};
+
+/*
+ * TRBUF_IOC_TRACE_ME: trace the calling thread: copy and validate the
+ * sequence table, set user r15 to this CPU's cursor on return.  Then mmap
+ * map_size bytes at TRBUF_MAP_ADDR (MAP_SHARED, PROT_READ|PROT_WRITE).
+ * Errors: EFAULT, EINVAL (bad table or flags), E2BIG (too many ranges),
+ * EBUSY (already traced), ENOMEM.
+ */
+#define TRBUF_IOC_TRACE_ME	_IOWR(TRBUF_IOC_MAGIC, 1, struct trbuf_trace_me)
+/* TRBUF_IOC_UNTRACE: commit r15, stop tracing the calling thread. */
+#define TRBUF_IOC_UNTRACE	_IO(TRBUF_IOC_MAGIC, 2)
+/* TRBUF_IOC_CONSUMER: this open file becomes the consumer (EBUSY if any). */
+#define TRBUF_IOC_CONSUMER	_IOR(TRBUF_IOC_MAGIC, 3, struct trbuf_info)
+/* TRBUF_IOC_GET_SUBBUF: take the oldest full sub-buffer (EAGAIN: none). */
+#define TRBUF_IOC_GET_SUBBUF	_IOR(TRBUF_IOC_MAGIC, 4, struct trbuf_subbuf)
+/* TRBUF_IOC_PUT_SUBBUF: give a sub-buffer from GET_SUBBUF back (cpu, index). */
+#define TRBUF_IOC_PUT_SUBBUF	_IOW(TRBUF_IOC_MAGIC, 5, struct trbuf_subbuf)
+/* TRBUF_IOC_FLUSH: close every CPU's non-empty sub-buffer now (via IPI). */
+#define TRBUF_IOC_FLUSH		_IO(TRBUF_IOC_MAGIC, 6)
+/* TRBUF_IOC_STATUS: read the counters. */
+#define TRBUF_IOC_STATUS	_IOR(TRBUF_IOC_MAGIC, 7, struct trbuf_status)
+
+#endif /* _UAPI_LINUX_TRBUF_H */

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - aerun: run one instrumented program and capture its witnesses
+ * without the kernel parts (docs/INTERNALS.md, "Runtime entry", mode 2).
+ *
+ * usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]
+ *              [-l level] [-q] [-v] [--] prog args...
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "aerun.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]\n"
+		"             [-l level] [-q] [-v] [--] prog [args...]\n"
+		"  -o FILE          write the trace container to FILE (default trace.zst)\n"
+		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
+		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
+		"  --subbufs N      number of sub-buffers (default 8)\n"
+		"  -l LEVEL         zstd level (default 1)\n"
+		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
+}
+
+static int parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'K' || *end == 'k')
+		n <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		n <<= 20, end++;
+	if (*end)
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+/* PATH lookup like execvp, done before fork so errors are clear. */
+static int resolve(const char *prog, char **out)
+{
+	const char *path = getenv("PATH");
+	int saw_noexec = 0;
+
+	if (strchr(prog, '/')) {
+		if (access(prog, F_OK))
+			return -ENOENT;
+		if (access(prog, X_OK))
+			return -EACCES;
+		*out = strdup(prog);
+		return *out ? 0 : -ENOMEM;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		char buf[PATH_MAX];
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(n ? n : 1), n ? path : ".", prog);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			if (!access(buf, X_OK)) {
+				*out = strdup(buf);
+				return *out ? 0 : -ENOMEM;
+			}
+			saw_noexec = 1;
+		}
+		path += n + (path[n] == ':');
+	}
+	return saw_noexec ? -EACCES : -ENOENT;
+}
+
+static int parse_args(struct aerun_opts *o, int argc, char **argv)
+{
+	enum { OPT_DISCARD = 256, OPT_SUBBUF_SIZE, OPT_SUBBUFS };
+	static const struct option lopts[] = {
+		{ "discard", no_argument, NULL, OPT_DISCARD },
+		{ "subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE },
+		{ "subbufs", required_argument, NULL, OPT_SUBBUFS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, discard = 0;
+	uint64_t v;
+
+	o->out = "trace.zst";
+	o->subbuf_size = 4u << 20;
+	o->nr_subbufs = 8;
+	o->level = 1;
+	while ((c = getopt_long(argc, argv, "+o:l:qvh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->out = optarg;
+			break;
+		case OPT_DISCARD:
+			discard = 1;
+			break;
+		case OPT_SUBBUF_SIZE:
+			if (parse_size(optarg, &v) || v < 4096 || v % 4096 ||
+			    v > AE_CHUNK_MAX_LEN) {
+				fprintf(stderr, "aerun: --subbuf-size '%s': need a multiple of 4096 between 4K and 64M\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->subbuf_size = v;
+			break;
+		case OPT_SUBBUFS:
+			if (parse_size(optarg, &v) || v < 2 || v > 65536) {
+				fprintf(stderr, "aerun: --subbufs '%s': need a number between 2 and 65536\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->nr_subbufs = v;
+			break;
+		case 'l':
+			if (parse_size(optarg, &v) || v < 1 || v > 22) {
+				fprintf(stderr, "aerun: -l '%s': need a zstd level between 1 and 22\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->level = v;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (discard)
+		o->out = NULL;
+	if (optind >= argc) {
+		fprintf(stderr, "aerun: no program given\n");
+		usage(stderr);
+		return -EINVAL;
+	}
+	if ((uint64_t)o->subbuf_size * o->nr_subbufs > (64ull << 30)) {
+		fprintf(stderr, "aerun: %u sub-buffers of %u bytes: more than 64 GiB\n",
+			o->nr_subbufs, o->subbuf_size);
+		return -EINVAL;
+	}
+	o->prog = argv[optind];
+	o->argv = argv + optind;
+	return 0;
+}
+
+/* The memfd: control page, then the sub-buffers, pre-faulted. */
+static int setup_memfd(struct aerun *a)
+{
+	struct ae_standalone_ctl *c = &a->ctl;
+
+	c->magic = AE_STANDALONE_MAGIC;
+	c->version = AE_STANDALONE_VERSION;
+	c->nr_subbufs = a->o.nr_subbufs;
+	c->subbuf_size = a->o.subbuf_size;
+	c->guard_size = 4096;
+	c->data_offset = 4096;
+	c->map_addr = TRBUF_MAP_ADDR;
+	a->map_len = c->data_offset + (size_t)c->nr_subbufs * c->subbuf_size;
+
+	a->memfd = memfd_create("aerun-trbuf", MFD_CLOEXEC);
+	if (a->memfd < 0) {
+		fprintf(stderr, "aerun: memfd_create: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (ftruncate(a->memfd, a->map_len) ||
+	    fallocate(a->memfd, 0, 0, a->map_len)) {
+		fprintf(stderr, "aerun: allocating %zu bytes of trace buffer: %s\n",
+			a->map_len, strerror(errno));
+		return -errno;
+	}
+	a->map = mmap(NULL, a->map_len, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE, a->memfd, 0);
+	if (a->map == MAP_FAILED) {
+		fprintf(stderr, "aerun: mapping the trace buffer: %s\n", strerror(errno));
+		return -errno;
+	}
+	memcpy(a->map, c, sizeof(*c));
+	return 0;
+}
+
+static int write_session(struct aerun *a)
+{
+	struct ae_session s = {
+		.version = AE_FORMAT_VERSION,
+		.mode = AE_MODE_STANDALONE,
+		.nr_cpus = 1,
+		.subbuf_size = a->ctl.subbuf_size,
+		.nr_subbufs = a->ctl.nr_subbufs,
+	};
+	char host[256] = "";
+	struct timespec ts;
+	size_t len, cap = sizeof(s) + 4096;
+	char *buf, *p;
+	int ret;
+
+	for (char **v = a->o.argv; *v; v++)
+		cap += strlen(*v) + 8;
+	cap += strlen(a->o.path);
+	buf = calloc(1, cap);
+	if (!buf)
+		return -ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s.start_ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+	gethostname(host, sizeof(host) - 1);
+	p = buf + sizeof(s);
+	p += sprintf(p, "tool=aerun") + 1;
+	p += sprintf(p, "host=%s", host) + 1;
+	p += sprintf(p, "prog=%s", a->o.path) + 1;
+	for (char **v = a->o.argv; *v; v++)
+		p += sprintf(p, "argv=%s", *v) + 1;
+	len = p - buf;
+	s.strings_len = len - sizeof(s);
+	memcpy(buf, &s, sizeof(s));
+	ret = ae_writer_chunk(a->w, AE_CHUNK_SESSION, 0, 0, buf, len, 1);
+	free(buf);
+	return ret;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn)) child(struct aerun *a)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(filter) / sizeof(filter[0]),
+		.filter = filter,
+	};
+	int pers = personality(0xffffffff);
+	const char *what;
+
+	what = "personality(ADDR_NO_RANDOMIZE)";
+	if (pers < 0 || personality(pers | ADDR_NO_RANDOMIZE) < 0)
+		goto err;
+	what = "dup2 of the trace buffer to fd 1023";
+	if (dup2(a->memfd, AE_STANDALONE_FD) != AE_STANDALONE_FD)
+		goto err;
+	what = "PR_SET_NO_NEW_PRIVS";
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		goto err;
+	what = "seccomp filter";
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		goto err;
+	what = "PTRACE_TRACEME";
+	if (ptrace(PTRACE_TRACEME, 0, 0, 0))
+		goto err;
+	raise(SIGSTOP);
+	execve(a->o.path, a->o.argv, environ);
+	what = "execve";
+err:
+	dprintf(2, "aerun: %s: %s: %s\n", a->o.prog, what, strerror(errno));
+	_exit(AERUN_EXIT_FAIL);
+}
+
+static int start(struct aerun *a)
+{
+	int status;
+
+	a->pid = fork();
+	if (a->pid < 0) {
+		fprintf(stderr, "aerun: fork: %s\n", strerror(errno));
+		return -errno;
+	}
+	if (!a->pid)
+		child(a);
+	if (waitpid(a->pid, &status, __WALL) < 0)
+		return -errno;
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGSTOP) {
+		a->status = status;
+		return -ECHILD;	/* the child reported why */
+	}
+	if (ptrace(PTRACE_SETOPTIONS, a->pid, 0,
+		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
+		   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
+		   PTRACE_O_EXITKILL) < 0) {
+		fprintf(stderr, "aerun: PTRACE_SETOPTIONS: %s\n", strerror(errno));
+		kill(a->pid, SIGKILL);
+		return -errno;
+	}
+	ptrace(PTRACE_CONT, a->pid, 0, 0);
+	return 0;
+}
+
+static int finish_output(struct aerun *a)
+{
+	struct ae_exit ex = { .pid = a->pid, .status = a->status, .final_ip = a->final_ip };
+	struct ae_end end = {
+		.raw_bytes = a->raw_bytes,
+		.data_chunks = a->commits,
+		.markers = a->markers,
+		.drops = 0,
+	};
+	int ret;
+
+	ret = aerun_ring_finish(a);
+	if (ret) {
+		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
+		return ret;
+	}
+	if (!a->w)
+		return 0;
+	if (a->nr_mk)
+		ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, a->mk,
+				      a->nr_mk * sizeof(*a->mk), 0);
+	if (!ret)
+		ret = ae_writer_chunk(a->w, AE_CHUNK_EXIT, 0, 0, &ex, sizeof(ex), 0);
+	if (!ret)
+		ret = ae_writer_chunk(a->w, AE_CHUNK_END, 0, 0, &end, sizeof(end), 1);
+	if (ret) {
+		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
+		ae_writer_close(a->w);
+		a->w = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static void summary(struct aerun *a)
+{
+	char st[32];
+	uint64_t out = a->w ? ae_writer_out_bytes(a->w) : 0;
+
+	if (WIFSIGNALED(a->status))
+		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(a->status));
+	else
+		snprintf(st, sizeof(st), "exit %d", WEXITSTATUS(a->status));
+	fprintf(stderr, "aerun: %s: %s, %llu witness bytes in %llu sub-buffers",
+		a->o.prog, st, (unsigned long long)a->raw_bytes,
+		(unsigned long long)a->commits);
+	if (a->w)
+		fprintf(stderr, " -> %s %llu bytes (%.1f:1)", a->o.out,
+			(unsigned long long)out, out ? (double)a->raw_bytes / out : 0.0);
+	else
+		fprintf(stderr, " (discarded)");
+	fprintf(stderr, ", %llu signals, %llu rollbacks",
+		(unsigned long long)a->signals, (unsigned long long)a->rollbacks);
+	if (a->o.verbose)
+		fprintf(stderr, ", %llu sigreturns, %llu markers, %u x %u-byte sub-buffers, %zu sequences",
+			(unsigned long long)a->sigreturns, (unsigned long long)a->markers,
+			a->ctl.nr_subbufs, a->ctl.subbuf_size, a->seqtab.n);
+	fprintf(stderr, "\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct aerun a = { .memfd = -1, .out_fd = -1 };
+	struct ae_writer_opts wo = { 0 };
+	char err[512] = "";
+	int ret;
+
+	if (parse_args(&a.o, argc, argv))
+		return AERUN_EXIT_USAGE;
+	ret = resolve(a.o.prog, &a.o.path);
+	if (ret == -ENOENT) {
+		fprintf(stderr, "aerun: %s: no such program\n", a.o.prog);
+		return AERUN_EXIT_NOENT;
+	} else if (ret) {
+		fprintf(stderr, "aerun: %s: %s\n", a.o.prog, strerror(-ret));
+		return AERUN_EXIT_NOEXEC;
+	}
+	ret = aerun_seqtab_load(&a.seqtab, a.o.path, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "aerun: %s\n", err);
+		return AERUN_EXIT_NOEXEC;
+	}
+	if (!a.seqtab.n && a.o.verbose)
+		fprintf(stderr, "aerun: %s has no __ae_seqtab: no rollback possible\n", a.o.path);
+	if (setup_memfd(&a))
+		return AERUN_EXIT_FAIL;
+	if (a.o.out) {
+		a.out_fd = open(a.o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (a.out_fd < 0) {
+			fprintf(stderr, "aerun: %s: %s\n", a.o.out, strerror(errno));
+			return AERUN_EXIT_FAIL;
+		}
+		wo.level = a.o.level;
+		ret = ae_writer_open(&a.w, a.out_fd, &wo);
+		if (!ret)
+			ret = write_session(&a);
+		if (ret) {
+			fprintf(stderr, "aerun: %s: %s\n", a.o.out, strerror(-ret));
+			return AERUN_EXIT_FAIL;
+		}
+	}
+	ret = start(&a);
+	if (ret == -ECHILD) {
+		/* exec setup failed in the child, which said why */
+		return AERUN_EXIT_FAIL;
+	}
+	if (ret)
+		return AERUN_EXIT_FAIL;
+	if (aerun_ring_init(&a)) {
+		fprintf(stderr, "aerun: cannot start the writer thread\n");
+		kill(a.pid, SIGKILL);
+		return AERUN_EXIT_FAIL;
+	}
+	ret = aerun_trace(&a);
+	if (finish_output(&a))
+		ret = ret ? ret : -EIO;
+	if (!a.o.quiet)
+		summary(&a);
+	if (a.w && ae_writer_close(a.w)) {
+		fprintf(stderr, "aerun: closing %s: %s\n", a.o.out, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret || a.failed)
+		return AERUN_EXIT_FAIL;
+	if (WIFSIGNALED(a.status))
+		return 128 + WTERMSIG(a.status);
+	return WEXITSTATUS(a.status);
+}

@@ -1,0 +1,38 @@
+# The tracing musl libc (instrument/musl/build-musl.sh), the real programs
+# built on it (tests/real/: Lua 5.4, bzip2) with their test suite and the
+# standalone-capture benchmark. Included from instrument/build.mk.
+#
+# AE_MUSL_CC is the compiler musl is built with: bin/aecc (instrumented
+# objects with embedded twins). AE_MUSL_CC_DEPS are further files whose
+# content decides the build (hashed into the cache key, as is the compiler
+# binary itself). `make musl AE_MUSL_CC='gcc -ffixed-r15'` builds the
+# uninstrumented stand-in (then tests/real/ programs need AECC=tests/real/cc-standin.sh).
+
+MUSL_LINK	:= $(OBJ)/musl
+MUSL_STAMP	:= $(MUSL_LINK)/.stamp
+AE_MUSL_CC	?= $(BIN)/aecc
+AE_MUSL_CC_DEPS	?=
+
+# The script is cheap when the hash-keyed cache entry exists, so it always
+# runs; it touches the stamp only when build/musl changes target.
+$(MUSL_STAMP): FORCE-musl $(filter $(BIN)/%,$(firstword $(AE_MUSL_CC))) | $(OBJ)
+	$(Q)$(DEPS) musl-src
+	$(Q)AE_CACHE='$(AE_CACHE)' MUSL_CC='$(AE_MUSL_CC)' \
+		MUSL_CC_DEPS='$(AE_MUSL_CC_DEPS)' MUSL_LINK='$(MUSL_LINK)' \
+		MUSL_LOG='$(OBJ)/musl-build.log' V='$(V)' \
+		$(TOP)/instrument/musl/build-musl.sh
+
+.PHONY: musl real-programs FORCE-musl
+FORCE-musl:
+musl: $(MUSL_STAMP)
+
+# Lua and bzip2 (bin/aecc when it exists, else tests/real/cc-standin.sh);
+# cached by hash in $(AE_CACHE), linked from build/real/.
+real-programs: $(MUSL_STAMP)
+	$(Q)$(DEPS) lua-src
+	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/lua.sh
+	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/bzip2.sh
+
+ALL_TARGETS	+= musl
+CHECK_TARGETS	+= tests/host/real-programs.sh
+BENCH_TARGETS	+= bench/standalone-bench.sh

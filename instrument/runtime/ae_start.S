@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ae_start.S - ELF entry of every instrumented program (aecc links with
+ * -e _ae_start). Sets up the trace buffer and r15 (ae_runtime_setup), then
+ * enters musl's _start with the process-entry stack and registers exactly
+ * as the kernel left them (rdx holds the rtld fini pointer per the ABI), so
+ * the program starts as prog.orig would.
+ */
+	.text
+	.globl	_ae_start
+	.type	_ae_start, @function
+_ae_start:
+	/* Save every register C code may clobber, below the entry stack. */
+	push	%rax
+	push	%rbx
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	push	%rdi
+	push	%rbp
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%r12
+	push	%r13
+	push	%r14
+	mov	%rsp, %rbx		/* callee-saved: survives the call */
+	and	$-16, %rsp		/* ABI alignment for the C call */
+	call	ae_runtime_setup
+	mov	%rax, %r15		/* the write cursor (invariant 1) */
+	mov	%rbx, %rsp
+	pop	%r14
+	pop	%r13
+	pop	%r12
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rbp
+	pop	%rdi
+	pop	%rsi
+	pop	%rdx
+	pop	%rcx
+	pop	%rbx
+	pop	%rax
+	jmp	_start
+	.size	_ae_start, . - _ae_start
+
+/* Signal restorer for the runtime's own handler (discard mode). */
+	.globl	ae_rt_restorer
+	.type	ae_rt_restorer, @function
+ae_rt_restorer:
+	mov	$15, %eax		/* __NR_rt_sigreturn */
+	syscall
+	.size	ae_rt_restorer, . - ae_rt_restorer
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/*
+ * discard.c - neither /dev/trbuf nor aerun: witnesses go to a private,
+ * pre-faulted buffer that wraps on overflow. A store into the guard page
+ * after it faults; the SIGSEGV handler rolls back a cut sequence and
+ * resets r15 to the buffer start.
+ */
+#include <linux/trbuf.h>
+#include "sys.h"
+
+#define AE_DISCARD_SIZE		(1UL << 20)
+#define AE_DISCARD_GUARD	AE_PAGE_SIZE
+
+static void ae_discard_segv(int sig, void *si, void *uc)
+{
+	unsigned long addr = *(unsigned long *)((char *)si + AE_SI_ADDR_OFF);
+	unsigned long *gregs = (unsigned long *)((char *)uc + AE_UC_GREGS_OFF);
+	unsigned long guard = TRBUF_MAP_ADDR + AE_DISCARD_SIZE;
+
+	if (addr >= guard && addr < guard + AE_DISCARD_GUARD) {
+		gregs[AE_REG_RIP] = ae_seq_rollback(gregs[AE_REG_RIP]);
+		gregs[AE_REG_R15] = TRBUF_MAP_ADDR;
+		return;
+	}
+	/* A real fault of the program: default action on the re-fault. */
+	struct ae_ksigaction dfl = { 0 };
+
+	ae_sys4(__NR_rt_sigaction, AE_SIGSEGV, &dfl, 0, 8);
+}
+
+unsigned long ae_discard_setup(void)
+{
+	struct ae_ksigaction sa = {
+		.handler = (void *)ae_discard_segv,
+		.flags = AE_SA_SIGINFO | AE_SA_RESTORER | AE_SA_NODEFER,
+		.restorer = (void *)ae_rt_restorer,
+		.mask = 0,
+	};
+	unsigned long addr;
+
+	addr = ae_sys6(__NR_mmap, TRBUF_MAP_ADDR, AE_DISCARD_SIZE + AE_DISCARD_GUARD,
+		       AE_PROT_NONE,
+		       AE_MAP_PRIVATE | AE_MAP_ANONYMOUS | AE_MAP_NORESERVE |
+		       AE_MAP_FIXED_NOREPLACE, -1, 0);
+	if (addr != TRBUF_MAP_ADDR)
+		ae_die("aetrace runtime: cannot reserve the discard buffer at 0x500000000000\n");
+	addr = ae_sys6(__NR_mmap, TRBUF_MAP_ADDR, AE_DISCARD_SIZE, AE_PROT_RW,
+		       AE_MAP_PRIVATE | AE_MAP_ANONYMOUS | AE_MAP_FIXED |
+		       AE_MAP_POPULATE, -1, 0);
+	if (addr != TRBUF_MAP_ADDR)
+		ae_die("aetrace runtime: cannot map the discard buffer\n");
+	if (ae_sys4(__NR_rt_sigaction, AE_SIGSEGV, &sa, 0, 8) < 0)
+		ae_die("aetrace runtime: cannot install the discard SIGSEGV handler\n");
+	ae_write_str(2, "aetrace: no /dev/trbuf and not under aerun: witnesses are discarded\n");
+	return TRBUF_MAP_ADDR;
+}

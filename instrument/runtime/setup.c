@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+/*
+ * setup.c - choose the tracing mode at process entry (docs/INTERNALS.md,
+ * "Runtime entry"): kernel, then standalone (aerun), then discard.
+ */
+#include "sys.h"
+
+/*
+ * Kernel mode (trbuf_mode.c): returns 0 when /dev/trbuf took the process,
+ * in which case the kernel has loaded r15. The reference is strong when
+ * trbuf_mode.c is built (runtime.mk defines AE_HAVE_TRBUF_MODE): a weak
+ * undefined symbol would not pull trbuf_mode.o out of libae.a.
+ */
+#ifdef AE_HAVE_TRBUF_MODE
+extern int ae_trbuf_register(void);
+#define ae_have_trbuf_mode()	1
+#else
+extern int ae_trbuf_register(void) __attribute__((weak));
+#define ae_have_trbuf_mode()	(ae_trbuf_register != 0)
+#endif
+
+unsigned long ae_runtime_setup(void);
+
+unsigned long ae_runtime_setup(void)
+{
+	unsigned long r15;
+
+	if (ae_have_trbuf_mode() && ae_trbuf_register() == 0) {
+		__asm__ volatile("mov %%r15, %0" : "=r"(r15));
+		return r15;
+	}
+	r15 = ae_standalone_setup();
+	if (r15)
+		return r15;
+	return ae_discard_setup();
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * standalone.h - the control page aerun shares with the tracing runtime.
+ *
+ * aerun (instrument/aerun) passes a memfd as fd AE_STANDALONE_FD to the
+ * traced program. Page 0 of the memfd is struct ae_standalone_ctl; the
+ * sub-buffers follow at data_offset, back to back (sub-buffer i at
+ * data_offset + i * subbuf_size). The runtime maps sub-buffer i at
+ * TRBUF_MAP_ADDR + i * (subbuf_size + guard_size), with guard_size bytes of
+ * PROT_NONE after each, so an overflowing store faults and aerun (the
+ * ptrace tracer) switches sub-buffers (DESIGN.md invariant 7).
+ *
+ * Only plain fixed-size integers: the runtime is freestanding.
+ */
+#ifndef AE_STANDALONE_H
+#define AE_STANDALONE_H
+
+#include <linux/types.h>
+
+#define AE_STANDALONE_FD	1023
+#define AE_STANDALONE_MAGIC	0x4e555245u	/* "ERUN" little endian */
+#define AE_STANDALONE_VERSION	1
+
+struct ae_standalone_ctl {
+	__u32 magic;		/* AE_STANDALONE_MAGIC */
+	__u32 version;		/* AE_STANDALONE_VERSION */
+	__u32 nr_subbufs;
+	__u32 subbuf_size;	/* bytes, multiple of the page size */
+	__u32 guard_size;	/* bytes of PROT_NONE after each sub-buffer */
+	__u32 pad;
+	__u64 data_offset;	/* memfd offset of sub-buffer 0 */
+	__u64 map_addr;		/* where the runtime maps them: TRBUF_MAP_ADDR */
+	/* Written by the runtime once mapped (aerun checks it at exit). */
+	__u64 mapped_addr;	/* 0 until mapped */
+};
+
+/* Offset of a sub-buffer's first byte in the traced process. */
+static inline __u64 ae_standalone_subbuf_addr(const struct ae_standalone_ctl *c,
+					      __u32 i)
+{
+	return c->map_addr + (__u64)i * (c->subbuf_size + c->guard_size);
+}
+
+#endif /* AE_STANDALONE_H */

@@ -1,0 +1,38 @@
+# tests/: the independent oracles (ae-step, ae-tracecmp, lackey.sh), the C
+# test corpus and the host test suites. Outputs in build/tests/.
+TESTS_OBJ	:= $(OBJ)/tests
+TESTS_CORPUS	:= $(wildcard $(TOP)/tests/corpus/*.c)
+TESTS_NAMES	:= $(notdir $(TESTS_CORPUS:.c=))
+
+$(TESTS_OBJ)/ae-step: $(TOP)/tests/oracle/ptrace-step.c | $(TESTS_OBJ)/
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -lcapstone -lelf $(LDFLAGS)
+
+$(TESTS_OBJ)/ae-tracecmp: $(TOP)/tests/oracle/tracecmp.c | $(TESTS_OBJ)/
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+# The corpus, built natively (gcc -O2) and static with musl (musl-gcc
+# -static -O2). musl-gcc comes from the 'check' dependency group, so the
+# corpus is part of `all` only when it is installed.
+$(TESTS_OBJ)/corpus/gcc/%: $(TOP)/tests/corpus/%.c | $(TESTS_OBJ)/corpus/gcc/
+	$(quiet) CC $@
+	$(Q)gcc -O2 -Wall -Werror -o $@ $< -lm
+
+$(TESTS_OBJ)/corpus/musl/%: $(TOP)/tests/corpus/%.c | $(TESTS_OBJ)/corpus/musl/
+	$(quiet) MUSLCC $@
+	$(Q)musl-gcc -static -O2 -Wall -Werror -o $@ $< -lm
+
+$(TESTS_OBJ)/ $(TESTS_OBJ)/corpus/gcc/ $(TESTS_OBJ)/corpus/musl/:
+	$(Q)mkdir -p $@
+
+.PHONY: tests-oracles tests-corpus
+tests-oracles: $(TESTS_OBJ)/ae-step $(TESTS_OBJ)/ae-tracecmp
+tests-corpus: $(addprefix $(TESTS_OBJ)/corpus/gcc/,$(TESTS_NAMES)) \
+	      $(addprefix $(TESTS_OBJ)/corpus/musl/,$(TESTS_NAMES))
+
+ALL_TARGETS += tests-oracles
+ifneq ($(shell command -v musl-gcc 2>/dev/null),)
+ALL_TARGETS += tests-corpus
+endif
+CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# aerun standalone capture: overflow across many sub-buffers loses or
+# duplicates no byte, exit status propagation, --discard, the runtime's
+# discard mode, and an untraced-identical process start (stack, fds).
+. "$(dirname "$0")/aerun-lib.sh"
+need_tools
+
+# Many overflows: 2 x 4 KiB sub-buffers, the tracee waits for the writer.
+check "tiny sub-buffers (2 x 4K): 20000 blocks exact" sh -c \
+	"'$AERUN' -q -o '$tmp/a.zst' --subbuf-size 4K --subbufs 2 '$PROD' 20000 && \
+	 '$CHECK' --blocks 20000 --status 0 '$tmp/a.zst'"
+check "64K x 3 sub-buffers: 300000 blocks exact" sh -c \
+	"'$AERUN' -q -o '$tmp/b.zst' --subbuf-size 64K --subbufs 3 '$PROD' 300000 && \
+	 '$CHECK' --blocks 300000 --status 0 '$tmp/b.zst'"
+check "default geometry, zstd -l 9: 100000 blocks exact" sh -c \
+	"'$AERUN' -q -l 9 -o '$tmp/c.zst' '$PROD' 100000 && \
+	 '$CHECK' --blocks 100000 --status 0 '$tmp/c.zst'"
+
+# Exit status: aerun's own and the EXIT chunk's.
+"$AERUN" -q -o "$tmp/d.zst" --subbuf-size 16K "$PROD" 5000 7; rc=$?
+if [ $rc -eq 7 ] && "$CHECK" --blocks 5000 --status $((7 << 8)) "$tmp/d.zst" >"$tmp/out" 2>&1; then
+	ok "exit status 7 propagated (aerun and EXIT chunk)"
+else
+	not_ok "exit status 7 propagated (aerun and EXIT chunk)" "rc=$rc" "$(cat "$tmp/out")"
+fi
+"$AERUN" -q -o "$tmp/e.zst" --subbuf-size 16K "$PROD" 5000 143; rc=$?
+if [ $rc -eq 143 ] && "$CHECK" --blocks 5000 --status 15 "$tmp/e.zst" >"$tmp/out" 2>&1; then
+	ok "death by SIGTERM gives 128+15 and a complete trace"
+else
+	not_ok "death by SIGTERM gives 128+15 and a complete trace" "rc=$rc" "$(cat "$tmp/out")"
+fi
+
+# --discard: the dummy run writes nothing and still counts every byte.
+(cd "$tmp" && "$AERUN" --discard --subbuf-size 8K "$PROD" 10000 3 2>"$tmp/disc.err"); rc=$?
+bytes=$((10000 * 128))
+if [ $rc -eq 3 ] && grep -q "exit 3, $bytes witness bytes in [0-9]* sub-buffers (discarded)" "$tmp/disc.err" &&
+   [ -z "$(ls "$tmp" | grep zst | grep -v '^[a-e].zst$')" ]; then
+	ok "--discard counts $bytes bytes, writes no file, keeps the status"
+else
+	not_ok "--discard counts $bytes bytes, writes no file, keeps the status" "rc=$rc" "$(cat "$tmp/disc.err")" "$(ls "$tmp")"
+fi
+
+# Runtime mode 3 (no kernel, no aerun): private buffer wrapping on overflow.
+"$PROD" 50000 9 2>"$tmp/rt.err"; rc=$?
+if [ $rc -eq 9 ] && [ "$(grep -c 'witnesses are discarded' "$tmp/rt.err")" = 1 ]; then
+	ok "runtime discard mode: 6.4 MB through a 1 MiB buffer, one note, status kept"
+else
+	not_ok "runtime discard mode: 6.4 MB through a 1 MiB buffer, one note, status kept" "rc=$rc" "$(cat "$tmp/rt.err")"
+fi
+
+# Process start identical to an untraced run with ASLR off: same entry
+# stack pointer (same env and argv), fd 1023 closed by the runtime, and
+# _ae_start hands rdx (0 from the kernel for a static program) to _start.
+# env -i: bash would put each command's own path in $_.
+a=$(env -i AE_TEST=1 "$AERUN" -q -o "$tmp/f.zst" "$PROD" sp)
+b=$(env -i AE_TEST=1 setarch -R "$PROD" sp 2>/dev/null)
+if [ -n "$a" ] && [ "$a" = "$b" ] && [[ "$a" == *" rdx=0x0000000000000000 fd1023=closed" ]]; then
+	ok "entry stack, rdx and fd table equal an untraced run ($a)"
+else
+	not_ok "entry stack, rdx and fd table equal an untraced run" "aerun: $a" "setarch -R: $b"
+fi
+finish

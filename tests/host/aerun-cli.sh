@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# aerun command line and refusals: clear errors and distinct exit codes,
+# fork refused in standalone mode, uninstrumented programs still run.
+. "$(dirname "$0")/aerun-lib.sh"
+need_tools
+
+expect() {	# expect NAME RC PATTERN CMD...: exit code RC, stderr matches PATTERN
+	local name=$1 want=$2 pat=$3; shift 3
+	"$@" >"$tmp/o" 2>"$tmp/e"; local rc=$?
+	if [ $rc -eq "$want" ] && grep -q -- "$pat" "$tmp/e"; then
+		ok "$name"
+	else
+		not_ok "$name" "rc=$rc (want $want)" "$(cat "$tmp/e")"
+	fi
+}
+
+expect "bad option: usage, exit 2" 2 "usage: aerun" "$AERUN" --bogus "$PROD" 1
+expect "no program: exit 2" 2 "no program given" "$AERUN" -o "$tmp/x.zst"
+expect "missing program: exit 127, named" 127 "$tmp/nope: no such program" "$AERUN" -o "$tmp/x.zst" "$tmp/nope"
+touch "$tmp/noexec"
+expect "non-executable program: exit 126" 126 "Permission denied" "$AERUN" -o "$tmp/x.zst" "$tmp/noexec"
+expect "bad --subbuf-size: exit 2, value named" 2 "subbuf-size '5000'" "$AERUN" --subbuf-size 5000 "$PROD" 1
+expect "bad --subbufs: exit 2" 2 "subbufs '1'" "$AERUN" --subbufs 1 "$PROD" 1
+expect "unwritable output: exit 125, file named" 125 "$tmp/no/dir.zst" "$AERUN" -o "$tmp/no/dir.zst" "$PROD" 1
+expect "fork refused with a clear error" 125 "forked; standalone capture traces a single thread" \
+	"$AERUN" -o "$tmp/f.zst" "$PROD" fork
+expect "uninstrumented program runs, with a warning" 1 "never mapped the trace buffer" \
+	"$AERUN" -o "$tmp/u.zst" false
+expect "PATH lookup and argv passed unchanged" 0 "exit 0" \
+	"$AERUN" -o "$tmp/p.zst" sh -c 'test "$0" = sh && test "$1" = "a b"' sh "a b"
+finish

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# bdump-format.sh - the trace container codec (bdump/container.c): round trip,
+# and clear errors (never a crash) on truncated, bit-flipped, garbage, empty
+# and crafted-bad files. TAP output.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+ct=$top/build/bdump/container_test
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+nok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
+
+if [ ! -x "$ct" ]; then
+	echo "not ok 1 - $ct missing (run make)"
+	exit 1
+fi
+
+# A failure must be exit status 1 (not a signal) with a message naming the
+# file and an offset.
+clear_error() { # FILE
+	local rc
+	"$ct" dump "$1" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q -- "$1" "$tmp/err" && grep -q "offset" "$tmp/err"
+}
+
+check "crc32c fast path equals bitwise reference" '"$ct" crc'
+
+for cfg in "1 0" "3 0" "1 2" "19 1"; do
+	set -- $cfg
+	"$ct" write "$tmp/rt.zst" 40 "$1" "$2"
+	check "round trip level $1 threads $2 (40 chunks, 0..300 KB)" '"$ct" check "$tmp/rt.zst" 40'
+done
+
+check "output is a plain zstd stream (zstd -t accepts it)" 'zstd -q -t "$tmp/rt.zst"'
+check "round trip through stdin ('-')" '"$ct" check - 40 < "$tmp/rt.zst"'
+check "check detects a different file (oracle can fail)" '! "$ct" check "$tmp/rt.zst" 39 2>/dev/null'
+
+# Small file for the exhaustive cases.
+"$ct" write "$tmp/small.zst" 5
+size=$(stat -c %s "$tmp/small.zst")
+"$ct" dump "$tmp/small.zst" > "$tmp/small.dump"
+check "small file has 5 chunks ($size bytes compressed)" '[ $(wc -l < "$tmp/small.dump") -eq 5 ]'
+
+bad=0
+for ((i = 0; i < size; i++)); do
+	head -c $i "$tmp/small.zst" > "$tmp/trunc.zst"
+	clear_error "$tmp/trunc.zst" || { bad=$((bad + 1)); echo "# truncation at $i: $(cat "$tmp/err")"; }
+done
+check "every truncation point (0..$((size - 1))) gives a clear error" '[ $bad -eq 0 ]'
+head -c 0 "$tmp/small.zst" > "$tmp/trunc.zst"; clear_error "$tmp/trunc.zst"
+check "empty file: clear error" 'grep -q "empty file" "$tmp/err"'
+
+# Bit flips: each bit of the file; the result is either a clear error or
+# exactly the original chunks (zstd may ignore a few bits), never silent
+# corruption or a crash.
+python3 - "$tmp/small.zst" "$tmp/flips" <<'PY'
+import sys, os
+data = open(sys.argv[1], 'rb').read()
+os.makedirs(sys.argv[2])
+for i in range(len(data) * 8):
+    b = bytearray(data); b[i // 8] ^= 1 << (i % 8)
+    open(f"{sys.argv[2]}/{i}.zst", 'wb').write(b)
+PY
+bad=0 errs=0
+for f in "$tmp"/flips/*.zst; do
+	"$ct" dump "$f" > "$tmp/flip.dump" 2>"$tmp/err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q -- "$f" "$tmp/err" && grep -q offset "$tmp/err"; then
+		errs=$((errs + 1))
+	elif [ $rc -eq 0 ] && cmp -s "$tmp/flip.dump" "$tmp/small.dump"; then
+		:
+	else
+		bad=$((bad + 1)); echo "# flip $f: rc $rc $(head -c 300 "$tmp/err")"
+	fi
+done
+check "every flipped bit ($((size * 8))): clear error or identical chunks ($errs errors)" '[ $bad -eq 0 ] && [ $errs -gt $((size * 4)) ]'
+
+cp "$tmp/small.zst" "$tmp/garb.zst"; printf 'garbage!garbage!' >> "$tmp/garb.zst"
+check "trailing garbage after the frame: clear error" 'clear_error "$tmp/garb.zst" && grep -q "trailing garbage" "$tmp/err"'
+head -c 5000 /dev/urandom > "$tmp/rand.zst"
+check "random bytes: clear error" 'clear_error "$tmp/rand.zst"'
+
+for c in huge-len bad-magic bad-type bad-crc; do
+	"$ct" craft "$tmp/$c.zst" $c
+	check "crafted $c: clear error" 'clear_error "$tmp/$c.zst"'
+done
+grep -q "exceeds the maximum" <("$ct" dump "$tmp/huge-len.zst" 2>&1) && ok "huge len reported as such" || nok "huge len reported as such"
+grep -q "CRC-32C mismatch" <("$ct" dump "$tmp/bad-crc.zst" 2>&1) && ok "bad crc reported as such" || nok "bad crc reported as such"
+"$ct" craft "$tmp/two.zst" two-frames
+check "two concatenated zstd frames read as one stream" '[ $("$ct" dump "$tmp/two.zst" | wc -l) -eq 2 ]'
+
+# The same hostile inputs under valgrind: no invalid access, no leak.
+if command -v valgrind >/dev/null; then
+	vbad=0
+	head -c $((size / 2)) "$tmp/small.zst" > "$tmp/trunc.zst"
+	for f in "$tmp/trunc.zst" "$tmp/garb.zst" "$tmp/rand.zst" "$tmp/huge-len.zst" \
+		 "$tmp/bad-crc.zst" "$tmp/flips/100.zst" "$tmp/flips/1000.zst" "$tmp/flips/1500.zst" "$tmp/small.zst"; do
+		valgrind -q --error-exitcode=99 --leak-check=full "$ct" dump "$f" >/dev/null 2>"$tmp/vg"
+		[ $? -eq 99 ] && { vbad=$((vbad + 1)); head -20 "$tmp/vg"; }
+	done
+	check "valgrind: hostile inputs cause no memory errors" '[ $vbad -eq 0 ]'
+else
+	ok "valgrind: hostile inputs cause no memory errors # SKIP valgrind not installed"
+fi
+echo "1..$n"

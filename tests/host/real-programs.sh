@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Real programs on the tracing musl: the musl recipe's guarantees, Lua 5.4
+# (n-queens) and bzip2 built with aecc (or its stand-in), run natively
+# against their twins, then traced with aerun and compared with valgrind
+# lackey on the twin when the tracing tools exist. TAP output.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+musl=$top/build/musl
+real=$top/build/real
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/real-programs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else not_ok "$name"; fi; }
+
+# --- the tracing musl ------------------------------------------------------
+# Built by `make musl` (part of `make all`) with the compiler the Makefile
+# chooses; rebuilding here with the script's default would switch build/musl.
+if [ ! -e "$musl/.stamp" ] || [ ! -e "$musl/lib/libc.a" ]; then
+	not_ok "musl is built (make musl)"
+	echo "1..$n"
+	exit 1
+fi
+ok "musl is built (make musl)"
+check "no instruction in libc.a/crt*.o writes r15" \
+	instrument/musl/check-r15.sh "$musl/lib/libc.a" "$musl"/lib/crt1.o \
+	"$musl"/lib/crti.o "$musl"/lib/crtn.o
+
+# The checker must catch what the unpatched longjmp does.
+printf '\tmov 40(%%rdi),%%r15\n\tmov 48(%%rdi),%%rsp\n\tjmp *56(%%rdi)\n' > "$tmp/lj.s"
+gcc -c "$tmp/lj.s" -o "$tmp/lj.o"
+if instrument/musl/check-r15.sh "$tmp/lj.o" > "$tmp/lj.out" 2>&1; then
+	not_ok "check-r15 catches the unpatched longjmp's r15 restore"
+else
+	check "check-r15 catches the unpatched longjmp's r15 restore" \
+		grep -q 'mov.*0x28(%rdi),%r15' "$tmp/lj.out"
+fi
+
+# setjmp/longjmp leave r15 alone: setjmp, move r15 forward by 4096, longjmp;
+# r15 must keep the moved (live) value, not go back to what setjmp saw.
+# Moving forward stays valid when r15 is a real trace cursor (bin/aecc: the
+# runtime's discard buffer); witnesses only advance it further.
+cat > "$tmp/sj.c" <<'EOF'
+#include <setjmp.h>
+#include <stdio.h>
+static jmp_buf jb;
+static unsigned long at_setjmp;
+static unsigned long get_r15(void)
+{
+	unsigned long v;
+	__asm__ volatile("mov %%r15, %0" : "=r"(v));
+	return v;
+}
+int main(void)
+{
+	if (setjmp(jb)) {
+		unsigned long now = get_r15();
+		puts(now >= at_setjmp + 4096 ? "live" : "restored");
+		return 0;
+	}
+	at_setjmp = get_r15();
+	__asm__ volatile("lea 4096(%%r15), %%r15" : : : "memory");
+	longjmp(jb, 1);
+}
+EOF
+cc=$(. tests/real/common.sh && echo "$AECC")
+if "$cc" -O2 -o "$tmp/sj" "$tmp/sj.c" 2> "$tmp/sj.err"; then
+	check "longjmp keeps the live r15 (not the one setjmp saw)" \
+		test "$("$tmp/sj")" = live
+else
+	cat "$tmp/sj.err" >&2
+	not_ok "longjmp keeps the live r15 (not the one setjmp saw)"
+fi
+check "clock_gettime does not look up the vDSO" \
+	bash -c "! nm -A '$musl/lib/libc.a' 2>/dev/null | grep -E '(clock_gettime|sched_getcpu)\\.lo:.* U __vdsosym'"
+# x86_64/memcpy.s defines __memcpy_fwd; the generic C memcpy does not.
+check "string functions come from C, not x86_64 assembly" \
+	bash -c "nm '$musl/lib/libc.a' 2>/dev/null | grep -q ' T memcpy\$' && ! nm '$musl/lib/libc.a' 2>/dev/null | grep -q __memcpy_fwd"
+
+# --- Lua -------------------------------------------------------------------
+lua_ok=0
+if tests/real/lua.sh >&2 && [ -x "$real/lua/lua" ] && [ -x "$real/lua/lua.orig" ]; then
+	ok "lua builds (lua and lua.orig)"
+	lua_ok=1
+else
+	not_ok "lua builds (lua and lua.orig)"
+fi
+# r15 writers in the programs: none in the twins; in the instrumented
+# binaries only sequence commits and the tracing runtime (ae_*, _ae_*).
+r15_check() {
+	local prog=$1
+	check "$(basename "$prog").orig: no instruction writes r15" \
+		instrument/musl/check-r15.sh "$prog.orig"
+	check "$(basename "$prog"): only commits and the runtime write r15" \
+		instrument/musl/check-r15.sh --allow-func '^<_?_?ae_' "$prog"
+}
+if [ $lua_ok = 1 ]; then
+	r15_check "$real/lua/lua"
+	# 8 queens has 92 solutions (a known value, computed independently).
+	out=$("$real/lua/lua" tests/real/queens.lua 8 1)
+	check "lua: queens(8) finds the 92 solutions" \
+		grep -q '^queens(8) x 1 = 92 ' <<< "$out"
+	a=$("$real/lua/lua" tests/real/queens.lua 10 1)
+	b=$("$real/lua/lua.orig" tests/real/queens.lua 10 1)
+	check "lua and lua.orig print the same" test -n "$a" -a "$a" = "$b"
+	# pairs() order depends on the string hash seed; unneutralised it mixes
+	# in a stack address (ASLR) and time(NULL), so runs would differ.
+	order='local t = {} for i = 1, 200 do t["k" .. i] = i end
+		local s = {} for k in pairs(t) do s[#s + 1] = k end print(table.concat(s, " "))'
+	first=$("$real/lua/lua" -e "$order")
+	same=1
+	for i in 1 2 3 4 5; do
+		[ "$("$real/lua/lua" -e "$order")" = "$first" ] || same=0
+		[ "$("$real/lua/lua.orig" -e "$order")" = "$first" ] || same=0
+	done
+	check "lua: table order identical across runs and in lua.orig (fixed hash seed)" \
+		test $same = 1 -a -n "$first"
+else
+	skip "lua runs" "lua did not build"
+fi
+
+# --- bzip2 -----------------------------------------------------------------
+bz_ok=0
+if tests/real/bzip2.sh >&2 && [ -x "$real/bzip2/bzip2" ] && [ -x "$real/bzip2/bzip2.orig" ]; then
+	ok "bzip2 builds (bzip2 and bzip2.orig)"
+	bz_ok=1
+else
+	not_ok "bzip2 builds (bzip2 and bzip2.orig)"
+fi
+if [ $bz_ok = 1 ]; then
+	r15_check "$real/bzip2/bzip2"
+	tests/real/gen-input.sh 2097152 > "$tmp/in"
+	"$real/bzip2/bzip2" -c < "$tmp/in" > "$tmp/in.bz2"
+	"$real/bzip2/bzip2.orig" -c < "$tmp/in" > "$tmp/in.orig.bz2"
+	check "bzip2 and bzip2.orig compress to the same bytes" \
+		cmp -s "$tmp/in.bz2" "$tmp/in.orig.bz2"
+	check "bzip2 compresses (output smaller than input)" \
+		test "$(stat -c %s "$tmp/in.bz2")" -lt "$(stat -c %s "$tmp/in")"
+	"$real/bzip2/bzip2" -dc < "$tmp/in.bz2" > "$tmp/out"
+	check "bzip2 -d restores the input" cmp -s "$tmp/in" "$tmp/out"
+else
+	skip "bzip2 runs" "bzip2 did not build"
+fi
+
+# --- traced runs against the lackey oracle ---------------------------------
+# regen_vs_lackey NAME PROG ARGS...: trace PROG with aerun, regenerate its
+# instruction trace, compare with lackey on PROG.orig from main on.
+tools_missing=""
+for t in bin/aerun bin/aetrace build/tests/ae-tracecmp tests/oracle/lackey.sh; do
+	[ -x "$t" ] || tools_missing="$tools_missing $t"
+done
+# Programs built by the stand-in are not instrumented: nothing to trace.
+[ -x bin/aecc ] || tools_missing="$tools_missing bin/aecc"
+regen_vs_lackey() {
+	local name=$1 prog=$2 main
+	shift 2
+	main=$(nm "$prog.orig" | awk '$3 == "main" { print $1 }')
+	if ! bin/aerun -q -o "$tmp/$name.zst" -- "$prog" "$@" > "$tmp/$name.out1" < /dev/null; then
+		not_ok "$name: aerun captures a trace"
+		return
+	fi
+	ok "$name: aerun captures a trace"
+	bin/aetrace regen --format=lackey "$tmp/$name.zst" "$prog" > "$tmp/$name.regen" ||
+		{ not_ok "$name: regenerated trace equals lackey on the twin"; return; }
+	tests/oracle/lackey.sh -o "$tmp/$name.lackey" -- "$prog.orig" "$@" \
+		> "$tmp/$name.out2" < /dev/null
+	check "$name: same output traced and under lackey" cmp -s "$tmp/$name.out1" "$tmp/$name.out2"
+	check "$name: regenerated trace equals lackey on the twin" \
+		build/tests/ae-tracecmp --from "$main" "$tmp/$name.regen" "$tmp/$name.lackey"
+}
+if [ -n "$tools_missing" ]; then
+	skip "lua queens traced = lackey" "missing:$tools_missing"
+	skip "bzip2 traced = lackey" "missing:$tools_missing"
+else
+	# lackey is slow (measured: 7 queens 6 s and 2.6M instructions, 8
+	# queens 27 s; bzip2 -1 of 8 KiB 7 s and 4.3M instructions, of 64 KiB
+	# 79 s), so the problems are small.
+	[ $lua_ok = 1 ] && regen_vs_lackey lua "$real/lua/lua" tests/real/queens.lua 7 1
+	if [ $bz_ok = 1 ]; then
+		tests/real/gen-input.sh 8192 > "$tmp/small"
+		regen_vs_lackey bzip2 "$real/bzip2/bzip2" -1 -c "$tmp/small"
+	fi
+fi
+echo "1..$n"

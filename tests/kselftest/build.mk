@@ -1,0 +1,39 @@
+# tests/kselftest: the /dev/trbuf kselftests, built on the host and run in
+# the VM by tests/kselftest/run-in-vm.sh.  Included from trbuf-driver/build.mk.
+KST_OBJ := $(OBJ)/tests/kselftest
+# Traced code in the tests must not touch r15 (invariant 1); the seqtab
+# holds 32-bit absolute addresses, so no PIE.
+KST_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -ffixed-r15 -fno-stack-protector -fno-pie \
+	-fcf-protection=none -D_GNU_SOURCE \
+	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime \
+	-Itests/kselftest
+KST_RT_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-ffixed-r15 -ffreestanding -fno-stack-protector -fno-builtin \
+	-fno-asynchronous-unwind-tables -fno-pie -fcf-protection=none \
+	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime
+
+KST_HDRS := tests/kselftest/kselftest_harness.h tests/kselftest/kselftest.h \
+	include/uapi/linux/trbuf.h instrument/runtime/sys.h
+
+$(KST_OBJ)/trbuf_test.o: tests/kselftest/trbuf_test.c $(KST_HDRS) | $(KST_OBJ)
+	$(quiet) CC $@
+	$(Q)$(CC) $(KST_CFLAGS) -c -o $@ $<
+
+$(KST_OBJ)/trbuf_prod.o: tests/kselftest/trbuf_prod.S | $(KST_OBJ)
+	$(quiet) AS $@
+	$(Q)$(CC) $(KST_CFLAGS) -c -o $@ $<
+
+$(KST_OBJ)/trbuf_mode.o: instrument/runtime/trbuf_mode.c $(KST_HDRS) | $(KST_OBJ)
+	$(quiet) CC $@
+	$(Q)$(CC) $(KST_RT_CFLAGS) -c -o $@ $<
+
+$(KST_OBJ)/trbuf_test: $(KST_OBJ)/trbuf_test.o $(KST_OBJ)/trbuf_prod.o \
+		$(KST_OBJ)/trbuf_mode.o
+	$(quiet) LD $@
+	$(Q)$(CC) -no-pie -o $@ $^
+
+$(KST_OBJ):
+	$(Q)mkdir -p $@
+
+ALL_TARGETS += $(KST_OBJ)/trbuf_test

@@ -1,0 +1,76 @@
+# Shared by the real-program recipes (lua.sh, bzip2.sh): the compiler, the
+# Debian source download and the hash-keyed cache. Source this file.
+# shellcheck shell=bash
+real_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$real_dir/../.." && pwd)
+cache=${AE_CACHE:-$HOME/.cache/aetrace}
+# AECC: the compiler driver; bin/aecc once it exists, else the stand-in.
+if [ -z "${AECC:-}" ]; then
+	if [ -x "$top/bin/aecc" ]; then AECC=$top/bin/aecc; else AECC=$real_dir/cc-standin.sh; fi
+fi
+export AECC
+
+# real_hash FILE...: hash of the recipe files given, the compiler (its
+# content and that of $AECC_DEPS, default the runtime libae.a) and the musl
+# build in use.
+real_hash() {
+	{
+		cat "$@" "$real_dir/common.sh"
+		echo "aecc=$AECC"
+		sha256sum < "$(readlink -f "$AECC")"
+		# aecc links the tracing runtime into every program.
+		for f in ${AECC_DEPS-$top/build/instrument/libae.a}; do
+			if [ -e "$f" ]; then sha256sum < "$f"; fi
+		done
+		readlink -f "$top/build/musl"
+	} | sha256sum | cut -c1-16
+}
+
+# real_source PKG VERSION DEST: unpack Debian's source package PKG (version
+# prefix VERSION, downloaded once into $cache/src) with its patches applied
+# into DEST.
+real_source() {
+	local pkg=$1 ver=$2 dest=$3 dsc
+	mkdir -p "$cache/src"
+	dsc=$(ls "$cache"/src/"${pkg}_$ver"*.dsc 2>/dev/null | tail -n 1 || true)
+	if [ -z "$dsc" ]; then
+		(cd "$cache/src" && apt-get source --download-only "$pkg") || return 1
+		dsc=$(ls "$cache"/src/"${pkg}_$ver"*.dsc 2>/dev/null | tail -n 1 || true)
+		[ -n "$dsc" ] || { echo "no ${pkg}_$ver*.dsc in $cache/src" >&2; return 1; }
+	fi
+	dpkg-source --no-check -x "$dsc" "$dest"
+}
+
+# real_build NAME RECIPE-FUNCTION FILE...: run the recipe function (in the
+# unpacked source tree, with $out the result directory) unless the result
+# for this hash is cached; point build/real/NAME at it. Quiet, logged.
+real_build() {
+	local name=$1 fn=$2 hash out log work
+	shift 2
+	hash=$(real_hash "$@")
+	out=$cache/$name-$hash
+	mkdir -p "$top/build/real"
+	log=$top/build/real/$name-build.log
+	exec 8>"$cache/$name.lock"
+	flock 8
+	if [ ! -e "$out/.stamp" ]; then
+		printf '  %-7s %s\n' REAL "$name with $AECC -> $out (log: $log)"
+		work=$out.tmp
+		rm -rf "$work" "$out"
+		mkdir -p "$out"
+		# Not in an if/|| context, where bash would ignore set -e.
+		set +e
+		( set -e; "$fn" "$work" "$out" ) > "$log" 2>&1
+		local rc=$?
+		set -e
+		if [ $rc -ne 0 ]; then
+			echo "$name: build failed; last lines of $log:" >&2
+			tail -n 30 "$log" >&2
+			return 1
+		fi
+		rm -rf "$work"
+		touch "$out/.stamp"
+	fi
+	ln -sfn "$out" "$top/build/real/$name"
+	exec 8>&-
+}

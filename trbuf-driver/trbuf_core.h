@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal interface between the trace buffer core
+ * (trbuf_core.c: buffer, per-CPU cursors, markers, kernel hooks) and the
+ * /dev/trbuf file operations (trbuf_dev.c).
+ */
+#ifndef _TRBUF_CORE_H
+#define _TRBUF_CORE_H
+
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/trbuf.h>
+
+enum trbuf_sb_state {
+	TRBUF_SB_FREE,
+	TRBUF_SB_ACTIVE,	/* the CPU writes into it */
+	TRBUF_SB_FULL,		/* closed, waiting for the consumer */
+	TRBUF_SB_READING,	/* handed out by GET_SUBBUF */
+};
+
+struct trbuf_sb {
+	enum trbuf_sb_state state;
+	u32 len;
+	u64 seq;
+};
+
+/* One CPU's region: a ring of sub-buffers and the CPU's write cursor. */
+struct trbuf_cpu {
+	raw_spinlock_t lock;
+	unsigned int cur;		/* index of the ACTIVE sub-buffer */
+	u64 next_seq;
+	/* Write position while no traced task owns the live r15. */
+	unsigned long cursor;
+	/* Traced task whose user r15 is the live cursor, or NULL. */
+	struct task_struct *owner;
+	pid_t last_tid;			/* last traced task switched in */
+	bool changed;			/* sub-buffer changed since then */
+	struct trbuf_sb *sbs;
+};
+
+struct trbuf_counters {
+	atomic64_t rollbacks, switches_in, markers, markers_lost;
+	atomic64_t subbufs_full, overflow_waits, discarded, bad_cursor;
+	atomic64_t traced, flushes;
+};
+
+/* The global buffer; every traced process maps it at TRBUF_MAP_ADDR. */
+struct trbuf_buf {
+	struct kref ref;
+	void *mem;			/* data of all sub-buffers, no guards */
+	size_t subbuf_size;
+	unsigned int nr_subbufs;
+	unsigned int nr_cpus;
+	size_t map_size;
+	struct trbuf_cpu *cpus;
+
+	raw_spinlock_t mk_lock;		/* marker ring */
+	struct trbuf_marker *mk;
+	unsigned int mk_cap, mk_head, mk_count;
+
+	wait_queue_head_t consumer_wq;	/* markers or full sub-buffers */
+	wait_queue_head_t space_wq;	/* a sub-buffer became free */
+	struct mutex consumer_lock;
+	struct file *consumer;
+	bool consumer_gone;		/* recycle instead of waiting */
+	struct trbuf_counters cnt;
+	struct work_struct free_work;
+};
+
+/* Tracing context shared by a traced task and the tasks it forks. */
+struct trbuf_ctx {
+	refcount_t ref;
+	struct trbuf_buf *buf;
+	u32 nr_ranges;
+	struct trbuf_seq_range *ranges;
+	struct work_struct free_work;
+};
+
+struct trbuf_buf *trbuf_buf_get_current(void);
+void trbuf_buf_put(struct trbuf_buf *buf);
+int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg);
+int trbuf_untrace(void);
+int trbuf_consumer_attach(struct trbuf_buf *buf, struct file *file,
+			  struct trbuf_info *info);
+void trbuf_consumer_detach(struct trbuf_buf *buf, struct file *file);
+int trbuf_get_subbuf(struct trbuf_buf *buf, struct trbuf_subbuf *sb);
+int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb);
+void trbuf_flush(struct trbuf_buf *buf);
+void trbuf_status(struct trbuf_buf *buf, struct trbuf_status *st);
+size_t trbuf_markers_take(struct trbuf_buf *buf, struct trbuf_marker *out,
+			  size_t max);
+bool trbuf_has_full(struct trbuf_buf *buf);
+bool trbuf_has_markers(struct trbuf_buf *buf);
+int trbuf_map(struct trbuf_buf *buf, struct vm_area_struct *vma);
+vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf);
+int trbuf_core_init(void);
+void trbuf_core_exit(void);
+
+#endif /* _TRBUF_CORE_H */
