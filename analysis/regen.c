@@ -47,6 +47,7 @@ struct rg {
 	uint64_t unwind_pc;
 	uint64_t exit_ip;
 	int stop;
+	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
 };
 
 static int rerr(struct rg *g, uint64_t pc, const char *msg)
@@ -93,7 +94,7 @@ static void skip_passive(struct rg *g)
 static int deliver(struct rg *g)
 {
 	const struct trbuf_marker *m = &g->s->mk[g->mi];
-	uint64_t handler = ae_map_exact(g->p, m->arg);
+	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
 	int ret;
 
@@ -105,6 +106,9 @@ static int deliver(struct rg *g)
 		return rerr(g, handler, "signal handlers nested too deeply");
 	g->mi++;
 	g->st->signals++;
+	if (g->debug)
+		fprintf(stderr, "aetrace: signal %u at offset %llu: handler %#llx, depth %zu\n",
+			m->arg2, (unsigned long long)g->pos, (unsigned long long)handler, depth);
 	push(g, g->p->restorer);
 	g->level++;
 	g->level_depth[g->level] = depth;
@@ -193,6 +197,9 @@ static int emit(struct rg *g, uint64_t pc, unsigned int len)
 
 static void setjmp_record(struct rg *g, uint64_t sp)
 {
+	if (g->debug)
+		fprintf(stderr, "aetrace: setjmp sp %#llx depth %zu\n",
+			(unsigned long long)sp, g->n);
 	/* after setjmp returns, rsp = sp + 8 and the shadow loses one entry */
 	for (size_t i = 0; i < g->nsj; i++)
 		if (g->sj[i].sp == sp + 8) {
@@ -218,12 +225,19 @@ static int longjmp_record(struct rg *g, uint64_t sp, uint64_t pc)
 	return rerr(g, pc, "longjmp to a stack pointer no setjmp recorded");
 }
 
-static int run(struct rg *g, uint64_t pc)
-{
-	int level = g->level;
+static int run_loop(struct rg *g, uint64_t pc);
 
-	if (setjmp(g->unwind[level]))
-		pc = g->unwind_pc;
+/* One level of execution (the program, or a signal handler): a longjmp
+ * out of a handler unwinds to the level it lands in and resumes there. */
+static int run(struct rg *g, uint64_t start)
+{
+	if (setjmp(g->unwind[g->level]))
+		return run_loop(g, g->unwind_pc);
+	return run_loop(g, start);
+}
+
+static int run_loop(struct rg *g, uint64_t pc)
+{
 	while (!g->stop) {
 		struct ae_dinsn *d = ae_decode(g->p, pc);
 		uint64_t val[4] = { 0 }, next, repcnt = 1, after = 0;
@@ -253,6 +267,10 @@ static int run(struct rg *g, uint64_t pc)
 			if (e->kind == AE_EV_WIT_BEFORE) {
 				if (witness(g, e, pc))
 					return -1;
+			} else if (e->kind == AE_EV_SHADOW_POP) {
+				if (!g->n)
+					return rerr(g, pc, "pop of a return address with an empty call stack");
+				g->n--;
 			} else if (e->kind == AE_EV_VAL) {
 				uint64_t v;
 
@@ -279,6 +297,14 @@ static int run(struct rg *g, uint64_t pc)
 					repcnt = v;
 					have_rep = 1;
 					break;
+				case AE_VAL_RETADDR: {
+					uint64_t o = ae_map_resume(g->p, v);
+
+					if (!o)
+						return rerr(g, pc, "pushed return address is not instrumented code");
+					push(g, o);
+					break;
+				}
 				default:
 					return rerr(g, pc, "unknown value record in schema");
 				}
@@ -378,7 +404,8 @@ static int run(struct rg *g, uint64_t pc)
 					return rerr(g, pc, "jump-table index outside the table");
 				memcpy(&target_val, t, 8);
 			} else if (have_target) {
-				uint64_t o = ae_map_exact(g->p, target_val);
+				/* a target's own records are read when we get there */
+				uint64_t o = ae_map_resume(g->p, target_val);
 
 				if (!o)
 					return rerr(g, pc, "indirect transfer to code that is not instrumented");
@@ -395,6 +422,9 @@ static int run(struct rg *g, uint64_t pc)
 
 				if (longjmp_record(g, ljsp, pc))
 					return -1;
+				if (g->debug)
+					fprintf(stderr, "aetrace: longjmp to %#llx, depth %zu, level %d\n",
+						(unsigned long long)next, g->n, g->level);
 				/* a longjmp out of a signal handler */
 				for (l = g->level; l > 0 && g->n < g->level_depth[l]; l--)
 					;
@@ -428,7 +458,8 @@ static int run(struct rg *g, uint64_t pc)
 int ae_regen(struct ae_program *p, struct ae_stream *s,
 	     const struct ae_regen_sink *sink, struct ae_regen_stats *st)
 {
-	struct rg g = { .p = p, .s = s, .sink = sink, .st = st };
+	struct rg g = { .p = p, .s = s, .sink = sink, .st = st,
+			.debug = getenv("AETRACE_DEBUG") != NULL };
 	size_t *stack;
 	size_t sp = 0;
 	int ret;

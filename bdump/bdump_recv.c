@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <aetrace/container.h>
 #include "wire.h"
 
 /* No application idle timeout (bdump may be idle for hours); TCP
@@ -48,6 +49,7 @@ struct session {
 	uint64_t size[2];
 	uint64_t next_seq;
 	int complete;
+	int refs;		/* connections using it (under sessions_lock) */
 };
 
 static const char *dir;
@@ -100,8 +102,10 @@ static struct session *session_get(const char *name, char *err, size_t errlen)
 
 	pthread_mutex_lock(&sessions_lock);
 	for (s = sessions; s; s = s->next)
-		if (!strcmp(s->name, name))
+		if (!strcmp(s->name, name)) {
+			s->refs++;
 			goto out;
+		}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
@@ -145,6 +149,7 @@ static struct session *session_get(const char *name, char *err, size_t errlen)
 		goto err_free_s;
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	s->refs = 1;
 	s->next = sessions;
 	sessions = s;
 	goto out;
@@ -155,6 +160,26 @@ err_free_s:
 out:
 	pthread_mutex_unlock(&sessions_lock);
 	return s;
+}
+
+/* The last connection of a session closes its files (state is on disk). */
+static void session_put(struct session *s)
+{
+	struct session **pp;
+
+	pthread_mutex_lock(&sessions_lock);
+	if (--s->refs == 0) {
+		for (pp = &sessions; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		close(s->fd[0]);
+		close(s->fd[1]);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+	}
+	pthread_mutex_unlock(&sessions_lock);
 }
 
 static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
@@ -217,6 +242,36 @@ static int store_segment(struct session *s, const struct ae_w_segment *sg,
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * Before a session is marked complete, decode the stored trace: every
+ * chunk's CRC-32C, and the last chunk must be END.
+ */
+static int verify_trace(struct session *s, char *err, size_t errlen)
+{
+	struct ae_reader *r;
+	struct ae_chunk_hdr h = { 0 };
+	const void *pl;
+	char path[4200];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s/trace.zst", dir, s->name);
+	ret = ae_reader_open(&r, path);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1)
+		;
+	if (ret < 0)
+		snprintf(err, errlen, "%s", ae_reader_error(r));
+	else if (h.type != AE_CHUNK_END) {
+		snprintf(err, errlen, "%s: no END chunk", path);
+		ret = -EBADMSG;
+	}
+	ae_reader_close(r);
+	return ret;
 }
 
 static void *conn_thread(void *arg)
@@ -347,6 +402,14 @@ static void *conn_thread(void *arg)
 			}
 			fdatasync(s->fd[0]);
 			fdatasync(s->fd[1]);
+			ret = verify_trace(s, err, sizeof(err));
+			if (ret) {
+				pthread_mutex_unlock(&s->lock);
+				logmsg(cn->peer, "session %s: stored trace fails verification: %s",
+				       s->name, err);
+				send_error(cn->fd, "stored trace fails verification");
+				break;
+			}
 			s->complete = 1;
 			ret = save_state(s);
 			ack = (struct ae_w_ack){ .next_seq = s->next_seq, .complete = !ret };
@@ -364,6 +427,8 @@ static void *conn_thread(void *arg)
 		}
 	}
 out:
+	if (s)
+		session_put(s);
 	close(cn->fd);
 	free(cn);
 	free(buf);

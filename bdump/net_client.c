@@ -313,7 +313,7 @@ static int session(struct net_client *c, int fd)
 		while (send_pos && send_pos->seq < send_seq)
 			send_pos = send_pos->next;
 		have = send_pos != NULL;
-		if (c->finishing && !fin_sent && !have && c->acked == c->next_seq && !c->pend_len[0]) {
+		if (c->finishing && !fin_sent && !have && c->acked == c->next_seq) {
 			struct ae_w_fin fin = { .nr_segments = c->next_seq };
 
 			pthread_mutex_unlock(&c->lock);

@@ -25,6 +25,7 @@ struct synth_source {
 	struct trbuf_marker mk[SYNTH_MARKERS];
 	int nr_mk;
 	struct timespec t0;
+	double due;		/* rate limit: seconds after t0 of the next one */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -166,20 +167,21 @@ static int synth_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 	if (ss->nr_mk)
 		return 0;	/* markers of the previous one not read yet */
 	if (ss->sp.rate) {
-		/* not before g * subbuf / rate seconds after the start */
+		/* steady rate from the last sub-buffer on: no catch-up burst
+		 * after bdump was blocked (by a full network buffer) */
 		struct timespec now;
-		double due = (double)g * ss->sp.subbuf / ss->sp.rate, el;
+		double el, w;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		el = now.tv_sec - ss->t0.tv_sec + (now.tv_nsec - ss->t0.tv_nsec) / 1e9;
-		if (el < due) {
-			double w = due - el;
-
+		if (el < ss->due) {
+			w = ss->due - el;
 			if (w * 1000 > timeout_ms)
 				w = timeout_ms / 1000.0;
 			nanosleep(&(struct timespec){ (time_t)w, (long)((w - (time_t)w) * 1e9) }, NULL);
 			return 0;
 		}
+		ss->due = (el > ss->due + 0.05 ? el : ss->due) + (double)ss->sp.subbuf / ss->sp.rate;
 	}
 	cpu = g % ss->sp.cpus;
 	seq = g / ss->sp.cpus;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * source_trbuf.c - the real source: /dev/trbuf as consumer
- * (include/uapi/linux/trbuf.h): map the whole buffer read-only, take full
+ * (include/uapi/linux/trbuf.h): map the whole buffer read-only at
+ * TRBUF_MAP_ADDR (sub-buffer offsets are relative to it), take full
  * sub-buffers with GET_SUBBUF, give them back with PUT_SUBBUF, read
  * schedule markers with read(2).
  */
@@ -108,9 +109,16 @@ int bdump_source_trbuf_open(struct bdump_source **sp, const char *dev)
 		ret = -errno;
 		goto err_close_fd;
 	}
-	ts->map = mmap(NULL, ts->info.map_size, PROT_READ, MAP_SHARED, ts->fd, 0);
+	/* the driver accepts the buffer only at its fixed address */
+	ts->map = mmap((void *)TRBUF_MAP_ADDR, ts->info.map_size, PROT_READ,
+		       MAP_SHARED | MAP_FIXED_NOREPLACE, ts->fd, 0);
 	if (ts->map == MAP_FAILED) {
 		ret = -errno;
+		goto err_close_fd;
+	}
+	if (ts->map != (void *)TRBUF_MAP_ADDR) {	/* kernel without NOREPLACE */
+		munmap(ts->map, ts->info.map_size);
+		ret = -EEXIST;
 		goto err_close_fd;
 	}
 	ts->s.session = (struct ae_session){

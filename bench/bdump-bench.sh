@@ -42,6 +42,7 @@ for level in 1 3; do
 	done
 done
 
+crc=$("$top/build/bdump/container_test" crc-bench)
 {
 	echo
 	echo "## bdump throughput"
@@ -53,5 +54,7 @@ done
 	echo "| zstd level | compression threads | raw MB/s | CPU ms per raw MB | ratio | wall s |"
 	echo "|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Chunk checksum (64 MiB buffer): $crc."
 } >> "$results"
 printf '%s\n' "${rows[@]}"

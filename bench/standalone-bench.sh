@@ -45,12 +45,13 @@ workload() {
 	rm -f "$tmp/$name.0.json"
 	local stats="n/a" bpi="n/a" ratio="n/a" wbytes insns zsize
 	if [ $have_aerun = 1 ]; then
-		bin/aerun -o "$tmp/$name.zst" -- "$prog" "$@" > /dev/null
+		bin/aerun -q -o "$tmp/$name.zst" -- "$prog" "$@" > /dev/null
 		stats=$(bin/aetrace stats "$tmp/$name.zst" "$prog" 2>&1 || true)
 		echo "$stats" > "$tmp/$name.stats"
-		# "witness bytes: N" and "instructions: N" lines (first match).
-		wbytes=$(awk -F': *' 'tolower($1) ~ /witness bytes/ { gsub(/[^0-9]/, "", $2); print $2; exit }' "$tmp/$name.stats")
-		insns=$(awk -F': *' 'tolower($1) ~ /instructions/ { gsub(/[^0-9]/, "", $2); print $2; exit }' "$tmp/$name.stats")
+		# aetrace stats prints "instructions N", "trace bytes N" (witness +
+		# value bytes written through r15), ... one per line.
+		wbytes=$(awk '/^trace bytes[ \t]/ { print $3; exit }' "$tmp/$name.stats")
+		insns=$(awk '/^instructions[ \t]/ { print $2; exit }' "$tmp/$name.stats")
 		zsize=$(stat -c %s "$tmp/$name.zst")
 		if [ -n "$wbytes" ] && [ -n "$insns" ] && [ "$insns" -gt 0 ]; then
 			bpi=$(awk -v w="$wbytes" -v n="$insns" 'BEGIN { printf "%.3f", w / n }')
@@ -86,12 +87,14 @@ cmdline="BENCH_ROUNDS=$rounds bench/standalone-bench.sh"
 {
 	echo "## Standalone capture"
 	echo
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); command: \`$cmdline\`"
-	echo "(medians of $rounds interleaved rounds after one warm-up; times in seconds)."
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($cpu), Linux $(uname -r); command: \`$cmdline\`"
+	echo "(medians of $rounds interleaved rounds after one warm-up; times in seconds;"
+	echo "the machine is shared, so the spread can be large: see stddev and min)."
 	[ $have_aerun = 1 ] || echo "bin/aecc, bin/aerun or bin/aetrace missing: untraced rows only."
 	echo "Workloads: \`lua queens.lua\` (12 queens, twice), \`bzip2 -c\` of the 4 MiB tests/real/gen-input.sh output."
 	echo
-	echo "| workload | configuration | median s | stddev s | min s | vs untraced | witness B/insn | zstd ratio |"
+	echo "| workload | configuration | median s | stddev s | min s | vs untraced | trace B/insn | zstd ratio |"
 	echo "|---|---|---|---|---|---|---|---|"
 	cat "$tmp/rows"
 	for f in "$tmp"/*.stats; do

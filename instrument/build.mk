@@ -16,5 +16,21 @@ $(BIN)/aecc: $(AECC_OBJS) | $(BIN)
 
 ALL_TARGETS += $(BIN)/aecc
 
+# libaert: the libgcc helpers traced programs need, compiled by aecc.
+AERT_SRCS := $(wildcard instrument/libaert/*.c)
+AERT_OBJS := $(AERT_SRCS:%.c=$(OBJ)/%.o)
+AE_AERT_LIB := $(OBJ)/instrument/libaert.a
+
+$(OBJ)/instrument/libaert/%.o: instrument/libaert/%.c $(BIN)/aecc
+	$(quiet) AECC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(BIN)/aecc -O2 -nostdinc -fno-builtin -c -o $@ $<
+
+$(AE_AERT_LIB): $(AERT_OBJS)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+ALL_TARGETS += $(AE_AERT_LIB)
+
 -include instrument/runtime.mk
 -include instrument/musl/build.mk

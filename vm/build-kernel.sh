@@ -130,7 +130,9 @@ have=("${have[@]:0:$keep}")
 for ((i = keep; i < ${#want[@]}; i++)); do
 	p=${want[$i]}
 	echo "applying $p" >>"$log"
-	if ! patch -p1 -s -N -d "$tree" <"$patch_dir/$p" >>"$log" 2>&1; then
+	# Dry run first: a failing patch must not leave half its hunks behind.
+	if ! patch -p1 -s -N --dry-run -d "$tree" <"$patch_dir/$p" >>"$log" 2>&1 ||
+		! patch -p1 -s -N -d "$tree" <"$patch_dir/$p" >>"$log" 2>&1; then
 		cat "$log" >&2
 		die "kernel-patches/$p does not apply on linux $(src_version) (tree left at the previous patches; re-run after fixing)"
 	fi

@@ -10,12 +10,25 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 src=$top/trbuf-driver
 [ -f "$src/Kbuild" ] || exit 0
 
-kdir=$("$top/vm/kernel-path" --build --kdir)
+key=$("$top/vm/build-kernel.sh" --key)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! make -C "$kdir" M="$src" -j"$(nproc)" modules >"$log" 2>&1; then
-	cat "$log" >&2
-	echo "vm/build-module.sh: building $src against $kdir failed" >&2
-	exit 1
-fi
-echo "$src/trbuf.ko"
+# The tree is shared: hold its lock (shared) while building, and make sure
+# it still holds this key's patches (another build may have switched it).
+for attempt in 1 2 3; do
+	kdir=$("$top/vm/kernel-path" --build --kdir)
+	exec 9<"$kdir.lock"
+	flock -s 9
+	if [ "$(cat "$kdir/.aetrace/key")" = "$key" ]; then
+		if ! make -C "$kdir" M="$src" -j"$(nproc)" modules >"$log" 2>&1; then
+			cat "$log" >&2
+			echo "vm/build-module.sh: building $src against $kdir failed" >&2
+			exit 1
+		fi
+		echo "$src/trbuf.ko"
+		exit 0
+	fi
+	exec 9<&-
+done
+echo "vm/build-module.sh: the kernel tree $kdir keeps being switched to other keys" >&2
+exit 1

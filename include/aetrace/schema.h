@@ -42,6 +42,7 @@ enum ae_event_kind {
 	AE_EV_WIT_FALL		= 4,	/* witness a, on k's fall-through edge */
 	AE_EV_VAL		= 5,	/* value of kind `flag`, width bytes, before k */
 	AE_EV_VAL_AFTER		= 6,	/* value of kind `flag`, width bytes, after k */
+	AE_EV_SHADOW_POP	= 7,	/* k pops a return address into memory */
 };
 
 enum ae_value_kind {
@@ -51,6 +52,7 @@ enum ae_value_kind {
 	AE_VAL_LONGJMP_SP	= 4,	/* %rsp restored by longjmp */
 	AE_VAL_REPCNT		= 5,	/* %rcx before a rep instruction */
 	AE_VAL_REPCNT_AFTER	= 6,	/* %rcx after a repe/repne instruction */
+	AE_VAL_RETADDR		= 7,	/* return address k pushes from memory */
 };
 
 struct ae_event {

@@ -121,6 +121,14 @@ const char *ae_libae(void)
 	return p;
 }
 
+const char *ae_libaert(void)
+{
+	static char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/build/instrument/libaert.a", top);
+	return p;
+}
+
 const char *ae_tmpdir(void)
 {
 	return tmpdir;

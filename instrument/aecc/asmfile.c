@@ -125,7 +125,8 @@ static int section_is_exec(const char *d, int cur)
 
 int ae_asm_parse(struct ae_asm *a, const char *path, const char *buf, size_t len)
 {
-	int line = 1, in_comment = 0, exec = 0, prev = 0;
+	/* as starts in .text */
+	int line = 1, in_comment = 0, exec = 1, prev = 1;
 	int stack[64], sp = 0;
 	size_t i = 0;
 	char *cur = malloc(len + 1);

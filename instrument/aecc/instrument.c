@@ -16,6 +16,7 @@
  *    the sequence table __ae_seqtab, the schema and the embedded twin.
  */
 #include <capstone/capstone.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -59,6 +60,8 @@ struct insn {
 	uint32_t mem_regs;	/* bitmask of regs used by a memory operand */
 	int setjmp_entry;
 	int in_longjmp;
+	int in_sigsetjmp;
+	int stack_mem;		/* 1 pop to memory, 2 push from memory */
 	int depth;
 	int nout;
 	int out[2];		/* edge indices */
@@ -352,6 +355,8 @@ static void mark_functions(struct ctx *c, Elf *elf)
 				c->in[k].setjmp_entry = 1;
 			if (name && (!strcmp(name, "longjmp") || !strcmp(name, "_longjmp")))
 				c->in[k].in_longjmp = 1;
+			if (name && (!strcmp(name, "sigsetjmp") || !strcmp(name, "__sigsetjmp")))
+				c->in[k].in_sigsetjmp = 1;
 		}
 	}
 }
@@ -428,6 +433,18 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 			break;
 		case X86_INS_UD2: case X86_INS_HLT:
 			x->kind = IK_STOP;
+			break;
+		case X86_INS_POP: case X86_INS_PUSH:
+			if (xd->op_count == 1 && xd->operands[0].type == X86_OP_MEM) {
+				int b = gpr_index(h, xd->operands[0].mem.base);
+				int i = gpr_index(h, xd->operands[0].mem.index);
+
+				x->stack_mem = ci->id == X86_INS_POP ? 1 : 2;
+				if (b >= 0)
+					x->mem_regs |= 1u << b;
+				if (i >= 0)
+					x->mem_regs |= 1u << i;
+			}
 			break;
 		case X86_INS_RET: case X86_INS_RETF: case X86_INS_RETFQ:
 			x->kind = IK_RET;
@@ -547,10 +564,18 @@ static void force_edge(struct ctx *c, int ei)
 	c->e[ei].state = S_FORCED;
 }
 
+/* musl's sigsetjmp keeps its return address in the jmp_buf (pop to
+ * memory, later push back): the regenerator's call stack must follow. */
+static int moves_retaddr(const struct insn *x)
+{
+	return x->in_sigsetjmp && x->stack_mem;
+}
+
 static int is_block(const struct insn *x)
 {
 	return x->kind == IK_CALL || x->kind == IK_CALL_IND ||
-	       x->kind == IK_JMP_IND || x->rep || x->setjmp_entry;
+	       x->kind == IK_JMP_IND || x->rep || x->setjmp_entry ||
+	       moves_retaddr(x);
 }
 
 static void build_graph(struct ctx *c)
@@ -972,12 +997,41 @@ static void flush_stubs(struct out *o)
 	o->nstubs = 0;
 }
 
+/*
+ * A stub jumps to its branch's target from elsewhere in the section, so a
+ * numeric local label reference ("1f", "2b") is resolved to the unique
+ * name given to that label definition.
+ */
+static const char *stub_target(struct ctx *c, size_t si, const char *ops,
+			       char *buf, size_t len)
+{
+	size_t n = strlen(ops);
+	long dir;
+
+	if (n < 2 || (ops[n - 1] != 'f' && ops[n - 1] != 'b'))
+		return ops;
+	for (size_t i = 0; i < n - 1; i++)
+		if (!isdigit((unsigned char)ops[i]))
+			return ops;
+	dir = ops[n - 1] == 'f' ? 1 : -1;
+	for (long i = (long)si + dir; i >= 0 && i < (long)c->a.n; i += dir) {
+		struct ae_stmt *t = &c->a.st[i];
+
+		if (t->kind == AE_ST_LABEL && strlen(t->text) == n - 1 &&
+		    !strncmp(t->text, ops, n - 1)) {
+			snprintf(buf, len, ".Laenum%ld", i);
+			return buf;
+		}
+	}
+	return ops;
+}
+
 static int write_instrumented(struct ctx *c, FILE *f, const char *orig_o,
 			      const char *schema_bin)
 {
 	struct out o = { .f = f };
 	int *ev_first = malloc((c->n + 1) * sizeof(int));
-	char m[32];
+	char m[32], numbuf[48];
 
 	/* events are sorted by instruction; index the first of each */
 	for (int k = 0; k <= c->n; k++)
@@ -991,6 +1045,9 @@ static int write_instrumented(struct ctx *c, FILE *f, const char *orig_o,
 
 		if (s->kind == AE_ST_LABEL) {
 			fprintf(f, "%s:\n", s->text);
+			/* a name for numeric labels that stubs can use */
+			if (isdigit((unsigned char)s->text[0]))
+				fprintf(f, ".Laenum%zu:\n", si);
 			continue;
 		}
 		if (s->kind == AE_ST_DIRECTIVE) {
@@ -1015,7 +1072,8 @@ static int write_instrumented(struct ctx *c, FILE *f, const char *orig_o,
 			if (ev->kind == AE_EV_WIT_BEFORE) {
 				emit_witness(&o, f, ev->a, ev->width);
 			} else if (ev->kind == AE_EV_VAL) {
-				if (ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) {
+				if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
+				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
 					static const int cand[] = { 1, 2, 6, 7, 8, 9, 10, 11 };
 
@@ -1066,7 +1124,7 @@ static int write_instrumented(struct ctx *c, FILE *f, const char *orig_o,
 				sf = open_memstream(&buf, &bl);
 				fprintf(sf, ".Laestub%d:\n", o.nstub++);
 				emit_witness(&o, sf, ev->a, ev->width);
-				fprintf(sf, "\tjmp\t%s\n", ops);
+				fprintf(sf, "\tjmp\t%s\n", stub_target(c, si, ops, numbuf, sizeof(numbuf)));
 				fclose(sf);
 				if (o.nstubs == o.capstubs) {
 					o.capstubs = o.capstubs ? o.capstubs * 2 : 64;
@@ -1149,6 +1207,10 @@ static void make_events(struct ctx *c)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_SETJMP_SP, 0, 0);
 		if (x->rep)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_REPCNT, 0, 0);
+		if (moves_retaddr(x) && x->stack_mem == 1)
+			add_event(c, k, AE_EV_SHADOW_POP, 0, 0, 0, 0);
+		if (moves_retaddr(x) && x->stack_mem == 2)
+			add_event(c, k, AE_EV_VAL, 8, AE_VAL_RETADDR, 0, 0);
 		if (x->kind == IK_JMP_IND && x->in_longjmp)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_LONGJMP_SP, 0, 0);
 		if (x->kind == IK_JMP_IND || x->kind == IK_CALL_IND) {
@@ -1312,10 +1374,16 @@ int ae_instrument_file(const char *src_s, const char *out_o,
 	{
 		int lj = 0;
 
-		for (int k = 0; k < c.n; k++)
+		int ssj = 0;
+
+		for (int k = 0; k < c.n; k++) {
 			lj |= c.in[k].in_longjmp;
-		for (int k = 0; lj && k < c.n; k++)
-			c.in[k].in_longjmp = 1;
+			ssj |= c.in[k].in_sigsetjmp;
+		}
+		for (int k = 0; k < c.n; k++) {
+			c.in[k].in_longjmp |= lj;
+			c.in[k].in_sigsetjmp |= ssj;
+		}
 	}
 
 	/* 3. placement and events */

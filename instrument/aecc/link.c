@@ -397,6 +397,8 @@ int ae_link(const struct ae_link_opts *o)
 		return lerr("tracing libc not found at %s (run `make musl` in the aetrace tree)%s", p, "");
 	if (access(ae_libae(), R_OK))
 		return lerr("tracing runtime not found at %s%s", ae_libae(), "");
+	if (access(ae_libaert(), R_OK))
+		return lerr("libgcc helpers for traced programs not found at %s%s", ae_libaert(), "");
 	snprintf(orig, sizeof(orig), "%s.orig", o->out);
 
 	for (int i = 0; i < 3; i++) {
@@ -444,6 +446,7 @@ int ae_link(const struct ae_link_opts *o)
 		av_add(&a, o->ldflags[i]);
 		av_add(&b, o->ldflags[i]);
 	}
+	av_add(&a, ae_libaert());
 	av_add(&a, ae_libae());
 	snprintf(p, sizeof(p), "%s/libc.a", musl_lib);
 	av_add(&a, p);
@@ -457,6 +460,7 @@ int ae_link(const struct ae_link_opts *o)
 	/* the twin: same data addresses, same-sized sequence table */
 	{
 		char pad_s[PATH_MAX + 16], pad_o[PATH_MAX + 16], seg[64];
+		char libc[PATH_MAX];
 		FILE *f;
 
 		snprintf(pad_s, sizeof(pad_s), "%s/seqpad.s", ae_tmpdir());
@@ -476,8 +480,9 @@ int ae_link(const struct ae_link_opts *o)
 				return -1;
 		}
 		av_add(&b, pad_o);
-		char libc[PATH_MAX];
-
+		if (twin_archive(ae_libaert(), p, sizeof(p)))
+			return -1;
+		av_add(&b, p);
 		snprintf(libc, sizeof(libc), "%s/libc.a", musl_lib);
 		if (twin_archive(libc, p, sizeof(p)))
 			return -1;

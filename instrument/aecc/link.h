@@ -19,6 +19,7 @@ int ae_link(const struct ae_link_opts *o);
 int ae_run(char *const argv[]);
 const char *ae_musl_dir(void);
 const char *ae_libae(void);
+const char *ae_libaert(void);
 const char *ae_tmpdir(void);
 int ae_verbose(void);
 

@@ -7,9 +7,9 @@
 # clear error and nothing stored as valid. TAP output. Needs root.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bd=$top/bin/bdump
-br=$top/bin/bdump-recv
-ct=$top/build/bdump/container_test
+bd=${BDUMP:-$top/bin/bdump}
+br=${BDUMP_RECV:-$top/bin/bdump-recv}
+ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -32,7 +32,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
-	rm -rf "$tmp"
+	if [ -n "${BDUMP_TEST_KEEP:-}" ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 ip netns add $A && ip netns add $B &&
@@ -53,7 +53,7 @@ start_recv() {
 }
 start_recv
 
-spec=bytes=96M,cpus=2,subbuf=256K,rate=12M,seed=5
+spec=bytes=144M,cpus=2,subbuf=256K,rate=12M,seed=5
 ip netns exec $A "$bd" -f 200 --net-buffer 2 --secret secret --synthetic-source $spec \
 	tcp://10.77.0.2:7077 net.sched 2>send.log &
 send_pid=$!; pids+=($send_pid)
@@ -61,7 +61,7 @@ sleep 2
 ip -n $A link set vA$$ down		# cut the link for 6 s
 sleep 6
 ip -n $A link set vA$$ up
-sleep 2
+sleep 1
 { kill -9 $recv_pid; wait $recv_pid; } 2>/dev/null	# receiver crashes ...
 sleep 1
 start_recv				# ... and comes back
@@ -103,6 +103,10 @@ done
 check "three concurrent streams: all exit 0, three more sessions, all four verify" \
 	'[ $crc -eq 0 ] && [ $(ls store | wc -l) -eq 4 ] && [ $cok -eq 4 ]'
 
+sleep 0.3
+nfd=$(ls -l /proc/$recv_pid/fd | grep -c "/store/")
+check "receiver closed the files of the 4 finished sessions ($nfd still open)" '[ $nfd -eq 0 ]'
+
 # Wrong secret: refused, nothing stored.
 ip netns exec $A "$bd" -q -d 2 --secret badsecret --synthetic-source bytes=8M,rate=4M \
 	tcp://10.77.0.2:7077 bad.sched 2>bad.log
@@ -115,6 +119,17 @@ ip netns exec $A "$bd" -q -d 2 --synthetic-source bytes=8M,rate=4M \
 	tcp://10.77.0.2:7077 bad.sched 2>bad2.log
 check "no secret against a receiver that requires one: refused" \
 	'[ $? -ne 0 ] && grep -q "requires a shared secret" bad2.log'
+
+# No receiver at all: bdump keeps everything and waits; the first SIGINT
+# ends the capture, a second one gives up waiting (exit != 0, says so).
+ip netns exec $A "$bd" -q --synthetic-source bytes=1G,subbuf=64K,rate=2M tcp://10.77.0.2:7099 none.sched 2>none.log &
+npid=$!; pids+=($npid)
+sleep 1.5; kill -INT $npid; sleep 1
+check "unreachable receiver: first SIGINT keeps waiting for the acknowledgements" 'kill -0 $npid'
+kill -INT $npid; wait $npid
+rc=$?
+check "second SIGINT: gives up, exit != 0, reports unacknowledged segments" \
+	'[ $rc -ne 0 ] && grep -q "not acknowledged" none.log'
 
 # Malformed protocol input, against a receiver without a secret.
 mkdir store2
@@ -153,6 +168,10 @@ s.sendall(msg(4, struct.pack('<QII', 5, 0, 0) + b'y' * 100)); time.sleep(0.3); s
 # 4: valid hello, then a huge length
 s = conn(); hello(s, b'malformed-len')
 s.sendall(struct.pack('<IHHII', 0x50574541, 4, 0, 0x7fffffff, 0)); time.sleep(0.3); s.close()
+# 5: a well-formed session whose stored bytes are not a valid trace, then FIN
+s = conn(); hello(s, b'malformed-fin')
+s.sendall(msg(4, struct.pack('<QII', 0, 0, 0) + b'z' * 100)); time.sleep(0.3); s.recv(4096)
+s.sendall(msg(6, struct.pack('<Q', 1))); time.sleep(0.5); s.close()
 print("sent")
 PY
 sleep 0.5
@@ -161,8 +180,10 @@ check "garbage instead of a hello: error names peer and stream offset" \
 check "segment with a bad CRC: CRC error reported" 'grep -q "malformed-crc.*CRC-32C mismatch" recv2.log'
 check "segment out of order: reported" 'grep -q "malformed-gap.*bad SEGMENT seq 5" recv2.log'
 check "huge message length: reported" 'grep -q "malformed-len.*exceeds" recv2.log'
+check "FIN over bytes that are not a valid trace: receiver refuses to mark it complete" \
+	'grep -q "malformed-fin.*fails verification" recv2.log && grep -q "complete 0" store2/malformed-fin-*/state'
 check "malformed sessions: nothing stored, none complete" \
-	'[ -z "$(cat store2/*/trace.zst store2/*/sched.bin)" ] && ! grep -q "complete 1" store2/*/state && ! grep -q "next_seq [1-9]" store2/*/state'
+	'[ -z "$(cat store2/malformed-[cgl]*/trace.zst store2/malformed-*/sched.bin)" ] && ! grep -q "complete 1" store2/malformed-*/state && ! grep -q "next_seq [1-9]" store2/malformed-[cgl]*/state'
 check "receiver survived all of it (still accepts a real stream)" \
 	'ip netns exec $A "$bd" -q --synthetic-source bytes=4M tcp://10.77.0.2:7078 ok.sched && grep -l "complete 1" store2/*/state | grep -q .'
 echo "1..$n"

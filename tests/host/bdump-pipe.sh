@@ -4,8 +4,8 @@
 # while growing, clear failures of the command. TAP output.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bd=$top/bin/bdump
-ct=$top/build/bdump/container_test
+bd=${BDUMP:-$top/bin/bdump}
+ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -63,7 +63,12 @@ rc=$?
 check "SIGINT: exit 0" '[ $rc -eq 0 ]'
 check "SIGINT: one-line summary on stderr" '[ $(grep -c "sub-buffers" int.err) -eq 1 ]'
 check "SIGINT: capture ends with END and verifies as a prefix" '"$bd" --check int.zst int.sched >/dev/null'
-kill -TERM $pid 2>/dev/null
+"$bd" -q --synthetic-source bytes=1G,cpus=2,subbuf=64K,rate=4M term.zst term.sched &
+pid=$!; pids+=($pid)
+sleep 1; kill -TERM $pid; wait $pid
+rc=$?
+check "SIGTERM: exit 0, capture ends with END and verifies" \
+	'[ $rc -eq 0 ] && "$bd" --check term.zst term.sched >/dev/null'
 "$bd" -q -d 1 --synthetic-source bytes=1G,cpus=2,subbuf=64K,rate=4M dur.zst dur.sched
 rc=$?
 check "-d 1: exit 0, verifies, stopped early" \

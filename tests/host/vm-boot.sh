@@ -15,11 +15,14 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 	echo "ok 1 - vm boot # SKIP qemu-system-x86_64 missing (scripts/deps.sh vm)"
 	exit 0
 fi
-if ! kdir=$("$top/vm/kernel-path" --build); then
-	notok "guest kernel builds (vm/kernel-path --build)"
-	exit 1
+# AE_KERNEL (a bzImage, also honoured by vm/run) skips the kernel build.
+if [ -z "${AE_KERNEL:-}" ]; then
+	if ! kdir=$("$top/vm/kernel-path" --build); then
+		notok "guest kernel builds (vm/kernel-path --build)"
+		exit 1
+	fi
+	ok "guest kernel built: $kdir"
 fi
-ok "guest kernel built: $kdir"
 
 # One boot: report nproc, write a random token into the repository.
 mkdir -p "$top/build/vm-test"
@@ -27,22 +30,46 @@ probe=$(mktemp "$top/build/vm-test/probe.XXXXXX")
 rm -f "$probe"
 token=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 out=$(mktemp)
+tfile=$out.t
+# A one-request HTTP server on the host's loopback, reachable from the
+# guest as 10.0.2.2 through QEMU's user-mode network.
+web=$(mktemp -d)
+echo "net-$token" >"$web/token"
+(cd "$web" && exec python3 -c '
+import http.server, socketserver, sys
+s = socketserver.TCPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+print(s.server_address[1], flush=True)
+s.timeout = 300
+s.handle_request()' >"$web/port" 2>/dev/null) &
+web_pid=$!
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$web/port" ] && break; sleep 0.5; done
+port=$(cat "$web/port")
 t0=$(date +%s.%N)
-"$top/vm/run" --smp 2 -- sh -c \
-	'echo "boot-done $(date +%s.%N)"; echo "nproc=$(nproc)"; echo "cwd=$(pwd)"; echo "$1" >"$2"' \
-	sh "$token" "/aetrace/${probe#$top/}" >"$out" 2>&1
-rc=$?
+"$top/vm/run" --smp 2 -- bash -c \
+	'echo command-started; echo "nproc=$(nproc)"; echo "cwd=$(pwd)"; echo "$1" >"$2"
+	exec 3<>"/dev/tcp/10.0.2.2/$3" && printf "GET /token HTTP/1.0\r\n\r\n" >&3 &&
+		echo "net=$(tail -n 1 <&3)"' \
+	bash "$token" "/aetrace/${probe#$top/}" "$port" 2>&1 |
+	while IFS= read -r l; do
+		[ "$l" = command-started ] && date +%s.%N >"$tfile"
+		echo "$l"
+	done >"$out"
+rc=${PIPESTATUS[0]}
 sed 's/^/# /' "$out"
 check "vm/run of a succeeding command exits 0 (got $rc)" $((rc != 0))
-t1=$(sed -n 's/^boot-done //p' "$out")
-[ -n "$t1" ] && echo "# boot to command: $(echo "$t1 - $t0" | bc) s"
+[ -s "$tfile" ] && awk -v a="$t0" -v b="$(cat "$tfile")" 'BEGIN { printf "# boot to command: %.1f s\n", b - a }'
+rm -f "$tfile"
 grep -qx 'nproc=2' "$out"
 check "guest sees 2 CPUs with --smp 2" $?
 grep -qx 'cwd=/aetrace' "$out"
 check "command runs in /aetrace" $?
 [ "$(cat "$probe" 2>/dev/null)" = "$token" ]
 check "/aetrace is the repository, writable from the guest" $?
-rm -f "$probe" "$out"
+grep -qx "net=net-$token" "$out"
+check "the guest reaches the host at 10.0.2.2 (user-mode network)" $?
+kill "$web_pid" 2>/dev/null
+wait "$web_pid" 2>/dev/null
+rm -rf "$probe" "$out" "$web"
 
 "$top/vm/run" -- sh -c 'exit 7' >/dev/null 2>&1
 rc=$?
@@ -51,3 +78,27 @@ check "non-zero exit status propagates (want 7, got $rc)" $((rc != 7))
 "$top/vm/run" --timeout 2 -- sleep 100 >/dev/null 2>&1
 rc=$?
 check "a timeout gives status 124 (got $rc)" $((rc != 124))
+
+# The kselftest wrapper reports a kernel WARNING in the guest's log, and
+# relays the inner script's TAP lines.
+fake=$(mktemp "$top/build/vm-test/fake-kselftest.XXXXXX")
+cat >"$fake" <<'FAKE'
+#!/bin/sh
+echo "ok 1 - fake inner test"
+echo "WARNING: CPU: 0 PID: 1 at fake/vm-boot.c:1 (injected by vm-boot.sh)" >/dev/kmsg
+FAKE
+chmod +x "$fake"
+out=$(AE_KSELFTEST_INNER=${fake#$top/} "$top/tests/host/kselftest-vm.sh" 2>&1)
+echo "$out" | sed 's/^/# /'
+echo "$out" | grep -q '^ok 1 - fake inner test$'
+check "kselftest-vm.sh relays the inner TAP lines" $?
+echo "$out" | grep -q '^not ok [0-9]* - guest kernel log has no WARNING/BUG/Oops$'
+check "kselftest-vm.sh reports a WARNING in the guest kernel log" $?
+rm -f "$fake"
+
+# A kernel panic (here: no init) ends vm/run with 125 and says so.
+out=$(AE_VM_APPEND=init=/nonexistent-init "$top/vm/run" --timeout 120 -- true 2>&1)
+rc=$?
+echo "$out" | tail -3 | sed 's/^/# /'
+[ "$rc" -eq 125 ] && echo "$out" | grep -q '^vm/run: kernel panic in the guest'
+check "a kernel panic gives status 125 and a message (got $rc)" $?

@@ -21,8 +21,6 @@ if [ ! -e /dev/trbuf ]; then
 	echo "# /dev/trbuf absent: trbuf.ko not loaded (make trbuf-ko on the host)"
 fi
 if [ "${1:-}" = --rollback ]; then
-	export AE_TRBUF_ROLLBACK=1
-	exec "$bin" -v medium -t rollback_exact \
-		-t rollback_unrecognised_commit_is_caught
+	export AE_TRBUF_ROLLBACK=1 AE_TRBUF_ONLY=rollback
 fi
 exec "$bin"

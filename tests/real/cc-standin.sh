@@ -3,7 +3,9 @@
 # (gcc flags; -c compiles, otherwise links), the same libc (build/musl) and
 # the same outputs (`-o prog` also writes the twin `prog.orig`), but no
 # instrumentation: prog.orig is a copy of prog. Lets the real-program
-# recipes be built and cached before the instrumenter is ready.
+# recipes be built and cached before the instrumenter is ready. Only with
+# an uninstrumented musl (make musl AE_MUSL_CC='gcc -ffixed-r15'): the
+# instrumented libc.a needs aecc's runtime to set r15 up.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 musl=${AE_MUSL:-$top/build/musl}

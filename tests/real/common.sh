@@ -11,15 +11,16 @@ fi
 export AECC
 
 # real_hash FILE...: hash of the recipe files given, the compiler (its
-# content and that of $AECC_DEPS, default the runtime libae.a) and the musl
-# build in use.
+# content and that of $AECC_DEPS, default the runtime libae.a and
+# libaert.a) and the musl build in use.
 real_hash() {
 	{
 		cat "$@" "$real_dir/common.sh"
 		echo "aecc=$AECC"
 		sha256sum < "$(readlink -f "$AECC")"
 		# aecc links the tracing runtime into every program.
-		for f in ${AECC_DEPS-$top/build/instrument/libae.a}; do
+		for f in ${AECC_DEPS-$top/build/instrument/libae.a \
+			$top/build/instrument/libaert.a}; do
 			if [ -e "$f" ]; then sha256sum < "$f"; fi
 		done
 		readlink -f "$top/build/musl"
@@ -38,7 +39,8 @@ real_source() {
 		dsc=$(ls "$cache"/src/"${pkg}_$ver"*.dsc 2>/dev/null | tail -n 1 || true)
 		[ -n "$dsc" ] || { echo "no ${pkg}_$ver*.dsc in $cache/src" >&2; return 1; }
 	fi
-	dpkg-source --no-check -x "$dsc" "$dest"
+	# --no-copy: leave no copy of the upstream tarball next to DEST.
+	dpkg-source --no-check --no-copy -x "$dsc" "$dest"
 }
 
 # real_build NAME RECIPE-FUNCTION FILE...: run the recipe function (in the
