@@ -26,13 +26,17 @@ bin/aerun -o "$out/trace.zst" -- "$lua" tests/real/queens.lua 8 1
 step "aetrace stats"
 bin/aetrace stats "$out/trace.zst" "$lua" | sed 's/^/   /'
 
-step "exactness: regenerated trace vs ptrace single-stepper on $lua.orig"
+step "exactness: regenerated trace vs ptrace single-stepper on $lua.orig (N=5)"
+# Same argv, cwd-relative path and environment for both runs, so the twin
+# sees the same stack as the traced program (tests/oracle/README.md).
 mkdir -p "$out/i" "$out/o"
 cp "$lua" "$lua.orig" "$out/i/"
 cp "$lua.orig" "$out/o/lua"
-bin/aerun -q -o "$out/t2.zst" -- "$out/i/lua" tests/real/queens.lua 5 1 >/dev/null
+clean="env -i PATH=/usr/bin:/bin LC_ALL=C"
+q=$top/tests/real/queens.lua
+(cd "$out/i" && $clean "$top/bin/aerun" -q -o ../t2.zst -- ./lua "$q" 5 1 >/dev/null)
 bin/aetrace regen --format=lackey "$out/t2.zst" "$out/i/lua" > "$out/regen.txt"
-build/tests/ae-step -o "$out/step.txt" -- "$out/o/lua" tests/real/queens.lua 5 1 >/dev/null
+(cd "$out/o" && $clean "$top/build/tests/ae-step" -o ../step.txt -- ./lua "$q" 5 1 >/dev/null)
 build/tests/ae-tracecmp "$out/regen.txt" "$out/step.txt" | sed 's/^/   /'
 
 if [ -x vm/run ] && [ -x bin/bdump ] && vm/kernel-path >/dev/null 2>&1; then

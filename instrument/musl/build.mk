@@ -6,7 +6,8 @@
 # objects with embedded twins). AE_MUSL_CC_DEPS are further files whose
 # content decides the build (hashed into the cache key, as is the compiler
 # binary itself). `make musl AE_MUSL_CC='gcc -ffixed-r15'` builds the
-# uninstrumented stand-in (then tests/real/ programs need AECC=tests/real/cc-standin.sh).
+# uninstrumented stand-in (tests/real/ programs then need
+# AECC=tests/real/cc-standin.sh).
 
 MUSL_LINK	:= $(OBJ)/musl
 MUSL_STAMP	:= $(MUSL_LINK)/.stamp

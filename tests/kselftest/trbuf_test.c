@@ -63,6 +63,7 @@ struct prod_spec {
 	int ncpus;
 	int bad;		/* unrecognised commit (rollback test) */
 	int sig;		/* SIGUSR1 handler writes records */
+	long sleep_ns;		/* nap after every chunk */
 };
 
 struct thr_arg {
@@ -104,6 +105,11 @@ static void prod_run(long a)
 		else
 			trbuf_prod_loop(t->base + done, k);
 		done += k;
+		if (sp->sleep_ns) {
+			struct timespec ts = { 0, sp->sleep_ns };
+
+			ae_sys2(__NR_nanosleep, &ts, 0);
+		}
 		if (sp->chunk && sp->ncpus > 1) {
 			cpu = (cpu + 1) % sp->ncpus;
 			mask = 1UL << cpu;
@@ -366,7 +372,7 @@ static int consume(struct consumer *c, pid_t *pids, int npids,
 				live--;
 			}
 		}
-		poll(&pfd, 1, o && o->sig_storm ? 1 : 20);
+		poll(&pfd, 1, o && (o->sig_storm || o->flush) ? 1 : 20);
 	}
 	ioctl(c->fd, TRBUF_IOC_FLUSH);
 	while (drain_one(c))
@@ -600,7 +606,8 @@ TEST_F_TIMEOUT(trbuf, multi_process_threads, 900)
 /* FLUSH by IPI while producers run: partial sub-buffers, nothing lost. */
 TEST_F_TIMEOUT(trbuf, flush_while_running, 900)
 {
-	struct prod_spec sp = { .nthreads = 2, .n = scale(20000) };
+	struct prod_spec sp = { .nthreads = 2, .n = scale(20000),
+				.chunk = 200, .sleep_ns = 2000000 };
 	struct run_opts o = { .flush = 1 };
 
 	NEED_DEV();
