@@ -6,6 +6,7 @@
 trbuf-ko:
 	$(Q)AE_CACHE=$(AE_CACHE) $(TOP)/vm/build-module.sh
 
-CHECK_TARGETS += tests/kselftest/checkpatch.sh
+# rollback-vm.sh boots the VM with QEMU -singlestep (about 2 minutes).
+CHECK_TARGETS += tests/kselftest/checkpatch.sh tests/kselftest/rollback-vm.sh
 
 include tests/kselftest/build.mk

@@ -31,7 +31,7 @@ MODULE_PARM_DESC(total_size, "bytes of trace buffer over all CPUs (next buffer)"
 static unsigned int subbuf_size = 64 << 10;
 module_param(subbuf_size, uint, 0644);
 MODULE_PARM_DESC(subbuf_size, "bytes per sub-buffer, page multiple (next buffer)");
-static unsigned int marker_slots = 16384;
+static unsigned int marker_slots = 65536;
 module_param(marker_slots, uint, 0644);
 MODULE_PARM_DESC(marker_slots, "schedule markers queued before dropping");
 

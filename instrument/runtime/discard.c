@@ -5,8 +5,45 @@
  * after it faults; the SIGSEGV handler rolls back a cut sequence and
  * resets r15 to the buffer start.
  */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/trbuf.h>
 #include "sys.h"
+
+#ifndef __NR_seccomp
+#define __NR_seccomp 317
+#endif
+#define AE_PR_SET_NO_NEW_PRIVS	38
+
+/*
+ * The discard buffer's guard page needs our SIGSEGV handler, and programs
+ * (bzip2, for one) install their own. In this mode only, a seccomp filter
+ * turns the program's attempts to set a SIGSEGV handler into no-ops that
+ * succeed (with aerun or the tracing kernel, overflow needs no handler).
+ */
+static void ae_discard_keep_handler(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4),			/* arch */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 8),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),			/* nr */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16),			/* signal */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_SIGSEGV, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 24),			/* act, low */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 28),			/* act, high */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 0),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if (ae_sys2(157 /* prctl */, AE_PR_SET_NO_NEW_PRIVS, 1) < 0 ||
+	    ae_sys3(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		ae_write_str(2, "aetrace: cannot protect the discard SIGSEGV handler; a program that sets its own may crash\n");
+}
 
 #define AE_DISCARD_SIZE		(1UL << 20)
 #define AE_DISCARD_GUARD	AE_PAGE_SIZE
@@ -51,6 +88,7 @@ unsigned long ae_discard_setup(void)
 		ae_die("aetrace runtime: cannot map the discard buffer\n");
 	if (ae_sys4(__NR_rt_sigaction, AE_SIGSEGV, &sa, 0, 8) < 0)
 		ae_die("aetrace runtime: cannot install the discard SIGSEGV handler\n");
+	ae_discard_keep_handler();
 	ae_write_str(2, "aetrace: no /dev/trbuf and not under aerun: witnesses are discarded\n");
 	return TRBUF_MAP_ADDR;
 }
