@@ -36,3 +36,12 @@ ifneq ($(shell command -v musl-gcc 2>/dev/null),)
 ALL_TARGETS += tests-corpus
 endif
 CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh
+
+# A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
+# witness byte changed.
+$(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+
+ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
+CHECK_TARGETS += tests/host/aetrace-errors.sh

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# aetrace on bad input: a corrupt or truncated trace, or the wrong program,
+# gives a clear error naming the file or the trace offset, never a crash,
+# and never a regenerated trace passed off as good.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+for t in bin/aecc bin/aerun bin/aetrace build/tests/trace_mutate; do
+	if [ ! -x "$top/$t" ]; then
+		echo "ok 1 - aetrace-errors # SKIP $t not built"
+		exit 0
+	fi
+done
+d=$(mktemp -d "${TMPDIR:-/tmp}/aetrace-errors.XXXXXX")
+trap 'rm -rf "$d"' EXIT
+cd "$d"
+"$top/bin/aecc" -O2 -o p "$top/tests/corpus/interp.c" || exit 1
+"$top/bin/aecc" -O2 -o q "$top/tests/corpus/recursion.c" || exit 1
+"$top/bin/aerun" -q -o t.zst -- ./p >/dev/null || exit 1
+"$top/bin/aetrace" regen t.zst p > good || exit 1
+
+# expect_error NAME PATTERN CMD...: exit status 1 (not a signal), message
+# matching PATTERN on stderr.
+expect_error() {
+	local name=$1 pat=$2 rc
+	shift 2
+	"$@" > out 2> err
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qE "$pat" err; then
+		ok "$name: $(head -c 160 err | tr '\n' ' ')"
+	else
+		not_ok "$name (status $rc)"
+		sed 's/^/# /' err | head -5
+	fi
+}
+
+expect_error "missing trace file" "nosuch.zst" "$top/bin/aetrace" regen nosuch.zst p
+cp p lone
+expect_error "missing twin" "lone.orig" "$top/bin/aetrace" regen t.zst lone
+expect_error "wrong program" "offset|not instrumented|witness|left unread" \
+	"$top/bin/aetrace" regen t.zst q
+cp p notaecc
+objcopy --remove-section=.ae_schema notaecc
+cp p.orig notaecc.orig
+expect_error "program without schema" "schema" "$top/bin/aetrace" stats t.zst notaecc
+head -c 100 /dev/urandom > junk.zst
+expect_error "not a trace" "junk.zst" "$top/bin/aetrace" regen junk.zst p
+size=$(stat -c %s t.zst)
+for cut in 7 $((size / 3)) $((size - 9)); do
+	head -c $cut t.zst > cut.zst
+	expect_error "trace cut at byte $cut of $size" "offset" "$top/bin/aetrace" regen cut.zst p
+done
+
+# Flipped witness bytes: each run must end in an error naming the trace
+# offset, or (if the flip happens to be consistent) in a trace that is not
+# the good one. It must never crash or hang.
+len=$("$top/build/tests/trace_mutate" --data-len t.zst)
+bad=0 detected=0
+for i in $(seq 1 40); do
+	off=$(( (i * 7919) % len ))
+	"$top/build/tests/trace_mutate" t.zst m.zst $off 0x5a || { bad=1; break; }
+	timeout 60 "$top/bin/aetrace" regen m.zst p > out 2> err
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "offset" err; then
+		detected=$((detected + 1))
+	elif [ $rc -eq 0 ] && ! cmp -s out good; then
+		:
+	else
+		bad=1
+		echo "# flip at $off: status $rc"
+		sed 's/^/# /' err | head -3
+		break
+	fi
+done
+if [ $bad = 0 ]; then
+	ok "40 flipped witness bytes: no crash, no good-looking trace ($detected reported with an offset)"
+else
+	not_ok "flipped witness bytes"
+fi
+echo "1..$n"

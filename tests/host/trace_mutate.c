@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trace_mutate - rewrite an aetrace container with one witness byte
+ * changed, for tests of the regenerator's error handling.
+ *
+ *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
+ *   trace_mutate --data-len IN       (prints the number of DATA bytes)
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <aetrace/container.h>
+
+int main(int argc, char **argv)
+{
+	struct ae_reader *r;
+	struct ae_writer *w = NULL;
+	struct ae_writer_opts o = { .level = 1 };
+	struct ae_chunk_hdr h;
+	const void *p;
+	unsigned long long pos = 0, at = 0;
+	int xr = 0, count = argc == 3 && !strcmp(argv[1], "--data-len"), ret, fd;
+
+	if (!count && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --data-len IN\n");
+		return 2;
+	}
+	if (ae_reader_open(&r, argv[count ? 2 : 1])) {
+		fprintf(stderr, "trace_mutate: cannot open input\n");
+		return 1;
+	}
+	if (!count) {
+		at = strtoull(argv[3], NULL, 0);
+		xr = (int)strtol(argv[4], NULL, 0);
+		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || ae_writer_open(&w, fd, &o))
+			return 1;
+	}
+	while ((ret = ae_reader_next(r, &h, &p)) == 1) {
+		if (h.type == AE_CHUNK_DATA && !count && at >= pos && at < pos + h.len) {
+			unsigned char *c = malloc(h.len);
+
+			memcpy(c, p, h.len);
+			c[at - pos] ^= xr;
+			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, c, h.len, 0);
+			free(c);
+		} else if (!count) {
+			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, h.len, 0);
+		}
+		if (ret < 0)
+			return 1;
+		if (h.type == AE_CHUNK_DATA)
+			pos += h.len;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "%s\n", ae_reader_error(r));
+		return 1;
+	}
+	if (count)
+		printf("%llu\n", pos);
+	else if (ae_writer_close(w))
+		return 1;
+	ae_reader_close(r);
+	return 0;
+}
