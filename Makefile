@@ -48,7 +48,7 @@ all: deps-build $(ALL_TARGETS)
 deps-build:
 	$(Q)$(DEPS) build
 deps-check:
-	$(Q)$(DEPS) build check src
+	$(Q)$(DEPS) build check src kernel vm
 
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@

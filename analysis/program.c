@@ -279,6 +279,12 @@ struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
 	default:
 		break;
 	}
+	/* the table of a dispatch load (AE_VAL_JTLOAD) */
+	if (p->ci->id == X86_INS_MOV && x->op_count == 2 &&
+	    x->operands[1].type == X86_OP_MEM) {
+		d->disp = x->operands[1].mem.disp;
+		d->scale = x->operands[1].mem.scale;
+	}
 	if (p->ci->id == X86_INS_JMP || p->ci->id == X86_INS_CALL ||
 	    cs_insn_group(p->cs, p->ci, CS_GRP_JUMP)) {
 		int call = p->ci->id == X86_INS_CALL, jmp = p->ci->id == X86_INS_JMP;

@@ -46,6 +46,7 @@ struct rg {
 	size_t level_depth[MAX_LEVELS];
 	uint64_t unwind_pc;
 	uint64_t exit_ip;
+	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
 	int stop;
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
 };
@@ -96,6 +97,7 @@ static int deliver(struct rg *g)
 	const struct trbuf_marker *m = &g->s->mk[g->mi];
 	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
+	uint64_t loaded = g->loaded_target;
 	int ret;
 
 	if (!handler)
@@ -117,6 +119,7 @@ static int deliver(struct rg *g)
 	if (ret < 0 || g->stop)
 		return ret;
 	g->n = depth;
+	g->loaded_target = loaded;
 	return 0;
 }
 
@@ -243,7 +246,7 @@ static int run_loop(struct rg *g, uint64_t pc)
 		uint64_t val[4] = { 0 }, next, repcnt = 1, after = 0;
 		int nval = 0, have_rep = 0, have_lj = 0;
 		uint64_t target_val = 0, jtidx = 0, ljsp = 0;
-		int have_target = 0, have_jt = 0;
+		int have_target = 0, have_jt = 0, loaded = 0;
 
 		if (!d)
 			return rerr(g, pc, "execution left the twin's code");
@@ -267,6 +270,8 @@ static int run_loop(struct rg *g, uint64_t pc)
 			if (e->kind == AE_EV_WIT_BEFORE) {
 				if (witness(g, e, pc))
 					return -1;
+			} else if (e->kind == AE_EV_TARGET_LOADED) {
+				loaded = 1;
 			} else if (e->kind == AE_EV_SHADOW_POP) {
 				if (!g->n)
 					return rerr(g, pc, "pop of a return address with an empty call stack");
@@ -286,6 +291,15 @@ static int run_loop(struct rg *g, uint64_t pc)
 					jtidx = v;
 					have_jt = 1;
 					break;
+				case AE_VAL_JTLOAD: {
+					const uint8_t *t = ae_image_ptr(&g->p->orig,
+								       d->disp + v * 8, 8);
+
+					if (!t)
+						return rerr(g, pc, "dispatch-table index outside the table");
+					memcpy(&g->loaded_target, t, 8);
+					break;
+				}
 				case AE_VAL_SETJMP_SP:
 					setjmp_record(g, v);
 					break;
@@ -403,6 +417,8 @@ static int run_loop(struct rg *g, uint64_t pc)
 				if (!t)
 					return rerr(g, pc, "jump-table index outside the table");
 				memcpy(&target_val, t, 8);
+			} else if (loaded) {
+				target_val = g->loaded_target;
 			} else if (have_target) {
 				/* a target's own records are read when we get there */
 				uint64_t o = ae_map_resume(g->p, target_val);

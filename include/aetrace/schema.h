@@ -43,6 +43,8 @@ enum ae_event_kind {
 	AE_EV_VAL		= 5,	/* value of kind `flag`, width bytes, before k */
 	AE_EV_VAL_AFTER		= 6,	/* value of kind `flag`, width bytes, after k */
 	AE_EV_SHADOW_POP	= 7,	/* k pops a return address into memory */
+	AE_EV_TARGET_LOADED	= 8,	/* indirect jump k goes where the last
+					 * AE_VAL_JTLOAD said: no bytes here */
 };
 
 enum ae_value_kind {
@@ -53,6 +55,8 @@ enum ae_value_kind {
 	AE_VAL_REPCNT		= 5,	/* %rcx before a rep instruction */
 	AE_VAL_REPCNT_AFTER	= 6,	/* %rcx after a repe/repne instruction */
 	AE_VAL_RETADDR		= 7,	/* return address k pushes from memory */
+	AE_VAL_JTLOAD		= 8,	/* index of `mov TABLE(,%i,8),%r` whose
+					 * %r a later `jmp *%r` uses */
 };
 
 struct ae_event {

@@ -57,6 +57,10 @@ struct insn {
 	enum ind_kind ind;
 	int ind_reg;		/* capstone register (REG, TABLE index) */
 	int jt_width;
+	int tload_reg;		/* mov TABLE(,%i,8),%r: r (gpr index), else -1 */
+	int tload;		/* this load feeds a later jmp *%r */
+	int from_tload;		/* this jmp *%r takes its target from a load */
+	uint32_t writes;	/* bitmask of gprs written */
 	uint32_t mem_regs;	/* bitmask of regs used by a memory operand */
 	int setjmp_entry;
 	int in_longjmp;
@@ -400,6 +404,7 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 		xd = &ci->detail->x86;
 		x->kind = IK_PLAIN;
 		x->target = -1;
+		x->tload_reg = -1;
 		/* r15 belongs to the instrumentation (invariant 1). */
 		{
 			cs_regs rr, ww;
@@ -409,6 +414,8 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 				for (int i = 0; i < nr + nw; i++) {
 					int g = gpr_index(h, i < nr ? rr[i] : ww[i - nr]);
 
+					if (g >= 0 && i >= nr)
+						x->writes |= 1u << g;
 					if (g == 15) {
 						cs_free(ci, 1);
 						return err(c, line, "'%s' uses %%r15, which is reserved for tracing (compile with -ffixed-r15)",
@@ -433,6 +440,24 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 			break;
 		case X86_INS_UD2: case X86_INS_HLT:
 			x->kind = IK_STOP;
+			break;
+		case X86_INS_MOV:
+			/* mov TABLE(,%i,8),%r64 from a table of code addresses */
+			if (xd->op_count == 2 && xd->operands[0].type == X86_OP_REG &&
+			    xd->operands[0].size == 8 && xd->operands[1].type == X86_OP_MEM &&
+			    xd->operands[1].mem.base == X86_REG_INVALID &&
+			    xd->operands[1].mem.segment == X86_REG_INVALID &&
+			    xd->operands[1].mem.scale == 8 && xd->encoding.disp_offset) {
+				struct reloc *r = find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
+				int i = gpr_index(h, xd->operands[1].mem.index);
+				int n = r && r->symsec ? table_entries(s, r->symsec, r->symval + r->addend) : 0;
+
+				if (n > 0 && i >= 0) {
+					x->tload_reg = gpr_index(h, xd->operands[0].reg);
+					x->ind_reg = i;
+					x->jt_width = n <= 256 ? 1 : n <= 65536 ? 2 : 8;
+				}
+			}
 			break;
 		case X86_INS_POP: case X86_INS_PUSH:
 			if (xd->op_count == 1 && xd->operands[0].type == X86_OP_MEM) {
@@ -575,7 +600,7 @@ static int is_block(const struct insn *x)
 {
 	return x->kind == IK_CALL || x->kind == IK_CALL_IND ||
 	       x->kind == IK_JMP_IND || x->rep || x->setjmp_entry ||
-	       moves_retaddr(x);
+	       moves_retaddr(x) || x->tload;
 }
 
 static void build_graph(struct ctx *c)
@@ -672,6 +697,52 @@ static int edge_w_cmp(const void *a, const void *b)
 	if (x->w != y->w)
 		return x->w > y->w ? -1 : 1;
 	return *(const int *)a - *(const int *)b;
+}
+
+/*
+ * Computed-goto dispatch (`mov TABLE(,%i,8),%r; ...; jmp *%r`, Lua's
+ * interpreter loop): record the table index (1 byte for up to 256 labels)
+ * at the load instead of the 8-byte target at the jump, when the load
+ * reaches the jump on a straight line that nothing else enters and that
+ * leaves %r alone.
+ */
+static void link_table_loads(struct ctx *c)
+{
+	int n = c->n;
+	int *npred = calloc(n + 1, sizeof(int));
+
+	for (int i = 0; i < c->ne; i++)
+		if (c->e[i].to < n)
+			npred[c->e[i].to]++;
+	for (int k = 0; k < n; k++) {
+		struct insn *x = &c->in[k];
+		int v = k, ok = 0;
+
+		if (x->tload_reg < 0)
+			continue;
+		for (int steps = 0; steps < 64; steps++) {
+			struct insn *y = &c->in[v];
+
+			if (y->kind != IK_PLAIN || y->rep || y->nout != 1)
+				break;
+			v = c->e[y->out[0]].to;
+			if (v >= n || npred[v] != 1)
+				break;
+			y = &c->in[v];
+			if (y->kind == IK_JMP_IND && y->ind == IND_REG &&
+			    y->ind_reg == x->tload_reg && !y->in_longjmp) {
+				ok = 1;
+				break;
+			}
+			if (y->writes & (1u << x->tload_reg))
+				break;
+		}
+		if (ok) {
+			x->tload = 1;
+			c->in[v].from_tload = 1;
+		}
+	}
+	free(npred);
 }
 
 /* Blocking witnesses: no witness-free predicate -> call/value/exit path. */
@@ -835,6 +906,7 @@ static int place(struct ctx *c)
 		c->comp[i] = uf_find(uf, i);
 	free(uf);
 
+	link_table_loads(c);
 	place_blocking(c);
 	place_mst(c);
 
@@ -1207,6 +1279,8 @@ static void make_events(struct ctx *c)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_SETJMP_SP, 0, 0);
 		if (x->rep)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_REPCNT, 0, 0);
+		if (x->tload)
+			add_event(c, k, AE_EV_VAL, x->jt_width, AE_VAL_JTLOAD, 0, 0);
 		if (moves_retaddr(x) && x->stack_mem == 1)
 			add_event(c, k, AE_EV_SHADOW_POP, 0, 0, 0, 0);
 		if (moves_retaddr(x) && x->stack_mem == 2)
@@ -1214,7 +1288,9 @@ static void make_events(struct ctx *c)
 		if (x->kind == IK_JMP_IND && x->in_longjmp)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_LONGJMP_SP, 0, 0);
 		if (x->kind == IK_JMP_IND || x->kind == IK_CALL_IND) {
-			if (x->ind == IND_TABLE)
+			if (x->from_tload)
+				add_event(c, k, AE_EV_TARGET_LOADED, 0, 0, 0, 0);
+			else if (x->ind == IND_TABLE)
 				add_event(c, k, AE_EV_VAL, x->jt_width, AE_VAL_JTIDX, 0, 0);
 			else
 				add_event(c, k, AE_EV_VAL, 8, AE_VAL_TARGET, 0, 0);

@@ -40,7 +40,7 @@ static void usage(FILE *f)
 		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
 		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
 		"  --subbufs N      number of sub-buffers (default 8)\n"
-		"  -l LEVEL         zstd level (default 1)\n"
+		"  -l LEVEL         zstd level, -7 (fastest) .. 22 (default 1)\n"
 		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
 }
 
@@ -140,12 +140,18 @@ static int parse_args(struct aerun_opts *o, int argc, char **argv)
 			o->nr_subbufs = v;
 			break;
 		case 'l':
-			if (parse_size(optarg, &v) || v < 1 || v > 22) {
-				fprintf(stderr, "aerun: -l '%s': need a zstd level between 1 and 22\n",
+		{
+			char *end;
+			long l = strtol(optarg, &end, 10);
+
+			/* negative levels are zstd's fast modes */
+			if (*end || end == optarg || l < -7 || l > 22 || !l) {
+				fprintf(stderr, "aerun: -l '%s': need a zstd level from -7 (fastest) to 22, not 0\n",
 					optarg);
 				return -EINVAL;
 			}
-			o->level = v;
+			o->level = (int)l;
+		}
 			break;
 		case 'q':
 			o->quiet = 1;

@@ -2,12 +2,12 @@
 /*
  * Hand-written producers for the trbuf kselftests: each record is one
  * 8-byte value (tag << 32 | counter) written through r15 by a restartable
- * sequence "movq %rax,(%r15); lea 8(%r15),%r15" whose range is published
+ * sequence "movq %rax,(%r15) (x3); lea 8(%r15),%r15" whose range is published
  * in the __ae_seqtab section, exactly like instrumented code.
  *
  * trbuf_prod_loop(base, n): write records base + 0 .. base + n - 1.
  * trbuf_prod_loop_bad(base, n): the same, but the commit is
- *	"add $8,%r15" and the table holds only the store (so overflow
+ *	"add $8,%r15" and the table holds only the first store (so overflow
  *	still restarts it): the kernel cannot recognise a cut between store
  *	and commit, so cuts corrupt the stream (the rollback test shows the
  *	checker detects that).
@@ -23,6 +23,10 @@ trbuf_prod_loop:
 	jae	3f
 	leaq	(%rdi,%rcx), %rax
 .Lseq_start:
+	/* the store is repeated (restartable) so that more of the loop is
+	 * strictly inside the sequence: cuts there are what rollback fixes */
+	movq	%rax, (%r15)
+	movq	%rax, (%r15)
 	movq	%rax, (%r15)
 	leaq	8(%r15), %r15
 .Lseq_end:
@@ -40,7 +44,9 @@ trbuf_prod_loop_bad:
 	leaq	(%rdi,%rcx), %rax
 .Lbad_store:
 	movq	%rax, (%r15)
-.Lbad_commit:
+.Lbad_store_end:
+	movq	%rax, (%r15)
+	movq	%rax, (%r15)
 	addq	$8, %r15
 	incq	%rcx
 	jmp	1b
@@ -79,5 +85,5 @@ trbuf_clone_thread:
 	.balign	8
 	.long	.Lseq_start, .Lseq_end
 	/* only the store: a cut before the add is not recognised */
-	.long	.Lbad_store, .Lbad_commit
+	.long	.Lbad_store, .Lbad_store_end
 	.section .note.GNU-stack, "", @progbits
