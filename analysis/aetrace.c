@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program.h"
 #include "regen.h"
 
 struct out {
 	FILE *f;
+	struct ae_program *p;	/* with --original-only */
 	char buf[1 << 16];
 	size_t n;
 	int bin;
@@ -40,6 +42,8 @@ static int sink_insn(void *ctx, uint64_t addr, unsigned int size)
 	char *p;
 	int digits = 8;
 
+	if (o->p && !ae_is_original(o->p, addr))
+		return 0;
 	if (o->n > sizeof(o->buf) - 64) {
 		out_flush(o);
 		if (o->err)
@@ -71,12 +75,15 @@ static int sink_insn(void *ctx, uint64_t addr, unsigned int size)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: aetrace regen [--format=lackey|bin] [-o FILE] TRACE PROG\n"
+		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE] TRACE PROG\n"
 		"       aetrace stats TRACE PROG\n"
-		"  TRACE  a capture (aerun -o TRACE), '-' for standard input\n"
+		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
+		"  TRACE  a capture (aerun -o TRACE; or AE_CAPTURE=TRACE in PROG's environment)\n"
 		"  PROG   the instrumented program (PROG.orig beside it)\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
-		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md)\n");
+		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md).\n"
+		"  --original-only leaves out alignment padding the assembler added\n"
+		"  (executed nops that are not in the program's source).\n");
 }
 
 static int load(const char *trace, const char *prog, struct ae_program **p,
@@ -94,6 +101,7 @@ static int cmd_regen(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "original-only", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -103,7 +111,7 @@ static int cmd_regen(int argc, char **argv)
 	struct ae_stream s;
 	struct ae_regen_stats st;
 	struct ae_regen_sink sink = { sink_insn, &o };
-	int c, ret;
+	int c, ret, original_only = 0;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -117,6 +125,9 @@ static int cmd_regen(int argc, char **argv)
 			break;
 		case 'o':
 			outp = optarg;
+			break;
+		case 'O':
+			original_only = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -139,6 +150,8 @@ static int cmd_regen(int argc, char **argv)
 		ae_program_free(p);
 		return 1;
 	}
+	if (original_only)
+		o.p = p;
 	ret = ae_regen(p, &s, &sink, &st);
 	out_flush(&o);
 	if (o.err || fflush(o.f)) {
@@ -182,6 +195,50 @@ static int cmd_stats(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+/*
+ * map-lackey: valgrind lackey's trace of the instrumented PROG (run with
+ * AE_CAPTURE=FILE) in twin addresses: instructions of PROG.orig are
+ * renamed, instrumentation and runtime instructions dropped; the result
+ * compares with `aetrace regen FILE PROG` of the same run.
+ */
+static int cmd_map_lackey(int argc, char **argv)
+{
+	struct ae_program *p = NULL;
+	char line[256];
+	unsigned long long addr, lines = 0;
+	unsigned int size;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: aetrace map-lackey PROG < lackey-I-lines\n");
+		return 2;
+	}
+	if (ae_program_load(&p, argv[1])) {
+		ae_program_free(p);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		uint64_t o;
+
+		lines++;
+		if (line[0] != 'I')
+			continue;
+		if (sscanf(line + 1, " %llx,%u", &addr, &size) != 2) {
+			fprintf(stderr, "aetrace: standard input, line %llu: not a lackey I line\n", lines);
+			ae_program_free(p);
+			return 1;
+		}
+		o = ae_map_exact(p, addr);
+		if (o) {
+			/* a branch to a witness stub may be longer in PROG */
+			struct ae_dinsn *d = ae_decode(p, o);
+
+			printf("I  %08llx,%u\n", (unsigned long long)o, d ? d->len : size);
+		}
+	}
+	ae_program_free(p);
+	return fflush(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -192,6 +249,8 @@ int main(int argc, char **argv)
 		return cmd_regen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "map-lackey"))
+		return cmd_map_lackey(argc - 1, argv + 1);
 	fprintf(stderr, "aetrace: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -153,6 +153,7 @@ void ae_program_free(struct ae_program *p)
 	free(p->tab);
 	free(p->ev);
 	free(p->amap);
+	free(p->origs);
 	if (p->ci)
 		cs_free(p->ci, 1);
 	if (p->cs)
@@ -319,4 +320,36 @@ struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
 	}
 	p->tab[addr - p->orig.text_lo] = d;
 	return d;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Is addr one of the program's own instructions (not assembler padding)? */
+int ae_is_original(struct ae_program *p, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!p->origs) {
+		p->origs = malloc((p->namap + 1) * sizeof(uint64_t));
+		if (!p->origs)
+			return 1;
+		for (size_t i = 0; i < p->namap; i++)
+			p->origs[i] = p->amap[i].orig;
+		qsort(p->origs, p->namap, sizeof(uint64_t), u64_cmp);
+	}
+	hi = p->namap;
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (p->origs[m] < addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < p->namap && p->origs[lo] == addr;
 }

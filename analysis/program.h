@@ -45,6 +45,7 @@ struct ae_program {
 	size_t nev;
 	struct ae_amap *amap;
 	size_t namap;
+	uint64_t *origs;	/* sorted twin addresses (ae_is_original) */
 	const uint32_t *seq;	/* prog's sorted (start, end) pairs */
 	size_t nseq;
 	uint64_t restorer;	/* twin's __restore_rt */
@@ -59,5 +60,6 @@ struct ae_program {
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
 struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
+int ae_is_original(struct ae_program *p, uint64_t addr);
 
 #endif

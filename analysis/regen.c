@@ -47,6 +47,7 @@ struct rg {
 	uint64_t unwind_pc;
 	uint64_t exit_ip;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
+	int finishing;		/* in _Exit: stop after its system call */
 	int stop;
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
 };
@@ -260,8 +261,11 @@ static int run_loop(struct rg *g, uint64_t pc)
 		}
 		if (g->mi < g->s->nmk && g->s->mk[g->mi].type == TRBUF_MK_EXIT &&
 		    g->s->mkpos[g->mi] == g->pos && g->mkip[g->mi] == pc) {
-			g->stop = 2;
-			return 0;
+			if (!(g->s->mk[g->mi].flags & AE_MK_EXIT_AT_SYSCALL)) {
+				g->stop = 2;
+				return 0;
+			}
+			g->finishing = 1;
 		}
 		/* records written before the instruction */
 		for (int i = 0; i < d->nev; i++) {
@@ -354,6 +358,10 @@ static int run_loop(struct rg *g, uint64_t pc)
 		case AE_K_STOP:
 			return rerr(g, pc, "reached a trapping instruction (ud2/hlt)");
 		case AE_K_SYSCALL:
+			if (g->finishing) {
+				g->stop = 2;
+				return 0;
+			}
 			skip_passive(g);
 			if (g->level > 0 && g->mi < g->s->nmk &&
 			    g->s->mk[g->mi].type == TRBUF_MK_SIGRETURN &&

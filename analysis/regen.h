@@ -15,6 +15,10 @@ struct ae_program;
 int ae_program_load(struct ae_program **pp, const char *prog);
 void ae_program_free(struct ae_program *p);
 
+/* trbuf_marker.flags of an EXIT marker: ip is the entry of _Exit and the
+ * program ends after the next system call (raw captures). */
+#define AE_MK_EXIT_AT_SYSCALL	1
+
 /* One thread's witness stream with the markers that fall inside it. */
 struct ae_stream {
 	uint8_t *data;

@@ -11,6 +11,8 @@
 
 #include <aetrace/container.h>
 
+#include <aetrace/capture.h>
+
 #include "regen.h"
 
 struct seqbase {
@@ -31,6 +33,33 @@ static int serr(const char *path, const char *msg, uint64_t off)
 	return -1;
 }
 
+/*
+ * A raw capture (AE_CAPTURE=FILE, instrument/runtime/capture.c): header,
+ * witness bytes; the end is "after the first system call of _Exit".
+ */
+static int load_capture(struct ae_stream *s, const char *path, FILE *f)
+{
+	struct ae_capture_hdr h;
+
+	if (fread(&h, sizeof(h), 1, f) != 1 || h.magic != AE_CAPTURE_MAGIC)
+		return serr(path, "bad capture header", 0);
+	s->data = malloc(h.len ? h.len : 1);
+	s->mk = calloc(1, sizeof(*s->mk));
+	s->mkpos = calloc(1, sizeof(*s->mkpos));
+	if (!s->data || !s->mk || !s->mkpos)
+		return serr(path, "out of memory", 0);
+	if (fread(s->data, 1, h.len, f) != h.len)
+		return serr(path, "capture file truncated", sizeof(h));
+	s->len = h.len;
+	s->mk[0].type = TRBUF_MK_EXIT;
+	s->mk[0].flags = AE_MK_EXIT_AT_SYSCALL;
+	s->mk[0].ip = h.exit_entry;
+	s->mkpos[0] = h.len;
+	s->nmk = 1;
+	s->exited = 1;
+	return 0;
+}
+
 int ae_stream_load(struct ae_stream *s, const char *path)
 {
 	struct ae_reader *r;
@@ -42,6 +71,19 @@ int ae_stream_load(struct ae_stream *s, const char *path)
 	int ret, seen_session = 0;
 
 	memset(s, 0, sizeof(*s));
+	{
+		FILE *f = fopen(path, "rb");
+		uint64_t magic = 0;
+
+		if (f && fread(&magic, 8, 1, f) == 1 && magic == AE_CAPTURE_MAGIC) {
+			rewind(f);
+			ret = load_capture(s, path, f);
+			fclose(f);
+			return ret;
+		}
+		if (f)
+			fclose(f);
+	}
 	ret = ae_reader_open(&r, path);
 	if (ret) {
 		fprintf(stderr, "aetrace: %s: %s\n", path, strerror(-ret));

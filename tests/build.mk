@@ -35,7 +35,7 @@ ALL_TARGETS += tests-oracles
 ifneq ($(shell command -v musl-gcc 2>/dev/null),)
 ALL_TARGETS += tests-corpus
 endif
-CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh
+CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh
 
 # A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
 # witness byte changed.

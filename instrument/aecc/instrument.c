@@ -65,6 +65,7 @@ struct insn {
 	int setjmp_entry;
 	int in_longjmp;
 	int in_sigsetjmp;
+	int exit_entry;		/* first instruction of _Exit */
 	int stack_mem;		/* 1 pop to memory, 2 push from memory */
 	int depth;
 	int nout;
@@ -361,6 +362,8 @@ static void mark_functions(struct ctx *c, Elf *elf)
 				c->in[k].in_longjmp = 1;
 			if (name && (!strcmp(name, "sigsetjmp") || !strcmp(name, "__sigsetjmp")))
 				c->in[k].in_sigsetjmp = 1;
+			if (name && !strcmp(name, "_Exit"))
+				c->in[k].exit_entry = 1;
 		}
 	}
 }
@@ -1136,6 +1139,9 @@ static int write_instrumented(struct ctx *c, FILE *f, const char *orig_o,
 			fprintf(f, "\t%s\n", s->text);
 			continue;
 		}
+		/* the program ends: the runtime may have to save the trace */
+		if (c->in[k].exit_entry)
+			fprintf(f, "\tcall\t__ae_exit_hook\n");
 		/* before the instruction: witnesses, then value records */
 		for (int i = ev_first[k]; i >= 0 && i < c->nev && c->ev[i].insn == (uint32_t)k; i++) {
 			struct ae_event *ev = &c->ev[i];

@@ -446,10 +446,12 @@ int ae_link(const struct ae_link_opts *o)
 		av_add(&a, o->ldflags[i]);
 		av_add(&b, o->ldflags[i]);
 	}
+	av_add(&a, "-Wl,--start-group");	/* libc calls __ae_exit_hook */
 	av_add(&a, ae_libaert());
 	av_add(&a, ae_libae());
 	snprintf(p, sizeof(p), "%s/libc.a", musl_lib);
 	av_add(&a, p);
+	av_add(&a, "-Wl,--end-group");
 	snprintf(p, sizeof(p), "%s/crtn.o", musl_lib);
 	av_add(&a, p);
 	if (ae_run(a.v))

@@ -26,6 +26,7 @@ _ae_start:
 	push	%r13
 	push	%r14
 	mov	%rsp, %rbx		/* callee-saved: survives the call */
+	lea	112(%rsp), %rdi		/* the process-entry stack: argc, argv, envp */
 	and	$-16, %rsp		/* ABI alignment for the C call */
 	call	ae_runtime_setup
 	mov	%rax, %r15		/* the write cursor (invariant 1) */
@@ -46,6 +47,43 @@ _ae_start:
 	pop	%rax
 	jmp	_start
 	.size	_ae_start, . - _ae_start
+
+/*
+ * Called by the instrumented C library at the entry of _Exit (aecc inserts
+ * the call): the program is about to end, r15 is final. Preserves every
+ * register; flags are dead at a function entry.
+ */
+	.globl	__ae_exit_hook
+	.type	__ae_exit_hook, @function
+__ae_exit_hook:
+	push	%rax
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	push	%rdi
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	push	%rbx
+	mov	%rsp, %rbx
+	mov	%r15, %rdi
+	mov	80(%rsp), %rsi		/* our return address: _Exit's body */
+	and	$-16, %rsp
+	call	ae_capture_exit
+	mov	%rbx, %rsp
+	pop	%rbx
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rdi
+	pop	%rsi
+	pop	%rdx
+	pop	%rcx
+	pop	%rax
+	ret
+	.size	__ae_exit_hook, . - __ae_exit_hook
 
 /* Signal restorer for the runtime's own handler (discard mode). */
 	.globl	ae_rt_restorer

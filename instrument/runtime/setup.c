@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * setup.c - choose the tracing mode at process entry (docs/INTERNALS.md,
- * "Runtime entry"): kernel, then standalone (aerun), then discard.
+ * "Runtime entry"): AE_CAPTURE (capture.c), kernel, then standalone
+ * (aerun), then discard.
  */
 #include "sys.h"
 
@@ -19,11 +20,15 @@ extern int ae_trbuf_register(void) __attribute__((weak));
 #define ae_have_trbuf_mode()	(ae_trbuf_register != 0)
 #endif
 
-unsigned long ae_runtime_setup(void);
+unsigned long ae_runtime_setup(unsigned long *entry_sp);
 
-unsigned long ae_runtime_setup(void)
+unsigned long ae_runtime_setup(unsigned long *entry_sp)
 {
 	unsigned long r15;
+
+	r15 = ae_capture_setup(entry_sp);
+	if (r15)
+		return r15;
 
 	if (ae_have_trbuf_mode() && ae_trbuf_register() == 0) {
 		__asm__ volatile("mov %%r15, %0" : "=r"(r15));

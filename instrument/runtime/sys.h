@@ -89,6 +89,8 @@ unsigned long ae_seq_rollback(unsigned long ip);
  * or does not return on a fatal error. */
 unsigned long ae_standalone_setup(void);
 unsigned long ae_discard_setup(void);
+unsigned long ae_capture_setup(unsigned long *entry_sp);
+void ae_capture_exit(unsigned long r15, unsigned long exit_entry);
 void ae_rt_restorer(void);
 
 #endif /* AE_RT_SYS_H */

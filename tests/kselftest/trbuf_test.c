@@ -690,7 +690,7 @@ static int rollback_enabled(void)
 
 TEST_F_TIMEOUT(trbuf, rollback_exact, 1800)
 {
-	struct prod_spec sp = { .nthreads = 1, .n = scale(1000000), .sig = 1 };
+	struct prod_spec sp = { .nthreads = 1, .n = scale(3000000), .sig = 1 };
 	struct run_opts o = { .sig_storm = 1 };
 
 	if (!self->have_dev)
@@ -705,7 +705,7 @@ TEST_F_TIMEOUT(trbuf, rollback_exact, 1800)
 
 TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 {
-	struct prod_spec sp = { .nthreads = 1, .n = scale(1000000), .bad = 1,
+	struct prod_spec sp = { .nthreads = 1, .n = scale(3000000), .bad = 1,
 				.sig = 1 };
 	struct run_opts o = { .sig_storm = 1 };
 	pid_t pids[3];
