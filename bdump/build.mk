@@ -42,3 +42,20 @@ $(BIN)/bdump-recv: $(RECV_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 ALL_TARGETS += $(BIN)/bdump $(BIN)/bdump-recv
 CHECK_TARGETS += tests/host/bdump-pipe.sh tests/host/bdump-net.sh
 BENCH_TARGETS += bench/bdump-bench.sh
+
+# tests/host/bdump-vm.sh: a /dev/trbuf producer run in the VM (hand-written
+# restartable sequences of tests/kselftest, no libc while traced) and the
+# host-side checker of its records in a bdump capture.
+BDVM_OBJ := $(OBJ)/tests/host
+$(BDVM_OBJ)/bdump_vm_prod: tests/host/bdump_vm_prod.c $(OBJ)/tests/kselftest/trbuf_prod.o \
+		$(OBJ)/tests/kselftest/trbuf_mode.o include/uapi/linux/trbuf.h
+	$(quiet) CC $@
+	$(Q)mkdir -p $(@D) && $(CC) $(KST_CFLAGS) -no-pie -o $@ $< \
+		$(OBJ)/tests/kselftest/trbuf_prod.o $(OBJ)/tests/kselftest/trbuf_mode.o
+
+$(BDVM_OBJ)/bdump_vm_check: tests/host/bdump_vm_check.c $(AE_CONTAINER_LIB) include/aetrace/container.h
+	$(quiet) CC $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd
+
+ALL_TARGETS += $(BDVM_OBJ)/bdump_vm_prod $(BDVM_OBJ)/bdump_vm_check
+CHECK_TARGETS += tests/host/bdump-vm.sh

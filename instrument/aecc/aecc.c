@@ -99,34 +99,36 @@ static void find_top(void)
 	snprintf(top, sizeof(top), "%s", dirname(dirname(exe)));
 }
 
-const char *ae_musl_dir(void)
+/* A part of the tree: $ENV when set, else <top>/REL (in buf). */
+static const char *tree_path(char *buf, size_t len, const char *env, const char *rel)
 {
-	static char p[PATH_MAX];
-	const char *e = getenv("AECC_MUSL");
+	const char *e = env ? getenv(env) : NULL;
 
 	if (e)
 		return e;
-	snprintf(p, sizeof(p), "%s/build/musl", top);
-	return p;
+	snprintf(buf, len, "%s/%s", top, rel);
+	return buf;
+}
+
+const char *ae_musl_dir(void)
+{
+	static char p[PATH_MAX];
+
+	return tree_path(p, sizeof(p), "AECC_MUSL", "build/musl");
 }
 
 const char *ae_libae(void)
 {
 	static char p[PATH_MAX];
-	const char *e = getenv("AECC_LIBAE");
 
-	if (e)
-		return e;
-	snprintf(p, sizeof(p), "%s/build/instrument/libae.a", top);
-	return p;
+	return tree_path(p, sizeof(p), "AECC_LIBAE", "build/instrument/libae.a");
 }
 
 const char *ae_libaert(void)
 {
 	static char p[PATH_MAX];
 
-	snprintf(p, sizeof(p), "%s/build/instrument/libaert.a", top);
-	return p;
+	return tree_path(p, sizeof(p), NULL, "build/instrument/libaert.a");
 }
 
 const char *ae_tmpdir(void)
