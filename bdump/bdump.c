@@ -51,6 +51,7 @@ static void usage(FILE *f)
 "  --secret FILE   shared secret for tcp:// (HMAC-SHA256 challenge-response)\n"
 "  --net-buffer MB unacknowledged bytes kept for resending (default 256)\n"
 "  --device PATH   trace device (default /dev/trbuf)\n"
+"  --from CAPTURE  send an existing capture (e.g. aerun -o) instead of the device\n"
 "  --synthetic-source SPEC  self-checking generator instead of the device,\n"
 "                  SPEC = bytes=64M,cpus=2,subbuf=1M,rate=0,seed=1\n"
 "  bdump --check TRACE [SCHED]  verify a capture: chunk order, END counters,\n"
@@ -285,10 +286,15 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 
 	if (opt->synthetic)
 		ret = bdump_source_synth_open(&src, opt->synthetic);
+	else if (opt->from)
+		ret = bdump_source_file_open(&src, opt->from);
 	else
 		ret = bdump_source_trbuf_open(&src, opt->device);
 	if (ret) {
-		fprintf(stderr, "bdump: %s: %s\n", opt->synthetic ? opt->synthetic : opt->device,
+		const char *what = opt->synthetic ? opt->synthetic :
+				   opt->from ? opt->from : opt->device;
+
+		fprintf(stderr, "bdump: %s: %s\n", what,
 			opt->synthetic && ret == -EINVAL ? "bad synthetic spec" : strerror(-ret));
 		return 1;
 	}
@@ -395,6 +401,7 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "secret", required_argument, NULL, 'S' },
 		{ "synthetic-source", required_argument, NULL, 'Y' },
+		{ "from", required_argument, NULL, 'F' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "net-buffer", required_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, 'C' },
@@ -437,6 +444,9 @@ int main(int argc, char **argv)
 			break;
 		case 'Y':
 			opt.synthetic = optarg;
+			break;
+		case 'F':
+			opt.from = optarg;
 			break;
 		case 'D':
 			opt.device = optarg;

@@ -13,6 +13,7 @@ struct bdump_opts {
 	int quiet;
 	const char *secret;
 	const char *synthetic;
+	const char *from;		/* --from: an existing capture */
 	const char *device;
 	size_t net_buffer;
 };

@@ -27,7 +27,7 @@ $(BDUMP_OBJ)/container_test: $(BDUMP_OBJ)/container_test.o $(AE_CONTAINER_LIB)
 ALL_TARGETS += $(AE_CONTAINER_LIB) $(BDUMP_OBJ)/container_test
 CHECK_TARGETS += tests/host/bdump-format.sh
 
-BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_synth.o source_trbuf.o \
+BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_file.o source_synth.o source_trbuf.o \
 	net_client.o wire.o)
 RECV_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump_recv.o wire.o)
 

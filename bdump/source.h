@@ -38,6 +38,8 @@ struct bdump_source {
 };
 
 int bdump_source_trbuf_open(struct bdump_source **sp, const char *dev);
+/* An existing capture, sent again (forwarding a standalone trace). */
+int bdump_source_file_open(struct bdump_source **sp, const char *path);
 
 /* Synthetic producer: SPEC is "bytes=64M,cpus=2,subbuf=1M,rate=0,seed=1". */
 struct synth_spec {

@@ -224,7 +224,6 @@ static int switch_subbuf(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	nsb->len = 0;
 	c->cur = next;
 	c->cursor = cur_start(buf, c);
-	c->changed = true;
 	return 0;
 }
 
@@ -338,11 +337,12 @@ static void trbuf_hook_switch_in(struct task_struct *next)
 	regs->r15 = c->cursor;
 	c->owner = next;
 	TRBUF_CNT(buf, switches_in);
-	if (c->last_tid != next->pid || c->changed) {
-		c->last_tid = next->pid;
-		c->changed = false;
-		mk_push(buf, c, c->cursor, TRBUF_MK_SWITCH_IN, next, regs, 0, 0);
-	}
+	/*
+	 * A marker at every switch-in, even when the task was the last one
+	 * traced on this CPU: it may have written on another CPU since, and
+	 * only the marker tells a reader where its bytes continue.
+	 */
+	mk_push(buf, c, c->cursor, TRBUF_MK_SWITCH_IN, next, regs, 0, 0);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);
@@ -669,7 +669,6 @@ int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg)
 	current->trbuf = ctx;
 	c->owner = current;
 	regs->r15 = c->cursor;
-	c->last_tid = current->pid;
 	mk_push(buf, c, c->cursor, TRBUF_MK_START, current, regs, 0, 0);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);

@@ -37,8 +37,6 @@ struct trbuf_cpu {
 	unsigned long cursor;
 	/* Traced task whose user r15 is the live cursor, or NULL. */
 	struct task_struct *owner;
-	pid_t last_tid;			/* last traced task switched in */
-	bool changed;			/* sub-buffer changed since then */
 	struct trbuf_sb *sbs;
 };
 

@@ -29,7 +29,10 @@ _ae_start:
 	lea	112(%rsp), %rdi		/* the process-entry stack: argc, argv, envp */
 	and	$-16, %rsp		/* ABI alignment for the C call */
 	call	ae_runtime_setup
+	test	%rax, %rax		/* 0: kernel mode, the kernel set r15 */
+	jz	1f
 	mov	%rax, %r15		/* the write cursor (invariant 1) */
+1:
 	mov	%rbx, %rsp
 	pop	%r14
 	pop	%r13

@@ -30,10 +30,13 @@ unsigned long ae_runtime_setup(unsigned long *entry_sp)
 	if (r15)
 		return r15;
 
-	if (ae_have_trbuf_mode() && ae_trbuf_register() == 0) {
-		__asm__ volatile("mov %%r15, %0" : "=r"(r15));
-		return r15;
-	}
+	/*
+	 * Kernel mode: the kernel owns r15 from now on (it reloads it at
+	 * every switch-in); returning 0 tells _ae_start not to touch it. A
+	 * copy taken here could be stale after a migration (invariant 1).
+	 */
+	if (ae_have_trbuf_mode() && ae_trbuf_register() == 0)
+		return 0;
 	r15 = ae_standalone_setup();
 	if (r15)
 		return r15;

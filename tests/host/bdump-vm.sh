@@ -111,7 +111,21 @@ sum_of() { grep -o 'producer_bytes [0-9]* other_bytes [0-9]* unattributed 0 stre
 check "local capture and the one stored by bdump-recv hold the same per-task content" \
 	'[ -n "$(sum_of $w/local/pat.out)" ] && [ "$(sum_of $w/local/pat.out)" = "$(sum_of $w/net/pat.out)" ]'
 
-# bdump reads only /dev/trbuf or its synthetic source: it cannot forward an
-# existing container file (aerun -o t.zst), so that part is not tested.
-ok "standalone trace through bdump's pipe target and bdump-recv # SKIP bdump has no mode to forward an existing container file"
+# A standalone trace (aerun -o) shipped by `bdump --from` through a pipe
+# and through bdump-recv still regenerates to the same instruction trace.
+mkdir -p "$w/fwd"
+(cd "$w/fwd" && cp "$top/$w/interp" "$top/$w/interp.orig" . &&
+	"$top/bin/aerun" -q -o t.zst -- ./interp > /dev/null &&
+	"$top/bin/aetrace" regen t.zst interp > regen.orig)
+check "standalone trace regenerates" '[ -s "$w/fwd/regen.orig" ]'
+bin/bdump -q --from "$w/fwd/t.zst" "|cat > $w/fwd/piped.zst" "$w/fwd/piped.sched"
+bin/aetrace regen "$w/fwd/piped.zst" "$w/fwd/interp" > "$w/fwd/regen.piped"
+check "standalone trace through bdump's pipe target regenerates the same" \
+	'cmp -s "$w/fwd/regen.orig" "$w/fwd/regen.piped"'
+before=$(ls "$w/store" | sort)
+bin/bdump -q --from "$w/fwd/t.zst" --secret "$w/secret" "tcp://127.0.0.1:$port" "$w/fwd/net.sched"
+fsess=$(ls "$w/store" | sort | comm -13 <(echo "$before") - | head -1)
+[ -n "$fsess" ] && bin/aetrace regen "$w/store/$fsess/trace.zst" "$w/fwd/interp" > "$w/fwd/regen.net"
+check "standalone trace through bdump-recv ($fsess) regenerates the same" \
+	'[ -n "$fsess" ] && cmp -s "$w/fwd/regen.orig" "$w/fwd/regen.net"'
 echo "1..$n"
