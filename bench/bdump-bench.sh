@@ -5,7 +5,8 @@
 # raw MB/s and CPU seconds per raw MB (shown as ms/MB) at zstd levels 1 and 3, with
 # compression in bdump's thread (-T 0) and with 2 zstd workers (-T 2).
 # CPU includes the synthetic generator.
-# Appends its table, the command and the date to bench/RESULTS.md.
+# Writes its table, the command and the date into bench/RESULTS.md
+# (section "bdump throughput").
 # usage: bench/bdump-bench.sh   (BENCH_BYTES=512M, BENCH_ROUNDS=3)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,8 +44,8 @@ for level in 1 3; do
 done
 
 crc=$("$top/build/bdump/container_test" crc-bench)
+sect=$(mktemp)
 {
-	echo
 	echo "## bdump throughput"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r); command: \`BENCH_BYTES=$bytes BENCH_ROUNDS=$rounds bench/bdump-bench.sh\`"
@@ -56,5 +57,7 @@ crc=$("$top/build/bdump/container_test" crc-bench)
 	printf '%s\n' "${rows[@]}"
 	echo
 	echo "Chunk checksum (64 MiB buffer): $crc."
-} >> "$results"
+} > "$sect"
+"$top/bench/replace-section.sh" "$results" "$sect"
+rm -f "$sect"
 printf '%s\n' "${rows[@]}"

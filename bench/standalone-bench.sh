@@ -110,18 +110,4 @@ cmdline="BENCH_ROUNDS=$rounds bench/standalone-bench.sh"
 } > "$tmp/section"
 cat "$tmp/section"
 
-# Replace our section of RESULTS.md (up to the next "## " heading), keep the rest.
-touch "$results"
-python3 - "$results" "$tmp/section" <<'EOF'
-import re, sys
-path, sec = sys.argv[1], open(sys.argv[2]).read()
-text = open(path).read()
-m = re.search(r"^## Standalone capture\n.*?(?=^## |\Z)", text, re.S | re.M)
-if m:
-    text = text[:m.start()] + sec + text[m.end():]
-else:
-    if not text.strip():
-        text = "# aetrace benchmark results\n\n"
-    text = text.rstrip("\n") + "\n\n" + sec
-open(path, "w").write(text)
-EOF
+"$top/bench/replace-section.sh" "$results" "$tmp/section"
