@@ -44,6 +44,7 @@ struct rg {
 	int level;
 	jmp_buf unwind[MAX_LEVELS];
 	size_t level_depth[MAX_LEVELS];
+	uint64_t level_ip[MAX_LEVELS];	/* twin ip each handler interrupted */
 	uint64_t unwind_pc;
 	uint64_t exit_ip;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
@@ -107,6 +108,7 @@ static int deliver(struct rg *g)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
+	g->level_ip[g->level + 1] = g->mkip[g->mi];
 	g->mi++;
 	g->st->signals++;
 	if (g->debug)
@@ -244,8 +246,8 @@ static int run_loop(struct rg *g, uint64_t pc)
 {
 	while (!g->stop) {
 		struct ae_dinsn *d = ae_decode(g->p, pc);
-		uint64_t val[4] = { 0 }, next, repcnt = 1, after = 0;
-		int nval = 0, have_rep = 0, have_lj = 0;
+		uint64_t next, repcnt = 1, after = 0;
+		int have_rep = 0, have_lj = 0;
 		uint64_t target_val = 0, jtidx = 0, ljsp = 0;
 		int have_target = 0, have_jt = 0, loaded = 0;
 
@@ -326,8 +328,6 @@ static int run_loop(struct rg *g, uint64_t pc)
 				default:
 					return rerr(g, pc, "unknown value record in schema");
 				}
-				if (nval < 4)
-					val[nval++] = v;
 			}
 		}
 		for (int i = 0; i < d->nev; i++) {
@@ -366,10 +366,10 @@ static int run_loop(struct rg *g, uint64_t pc)
 			if (g->level > 0 && g->mi < g->s->nmk &&
 			    g->s->mk[g->mi].type == TRBUF_MK_SIGRETURN &&
 			    g->s->mkpos[g->mi] == g->pos) {
-				uint64_t resume = g->mkip[g->mi];
-
+				/* the handler must return where it interrupted */
+				if (g->mkip[g->mi] != g->level_ip[g->level])
+					return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
 				g->mi++;
-				(void)resume;
 				return 0;
 			}
 			break;
@@ -473,7 +473,6 @@ static int run_loop(struct rg *g, uint64_t pc)
 				    witness(g, &d->ev[i], pc))
 					return -1;
 		}
-		(void)val;
 		pc = next;
 	}
 	return 0;
