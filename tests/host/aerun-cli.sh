@@ -26,6 +26,14 @@ expect "fork refused with a clear error" 125 "forked; standalone capture traces 
 	"$AERUN" -o "$tmp/f.zst" "$PROD" fork
 expect "uninstrumented program runs, with a warning" 1 "never mapped the trace buffer" \
 	"$AERUN" -o "$tmp/u.zst" false
+expect "zstd level 0: exit 2, value named" 2 "\-l '0'" "$AERUN" -l 0 -o "$tmp/l.zst" "$PROD" 1
+if "$AERUN" -q -l -5 -o "$tmp/fast.zst" "$PROD" 1 >/dev/null 2>&1 &&
+	"$AERUN" -q -l 1 -o "$tmp/l1.zst" "$PROD" 1 >/dev/null 2>&1 &&
+	"$CHECK" "$tmp/fast.zst" >/dev/null 2>&1; then
+	ok "zstd fast level -5 writes a capture the checker accepts"
+else
+	not_ok "zstd fast level -5 writes a capture the checker accepts"
+fi
 expect "PATH lookup and argv passed unchanged" 0 "exit 0" \
 	"$AERUN" -o "$tmp/p.zst" sh -c 'test "$0" = sh && test "$1" = "a b"' sh "a b"
 finish
