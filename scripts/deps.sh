@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install the Debian packages a target needs, only when missing.
-# usage: scripts/deps.sh GROUP...   (groups: build, check, musl-src, lua-src, kernel, vm, bench)
+# usage: scripts/deps.sh GROUP...
+#   groups: build, check, src (deb-src entries), musl-src, lua-src, kernel, vm,
+#   bpf, bench
 set -euo pipefail
 
 pkgs_build="gcc make binutils pkg-config libcapstone-dev libzstd-dev libelf-dev zlib1g-dev libssl-dev"
-pkgs_check="valgrind python3 iproute2 dpkg-dev musl-tools"
+pkgs_check="valgrind python3 iproute2 dpkg-dev musl-tools zstd"
 pkgs_kernel="linux-source-6.1 bc bison flex libssl-dev libelf-dev dwarves rsync kmod cpio xz-utils"
 pkgs_vm="qemu-system-x86 busybox-static kmod"
 pkgs_bpf="libbpf-dev bpftool clang llvm"
