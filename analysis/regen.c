@@ -46,7 +46,6 @@ struct rg {
 	size_t level_depth[MAX_LEVELS];
 	uint64_t level_ip[MAX_LEVELS];	/* twin ip each handler interrupted */
 	uint64_t unwind_pc;
-	uint64_t exit_ip;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
 	int finishing;		/* in _Exit: stop after its system call */
 	int stop;

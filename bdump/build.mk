@@ -47,7 +47,7 @@ BENCH_TARGETS += bench/bdump-bench.sh
 # restartable sequences of tests/kselftest, no libc while traced) and the
 # host-side checker of its records in a bdump capture.
 BDVM_OBJ := $(OBJ)/tests/host
-$(BDVM_OBJ)/bdump_vm_prod: tests/host/bdump_vm_prod.c $(OBJ)/tests/kselftest/trbuf_prod.o \
+$(BDVM_OBJ)/bdump_vm_prod: tests/host/bdump_vm_prod.c tests/kselftest/trbuf_prod.h $(OBJ)/tests/kselftest/trbuf_prod.o \
 		$(OBJ)/tests/kselftest/trbuf_mode.o include/uapi/linux/trbuf.h
 	$(quiet) CC $@
 	$(Q)mkdir -p $(@D) && $(CC) $(KST_CFLAGS) -no-pie -o $@ $< \

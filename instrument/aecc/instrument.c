@@ -265,7 +265,6 @@ static int read_relocs(struct ctx *c, Elf *elf, struct scan *s, int *imap_sec)
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	Elf_Data *symd = NULL;
-	GElf_Shdr symsh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return err(c, 0, "libelf: %s", elf_errmsg(-1));
@@ -281,7 +280,6 @@ static int read_relocs(struct ctx *c, Elf *elf, struct scan *s, int *imap_sec)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (sh.sh_type == SHT_SYMTAB) {
 			symd = elf_getdata(scn, NULL);
-			symsh = sh;
 		}
 		if (sh.sh_type == SHT_PROGBITS) {
 			s->secdata[elf_ndxscn(scn)] = elf_getdata(scn, NULL);
@@ -320,7 +318,6 @@ static int read_relocs(struct ctx *c, Elf *elf, struct scan *s, int *imap_sec)
 			r->sym_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
 		}
 	}
-	(void)symsh;
 	qsort(s->r, s->nr, sizeof(*s->r), reloc_cmp);
 	return 0;
 }
@@ -378,6 +375,12 @@ static int table_entries(struct scan *s, int sec, uint64_t off)
 	       r->symsec < (int)s->nsec && s->sec_exec[r->symsec])
 		n++;
 	return n;
+}
+
+/* Bytes that record an index into a table of n entries (8: size unknown). */
+static int index_width(int n)
+{
+	return n > 0 && n <= 256 ? 1 : n > 0 && n <= 65536 ? 2 : 8;
 }
 
 static int decode(struct ctx *c, struct scan *s, csh h)
@@ -458,7 +461,7 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 				if (n > 0 && i >= 0) {
 					x->tload_reg = gpr_index(h, xd->operands[0].reg);
 					x->ind_reg = i;
-					x->jt_width = n <= 256 ? 1 : n <= 65536 ? 2 : 8;
+					x->jt_width = index_width(n);
 				}
 			}
 			break;
@@ -537,8 +540,7 @@ static int decode(struct ctx *c, struct scan *s, csh h)
 
 						x->ind = IND_TABLE;
 						x->ind_reg = i;
-						x->jt_width = n > 0 && n <= 256 ? 1 :
-							      n > 0 && n <= 65536 ? 2 : 8;
+						x->jt_width = index_width(n);
 					} else {
 						x->ind = IND_MEM;
 					}

@@ -19,18 +19,12 @@
 #include <linux/futex.h>
 #include <linux/trbuf.h>
 #include "sys.h"
+#include "trbuf_prod.h"
 
 #define BDVM_TAG	0xae000000u
 #define MAX_THREADS	8
 #define CHUNK		2048
 
-void trbuf_prod_loop(uint64_t base, uint64_t n);
-long trbuf_clone_thread(void (*fn)(long), long arg, void *stack_top,
-			int *tidp);
-int ae_trbuf_register_table(const struct trbuf_seq_range *tab,
-			    unsigned long count);
-extern const struct trbuf_seq_range __start___ae_seqtab[];
-extern const struct trbuf_seq_range __stop___ae_seqtab[];
 
 static char thread_stacks[MAX_THREADS][64 << 10];
 static int tid_words[MAX_THREADS];

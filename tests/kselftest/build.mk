@@ -13,7 +13,7 @@ KST_RT_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fno-asynchronous-unwind-tables -fno-pie -fcf-protection=none \
 	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime
 
-KST_HDRS := tests/kselftest/kselftest_harness.h tests/kselftest/kselftest.h \
+KST_HDRS := tests/kselftest/kselftest_harness.h tests/kselftest/kselftest.h tests/kselftest/trbuf_prod.h \
 	include/uapi/linux/trbuf.h instrument/runtime/sys.h
 
 $(KST_OBJ)/trbuf_test.o: tests/kselftest/trbuf_test.c $(KST_HDRS) | $(KST_OBJ)

@@ -35,6 +35,7 @@
 #include <linux/futex.h>
 #include <linux/trbuf.h>
 #include "sys.h"
+#include "trbuf_prod.h"
 #include "kselftest_harness.h"
 
 #define DEV "/dev/trbuf"
@@ -47,14 +48,6 @@
 
 /* ---- producer side ---- */
 
-void trbuf_prod_loop(uint64_t base, uint64_t n);
-void trbuf_prod_loop_bad(uint64_t base, uint64_t n);
-long trbuf_clone_thread(void (*fn)(long), long arg, void *stack_top,
-			int *tidp);
-int ae_trbuf_register_table(const struct trbuf_seq_range *tab,
-			    unsigned long count);
-extern const struct trbuf_seq_range __start___ae_seqtab[];
-extern const struct trbuf_seq_range __stop___ae_seqtab[];
 
 struct prod_spec {
 	int nthreads;
