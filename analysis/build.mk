@@ -2,7 +2,6 @@
 
 AETRACE_SRCS := $(wildcard analysis/*.c)
 AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o)
-AE_CONTAINER_LIB ?= $(OBJ)/bdump/libaecontainer.a
 
 $(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) include/aetrace/schema.h include/aetrace/container.h
 	$(quiet) CC $@
