@@ -24,7 +24,7 @@
 
 #define CO_STACK	(4u << 20)
 
-enum tstate { T_NEW, T_WAIT_FORK, T_READY, T_DONE };
+enum tstate { T_NEW, T_WAIT_FORK, T_READY, T_DONE, T_FAILED };
 
 struct prog {
 	char *path;
@@ -207,7 +207,7 @@ static struct prog *task_image(struct task *t)
 
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		/* no record: a trace of a runtime without records */
-		if (r->nprogs == 1)
+		if (r->nprogs == 1 && r->o->nprogs == 1)
 			return &r->progs[0];
 		tfail(t, "its stream has no registration record and %d programs were given: cannot tell which it runs",
 		      r->nprogs);
@@ -237,8 +237,8 @@ static struct prog *task_image(struct task *t)
 	for (int i = 0; i < r->nprogs; i++)
 		if (r->progs[i].id == rec.image_id)
 			return &r->progs[i];
-	/* not given: the path it was started as, if that is the same image */
-	if (path[0] && !access(path, R_OK)) {
+	/* no programs given: the path it was started as, if the same image */
+	if (!r->o->nprogs && path[0] && !access(path, R_OK)) {
 		int n = r->nprogs;
 
 		if (!add_prog(r, path) && r->progs[n].id == rec.image_id)
@@ -249,8 +249,9 @@ static struct prog *task_image(struct task *t)
 			r->nprogs = n;
 		}
 	}
-	tfail(t, "no binary for program %s (image id %016llx): give it on the command line",
-	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id);
+	tfail(t, "no binary for program %s (image id %016llx)%s: give it on the command line",
+	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id,
+	      r->o->nprogs ? ", which none of the given programs is" : "");
 	return NULL;
 }
 
@@ -278,7 +279,7 @@ static void co_main(unsigned int lo, unsigned int hi)
 		if (ret < 0)
 			t->failed = t->sr->failed = 1;
 	}
-	t->state = T_DONE;
+	t->state = t->failed ? T_FAILED : T_DONE;
 	if (t->sr->o->task_end)
 		t->sr->o->task_end(t->sr->o->ctx, &t->info, t->failed ? -1 : t->end,
 				   t->g ? ae_regen_stats(t->g) : &(struct ae_regen_stats){ 0 });
@@ -287,7 +288,7 @@ static void co_main(unsigned int lo, unsigned int hi)
 
 static void resume(struct sr *r, struct task *t)
 {
-	if (t->state == T_DONE || t->state == T_WAIT_FORK || t->failed)
+	if (t->state == T_DONE || t->state == T_FAILED || t->state == T_WAIT_FORK || t->failed)
 		return;
 	if (!t->running) {
 		uintptr_t p = (uintptr_t)t;
@@ -310,7 +311,7 @@ static void resume(struct sr *r, struct task *t)
 	r->cur = t;
 	swapcontext(&r->main, &t->uc);
 	r->cur = NULL;
-	if (t->state == T_DONE && t->stack) {
+	if ((t->state == T_DONE || t->state == T_FAILED) && t->stack) {
 		munmap(t->stack, CO_STACK);
 		t->stack = NULL;
 	}
@@ -436,6 +437,11 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 	r->now = m->time_ns;
 	switch (m->type) {
 	case TRBUF_MK_START:
+		if (t && t->failed) {
+			forget_task(r, t);
+			t->state = T_DONE;
+			t = NULL;
+		}
 		if (t) {
 			tfail(t, "marker %llu: START while it is traced already",
 			      (unsigned long long)ev->index);
@@ -454,6 +460,11 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		if (!t)
 			break;
 		c = find_task(r, (int32_t)m->arg);
+		if (c && c->failed) {
+			forget_task(r, c);
+			c->state = T_DONE;
+			c = NULL;
+		}
 		if (c) {
 			tfail(c, "marker %llu: forked while it is traced already",
 			      (unsigned long long)ev->index);
@@ -616,10 +627,12 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 		if (ret < 0)
 			break;
 	}
+	if (ret < 0)
+		goto out;	/* the rest of the capture cannot be read */
 finish:
 	/* the capture ended: tasks still running end here */
 	for (struct task *t = r.tasks; t; t = t->next) {
-		if (t->state == T_DONE || t->failed)
+		if (t->state == T_DONE || t->state == T_FAILED || t->failed)
 			continue;
 		if (t->state == T_WAIT_FORK) {
 			tfail(t, "its parent never reached the fork that created it");
@@ -633,7 +646,7 @@ finish:
 	for (uint32_t c = 0; c < r.ncpu; c++)
 		slice_end(&r, c, r.now);
 	for (struct task *t = r.tasks; t; t = t->next)
-		if (t->state != T_DONE && !t->failed)
+		if (t->state != T_DONE && t->state != T_FAILED && !t->failed)
 			tfail(t, "regeneration did not finish");
 out:
 	schedlog_demux_close(d);
