@@ -19,3 +19,6 @@ $(WL_OBJ)/:
 workload: $(WL_PROGS)
 
 ALL_TARGETS += workload
+
+# The stepper's --split mode on the workload twins.
+CHECK_TARGETS += tests/host/oracle-split.sh
