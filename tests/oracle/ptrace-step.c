@@ -303,6 +303,8 @@ static int trace(struct stepper *s, uint64_t entry)
  * A new thread or child's file starts at its first instruction after the
  * clone/fork syscall (which belongs to the parent). Each task is stepped on
  * its own; stops are taken in whatever order the kernel reports them.
+ * A system call restarted after an ignored signal (a blocking wait4
+ * interrupted by SIGCHLD) counts once, as in the program's own stream.
  */
 struct img {
 	char path[PATH_MAX];
@@ -524,8 +526,15 @@ static int task_stop(struct split *sp, struct task *t, int sig)
 		if (t->injected) {
 			siginfo_t si;
 
+			/*
+			 * Not an instruction: the trap after building a handler
+			 * frame, or the syscall-exit trap of a system call the
+			 * kernel restarted after an ignored signal (rip is back
+			 * after the syscall that was already counted).
+			 */
 			if (!ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) &&
-			    si.si_code == SIGTRAP)
+			    (si.si_code == SIGTRAP ||
+			     (si.si_code == TRAP_BRKPT && (uint64_t)get_rip(t->tid) == t->pending)))
 				executed = 0;
 		}
 		if (executed && t->have_pending && task_emit(sp, t, t->pending))
