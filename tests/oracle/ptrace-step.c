@@ -326,6 +326,7 @@ struct task {
 struct split {
 	struct stepper *s;
 	const char *dir;
+	FILE *forks;		/* --forks: "parent-tid child-tid" per creation */
 	struct img *imgs;
 	struct task *tasks;
 	int err;
@@ -480,6 +481,8 @@ static int task_event(struct split *sp, struct task *t, int event)
 	case PTRACE_EVENT_CLONE:
 		/* The child stops with SIGSTOP before its first instruction. */
 		ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
+		if (sp->forks)
+			fprintf(sp->forks, "%d %lu\n", t->tid, msg);
 		if (!task_find(sp, (pid_t)msg) && !task_new(sp, (pid_t)msg))
 			return -1;
 		return 0;
@@ -547,9 +550,9 @@ static int task_stop(struct split *sp, struct task *t, int sig)
 
 /* Steps every task from the root's stop at its entry; returns the root's
  * exit status, or -1. */
-static int trace_split(struct stepper *s, const char *dir)
+static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 {
-	struct split sp = { .s = s, .dir = dir };
+	struct split sp = { .s = s, .dir = dir, .forks = forks };
 	struct task *root = task_new(&sp, s->pid);
 	int status, rc = -1, root_status = -1;
 	pid_t p;
@@ -621,14 +624,15 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ae-step [-o FILE] [--from-symbol SYM | --from ADDR] -- prog args...\n"
-		"       ae-step --split DIR -- prog args...\n");
+		"       ae-step --split DIR [--forks FILE] -- prog args...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	struct stepper s = { .out = stdout };
-	const char *outpath = NULL, *sym = NULL, *split = NULL;
+	const char *outpath = NULL, *sym = NULL, *split = NULL, *forkpath = NULL;
+	FILE *forks = NULL;
 	struct timespec t0, t1;
 	static char obuf[1 << 20];
 	int i, status, rc;
@@ -644,6 +648,8 @@ int main(int argc, char **argv)
 			sym = argv[++i];
 		} else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
 			split = argv[++i];
+		} else if (!strcmp(argv[i], "--forks") && i + 1 < argc) {
+			forkpath = argv[++i];
 		} else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
 			s.from = strtoull(argv[++i], NULL, 16);
 		} else {
@@ -663,6 +669,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ae-step: --split %s: not a directory\n", split);
 			return 2;
 		}
+	}
+	if (forkpath && !split) {
+		fprintf(stderr, "ae-step: --forks needs --split\n");
+		return 2;
+	}
+	if (forkpath && !(forks = fopen(forkpath, "w"))) {
+		fprintf(stderr, "ae-step: %s: %s\n", forkpath, strerror(errno));
+		return 2;
 	}
 	if (sym) {
 		s.from = elf_symbol(argv[i], sym);
@@ -723,9 +737,13 @@ int main(int argc, char **argv)
 			perror("ae-step: PEEKUSER rip");
 			return 125;
 		}
-		rc = split ? trace_split(&s, split) : trace(&s, entry);
+		rc = split ? trace_split(&s, split, forks) : trace(&s, entry);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (forks && fclose(forks)) {
+		fprintf(stderr, "ae-step: write %s: %s\n", forkpath, strerror(errno));
+		return 2;
+	}
 	if (fflush(s.out) || (outpath && fclose(s.out))) {
 		fprintf(stderr, "ae-step: write %s: %s\n",
 			outpath ? outpath : "stdout", strerror(errno));
