@@ -102,5 +102,13 @@ $(RT_OBJ) $(AERUN_OBJ) $(AERUN_TOBJ):
 
 ALL_TARGETS += $(AE_RUNTIME_LIB) $(BIN)/aerun $(AERUN_PRODUCERS) \
 	$(AERUN_TOBJ)/aerun_check $(AERUN_TOBJ)/aerun_storm
-CHECK_TARGETS += tests/host/aerun-capture.sh tests/host/aerun-signals.sh \
+CHECK_TARGETS += tests/host/aerun-capture.sh tests/host/aerun-signals.sh tests/host/aerun-multi.sh \
 	tests/host/aerun-cli.sh
+
+# Multi-task captures: checker and image extractor (tests/host/aerun-multi.sh).
+$(AERUN_TOBJ)/aerun_region: tests/host/aerun_region.c include/aetrace/container.h \
+		$(AE_CONTAINER_LIB) | $(AERUN_TOBJ)
+	$(quiet) LD $@
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd
+
+ALL_TARGETS += $(AERUN_TOBJ)/aerun_region

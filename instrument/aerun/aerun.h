@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * aerun.h - standalone capture: one traced thread under ptrace, the kernel
- * hooks of DESIGN.md emulated by the tracer (overflow, rollback, signal
- * markers, live r15 at sigreturn, exit).
+ * aerun.h - standalone capture: the traced program's threads and children
+ * under ptrace, the kernel hooks of DESIGN.md emulated by the tracer
+ * (overflow, rollback, signal markers, live r15 at sigreturn, fork, exec,
+ * exit).
+ *
+ * Every traced thread writes into its own region, a virtual cpu of the
+ * capture (0 = the first program's first thread, then in the order aerun
+ * sees them start), taking sub-buffers from one shared pool: markers place
+ * each event at (cpu, seq, offset) exactly as trbuf.ko does for real CPUs,
+ * so one regeneration path serves both. A new thread or child starts its
+ * region with SWITCH_IN (its first ip and sp), its parent's stream has FORK
+ * (arg = child tid, arg2 = clone flags); exec ends the old image with EXEC
+ * and, when the new program is instrumented, START follows at the same
+ * position; a program not built with aecc is reported and left untraced.
  */
 #ifndef AERUN_H
 #define AERUN_H
@@ -31,18 +42,23 @@ struct aerun_opts {
 	char **argv;			/* program argv, argv[0] as given */
 };
 
-/* The sub-buffer ring shared with the writer thread (ring.c). */
+/* Sub-buffer states in the pool. */
+enum { AERUN_SB_FREE, AERUN_SB_OWNED, AERUN_SB_QUEUED };
+
+/* The sub-buffer pool shared with the writer thread (ring.c): each traced
+ * thread owns one; committed ones are written in commit order. */
 struct aerun_ring {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t n;
-	uint8_t *busy;			/* 1: committed, not yet written */
+	uint8_t *state;			/* AERUN_SB_* */
 	uint32_t *len;			/* committed length */
 	uint64_t *seq;			/* its sub-buffer sequence number */
+	uint16_t *cpu;			/* its region */
 	struct trbuf_marker **mk;	/* markers to write before its DATA */
 	uint32_t *nr_mk;
-	uint32_t head;			/* next to write (writer) */
-	uint32_t pending;		/* committed, not yet written */
+	uint32_t *q;			/* commit queue of sub-buffer indexes */
+	uint32_t qhead, qlen;
 	int stop;
 	int err;			/* first writer error, -errno */
 	pthread_t thread;
@@ -52,6 +68,38 @@ struct aerun_ring {
 struct aerun_seqtab {
 	struct trbuf_seq_range *r;
 	size_t n;
+	int has_schema;			/* a .ae_schema section: built by aecc */
+};
+
+/* A program image some task runs. */
+struct aerun_img {
+	char *path;
+	struct aerun_seqtab seqtab;
+	int instrumented;
+	struct aerun_img *next;
+};
+
+/* One thread aerun follows. */
+struct aerun_task {
+	pid_t tid, pid;			/* pid: thread group id */
+	int fresh;			/* auto-attached, not started yet */
+	int stopped;			/* fresh and in its first stop */
+	int parent_known;		/* its creator's event was seen */
+	int traced;			/* its image is instrumented */
+	int active;			/* 1 its runtime has r15, 0 not yet, -1 ask the control page */
+	int region;			/* owns cpu and sub-buffer cur */
+	int execs;
+	uint16_t cpu;
+	uint32_t cur;			/* its sub-buffer */
+	uint64_t cur_seq;
+	uint32_t resume_off;		/* where START goes after exec */
+	int in_exec;			/* between execve entry and the exec event */
+	uint64_t exec_r15, exec_ip, exec_sp;
+	struct aerun_img *img;
+	/* Markers not yet attached to a commit. */
+	struct trbuf_marker *mk;
+	uint32_t nr_mk, cap_mk;
+	struct aerun_task *next;
 };
 
 struct aerun {
@@ -63,19 +111,20 @@ struct aerun {
 	struct aerun_ring ring;
 	struct ae_writer *w;		/* NULL with --discard */
 	int out_fd;
-	struct aerun_seqtab seqtab;
-	pid_t pid;
+	struct aerun_seqtab seqtab;	/* of the first program */
+	pid_t pid;			/* the first program's process */
 
-	/* Current sub-buffer of the traced thread. */
-	uint32_t cur;
-	uint64_t cur_seq;
+	struct aerun_task *tasks;
+	struct aerun_img *imgs;
+	uint32_t nr_cpus;		/* regions handed out */
 
-	/* Markers not yet attached to a commit. */
+	/* Markers of tasks that vanished without an exit stop. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;
 
 	/* Statistics. */
 	uint64_t raw_bytes, commits, rollbacks, signals, sigreturns, markers;
+	uint64_t nr_tasks, nr_traced, nr_untraced, forks, execs;
 	int status;			/* wait status of the program */
 	uint64_t final_ip;
 	int failed;			/* aerun killed the program */
@@ -88,10 +137,10 @@ uint64_t aerun_seqtab_rollback(const struct aerun_seqtab *t, uint64_t ip);
 /* ring.c */
 int aerun_ring_init(struct aerun *a);
 uint8_t *aerun_subbuf(struct aerun *a, uint32_t i);
-int aerun_ring_commit(struct aerun *a, uint32_t len);	/* commits a->cur */
-int aerun_ring_next(struct aerun *a);			/* waits for a free one */
+int aerun_ring_commit(struct aerun *a, struct aerun_task *t, uint32_t len);
+int aerun_ring_next(struct aerun *a, struct aerun_task *t);
 int aerun_ring_finish(struct aerun *a);
-void aerun_add_marker(struct aerun *a, const struct trbuf_marker *m);
+void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_marker *m);
 
 /* trace.c */
 int aerun_trace(struct aerun *a);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * main.c - aerun: run one instrumented program and capture its witnesses
- * without the kernel parts (docs/INTERNALS.md, "Runtime entry", mode 2).
+ * main.c - aerun: run an instrumented program, its threads and the traced
+ * programs it starts, and capture their witnesses without the kernel parts
+ * (docs/INTERNALS.md, "Runtime entry", mode 2).
  *
  * usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]
  *              [-l level] [-q] [-v] [--] prog args...
@@ -247,6 +248,8 @@ static int write_session(struct aerun *a)
 	p += sprintf(p, "tool=aerun") + 1;
 	p += sprintf(p, "host=%s", host) + 1;
 	p += sprintf(p, "prog=%s", a->o.path) + 1;
+	/* cpu numbers are regions, one per traced thread (aerun.h) */
+	p += sprintf(p, "cpus=per-thread") + 1;
 	for (char **v = a->o.argv; *v; v++)
 		p += sprintf(p, "argv=%s", *v) + 1;
 	len = p - buf;
@@ -265,7 +268,13 @@ static void __attribute__((noreturn)) child(struct aerun *a)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		/* ioctl on fd 1023: the runtime asking aerun (standalone.h) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -381,6 +390,11 @@ static void summary(struct aerun *a)
 		fprintf(stderr, " (discarded)");
 	fprintf(stderr, ", %llu signals, %llu rollbacks",
 		(unsigned long long)a->signals, (unsigned long long)a->rollbacks);
+	if (a->nr_tasks > 1)
+		fprintf(stderr, ", %llu threads (%llu traced, %llu untraced), %llu forks, %llu execs",
+			(unsigned long long)a->nr_tasks, (unsigned long long)a->nr_traced,
+			(unsigned long long)a->nr_untraced, (unsigned long long)a->forks,
+			(unsigned long long)a->execs);
 	if (a->o.verbose)
 		fprintf(stderr, ", %llu sigreturns, %llu markers, %u x %u-byte sub-buffers, %zu sequences",
 			(unsigned long long)a->sigreturns, (unsigned long long)a->markers,

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * ring.c - the lossless ring of sub-buffers between the traced program and
- * the writer thread (invariant 7): a committed sub-buffer stays busy until
- * the writer has compressed it; the tracee waits (stays stopped) while the
- * next one is busy. With --discard there is no writer: a commit is only
- * counted and the sub-buffer is reused at once (the paper's dummy run).
+ * ring.c - the lossless pool of sub-buffers between the traced threads and
+ * the writer thread (invariant 7): each traced thread owns one sub-buffer;
+ * a committed one stays queued until the writer has compressed it (commit
+ * order), and a thread that needs a new one stays stopped until one is
+ * free. With --discard there is no writer: a commit is only counted and
+ * the sub-buffer is free again at once (the paper's dummy run).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "aerun.h"
@@ -24,19 +26,20 @@ static void *aerun_writer_main(void *arg)
 
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
-		uint32_t i = r->head;
+		uint32_t i;
 
-		while (!r->busy[i] && !r->stop)
+		while (!r->qlen && !r->stop)
 			pthread_cond_wait(&r->cond, &r->lock);
-		if (!r->busy[i])
+		if (!r->qlen)
 			break;
+		i = r->q[r->qhead];
 		pthread_mutex_unlock(&r->lock);
 
 		if (!ret && r->nr_mk[i])
 			ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, r->mk[i],
 					      r->nr_mk[i] * sizeof(struct trbuf_marker), 0);
 		if (!ret)
-			ret = ae_writer_chunk(a->w, AE_CHUNK_DATA, 0, r->seq[i],
+			ret = ae_writer_chunk(a->w, AE_CHUNK_DATA, r->cpu[i], r->seq[i],
 					      aerun_subbuf(a, i), r->len[i], 1);
 		free(r->mk[i]);
 		r->mk[i] = NULL;
@@ -44,8 +47,9 @@ static void *aerun_writer_main(void *arg)
 		pthread_mutex_lock(&r->lock);
 		if (ret && !r->err)
 			r->err = ret;
-		r->busy[i] = 0;
-		r->head = (i + 1) % r->n;
+		r->state[i] = AERUN_SB_FREE;
+		r->qhead = (r->qhead + 1) % r->n;
+		r->qlen--;
 		pthread_cond_broadcast(&r->cond);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -57,13 +61,16 @@ int aerun_ring_init(struct aerun *a)
 	struct aerun_ring *r = &a->ring;
 
 	r->n = a->ctl.nr_subbufs;
-	r->busy = calloc(r->n, sizeof(*r->busy));
+	r->state = calloc(r->n, sizeof(*r->state));
 	r->len = calloc(r->n, sizeof(*r->len));
 	r->seq = calloc(r->n, sizeof(*r->seq));
+	r->cpu = calloc(r->n, sizeof(*r->cpu));
 	r->mk = calloc(r->n, sizeof(*r->mk));
 	r->nr_mk = calloc(r->n, sizeof(*r->nr_mk));
-	if (!r->busy || !r->len || !r->seq || !r->mk || !r->nr_mk)
+	r->q = calloc(r->n, sizeof(*r->q));
+	if (!r->state || !r->len || !r->seq || !r->cpu || !r->mk || !r->nr_mk || !r->q)
 		return -ENOMEM;
+	r->state[0] = AERUN_SB_OWNED;	/* the first program's, cpu 0 */
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->cond, NULL);
 	if (!a->w)
@@ -74,67 +81,93 @@ int aerun_ring_init(struct aerun *a)
 	return 0;
 }
 
-void aerun_add_marker(struct aerun *a, const struct trbuf_marker *m)
+/* Appends a marker to the task's pending list (or aerun's, for t NULL). */
+void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_marker *m)
 {
-	if (a->nr_mk == a->cap_mk) {
-		uint32_t cap = a->cap_mk ? 2 * a->cap_mk : 64;
-		struct trbuf_marker *p = realloc(a->mk, cap * sizeof(*p));
+	struct trbuf_marker **mk = t ? &t->mk : &a->mk;
+	uint32_t *nr = t ? &t->nr_mk : &a->nr_mk, *capp = t ? &t->cap_mk : &a->cap_mk;
+
+	if (*nr == *capp) {
+		uint32_t cap = *capp ? 2 * *capp : 64;
+		struct trbuf_marker *p = realloc(*mk, cap * sizeof(*p));
 
 		if (!p)
 			return;	/* counted below as lost: markers != written */
-		a->mk = p;
-		a->cap_mk = cap;
+		*mk = p;
+		*capp = cap;
 	}
-	a->mk[a->nr_mk++] = *m;
+	(*mk)[(*nr)++] = *m;
 	a->markers++;
 }
 
-/* Commit the current sub-buffer with `len` bytes, with the pending markers. */
-int aerun_ring_commit(struct aerun *a, uint32_t len)
+/* Commit t's sub-buffer with `len` bytes and t's pending markers. */
+int aerun_ring_commit(struct aerun *a, struct aerun_task *t, uint32_t len)
 {
 	struct aerun_ring *r = &a->ring;
-	uint32_t i = a->cur;
+	uint32_t i = t->cur;
 	int err;
 
 	a->raw_bytes += len;
 	a->commits++;
 	if (!a->w) {
-		a->nr_mk = 0;
-		a->cur_seq++;
+		t->nr_mk = 0;
+		t->cur_seq++;
+		r->state[i] = AERUN_SB_FREE;
 		return 0;
 	}
 	pthread_mutex_lock(&r->lock);
 	r->len[i] = len;
-	r->seq[i] = a->cur_seq++;
-	r->mk[i] = a->mk;
-	r->nr_mk[i] = a->nr_mk;
-	r->busy[i] = 1;
+	r->seq[i] = t->cur_seq++;
+	r->cpu[i] = t->cpu;
+	r->mk[i] = t->mk;
+	r->nr_mk[i] = t->nr_mk;
+	r->state[i] = AERUN_SB_QUEUED;
+	r->q[(r->qhead + r->qlen) % r->n] = i;
+	r->qlen++;
 	err = r->err;
 	pthread_cond_broadcast(&r->cond);
 	pthread_mutex_unlock(&r->lock);
-	a->mk = NULL;
-	a->nr_mk = a->cap_mk = 0;
+	t->mk = NULL;
+	t->nr_mk = t->cap_mk = 0;
 	return err;
 }
 
-/* Move to the next sub-buffer, waiting until the writer has freed it. */
-int aerun_ring_next(struct aerun *a)
+/*
+ * Give t a free sub-buffer (the next one after t->cur in ring order),
+ * waiting for the writer while sub-buffers are queued. Returns 0, the
+ * writer's error, or -ENOSPC when every sub-buffer is owned by a live
+ * thread (more traced threads than --subbufs allows).
+ */
+int aerun_ring_next(struct aerun *a, struct aerun_task *t)
 {
 	struct aerun_ring *r = &a->ring;
-	int err;
+	int err = 0;
 
-	a->cur = (a->cur + 1) % r->n;
-	if (!a->w)
-		return 0;
 	pthread_mutex_lock(&r->lock);
-	while (r->busy[a->cur] && !r->err)
+	for (;;) {
+		uint32_t k, i = t->cur;
+
+		for (k = 1; k <= r->n; k++) {
+			i = (t->cur + k) % r->n;
+			if (r->state[i] == AERUN_SB_FREE)
+				break;
+		}
+		if (k <= r->n) {
+			r->state[i] = AERUN_SB_OWNED;
+			t->cur = i;
+			break;
+		}
+		if (r->err || !r->qlen || !r->have_thread) {
+			err = r->err ? r->err : -ENOSPC;
+			break;
+		}
 		pthread_cond_wait(&r->cond, &r->lock);
-	err = r->err;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return err;
 }
 
-/* Drain the ring and stop the writer; returns its first error. */
+/* Drain the queue and stop the writer; returns its first error. */
 int aerun_ring_finish(struct aerun *a)
 {
 	struct aerun_ring *r = &a->ring;

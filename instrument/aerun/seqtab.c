@@ -32,6 +32,7 @@ int aerun_seqtab_load(struct aerun_seqtab *t, const char *path, char *err, size_
 
 	t->r = NULL;
 	t->n = 0;
+	t->has_schema = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -73,6 +74,10 @@ int aerun_seqtab_load(struct aerun_seqtab *t, const char *path, char *err, size_
 			 path, (unsigned long long)strsh->sh_offset);
 		goto err_free_names;
 	}
+	for (int i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_name < strsh->sh_size &&
+		    !strcmp(names + sh[i].sh_name, ".ae_schema"))
+			t->has_schema = 1;
 	for (int i = 0; i < eh.e_shnum; i++) {
 		size_t n;
 

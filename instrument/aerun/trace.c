@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * trace.c - the ptrace loop of aerun: emulates, for one traced thread, the
- * kernel hooks of DESIGN.md: overflow into a guard page (invariant 7),
+ * trace.c - the ptrace loop of aerun: emulates, for every traced thread,
+ * the kernel hooks of DESIGN.md: overflow into a guard page (invariant 7),
  * rollback of a cut sequence before signal delivery (invariants 3 and 6),
- * live r15 at sigreturn (invariant 6), signal/sigreturn/exit markers
- * (invariant 5).
+ * live r15 at sigreturn (invariant 6), signal/sigreturn/fork/exec/exit
+ * markers (invariant 5). Threads and children are followed with
+ * PTRACE_O_TRACECLONE/FORK/VFORK/EXEC; each traced thread writes into its
+ * own region (aerun.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "aerun.h"
 
 /* Where the kernel's rt_sigreturn finds the frame: at the syscall of the
@@ -24,6 +29,9 @@
  * rsp points at the ucontext. */
 #define UC_GREG(r)	(offsetof(ucontext_t, uc_mcontext.gregs) + (r) * sizeof(greg_t))
 _Static_assert(UC_GREG(REG_R15) == 96, "ucontext layout");
+
+#define AERUN_CLONE_VM		0x00000100
+#define AERUN_CLONE_VFORK	0x00004000
 
 static uint64_t now_ns(void)
 {
@@ -38,35 +46,38 @@ static uint64_t subbuf_addr(const struct aerun *a, uint32_t i)
 	return ae_standalone_subbuf_addr(&a->ctl, i);
 }
 
-/* The runtime of the program mapped the buffer (it is instrumented). */
-static int runtime_active(const struct aerun *a)
+/* The task's runtime has r15 in its region (its program is instrumented
+ * and has mapped the buffer). */
+static int task_active(const struct aerun *a, struct aerun_task *t)
 {
 	const struct ae_standalone_ctl *c = (const void *)a->map;
 
-	return __atomic_load_n(&c->mapped_addr, __ATOMIC_ACQUIRE) != 0;
+	if (t->active < 0 && __atomic_load_n(&c->mapped_addr, __ATOMIC_ACQUIRE))
+		t->active = 1;
+	return t->traced && t->region && t->active > 0;
 }
 
-/* Offset of cursor r15 in the current sub-buffer, -1 if outside it. */
-static int64_t cursor_offset(const struct aerun *a, uint64_t r15)
+/* Offset of cursor r15 in t's current sub-buffer, -1 if outside it. */
+static int64_t cursor_offset(const struct aerun *a, const struct aerun_task *t, uint64_t r15)
 {
-	uint64_t base = subbuf_addr(a, a->cur);
+	uint64_t base = subbuf_addr(a, t->cur);
 
 	if (r15 < base || r15 - base > a->ctl.subbuf_size)
 		return -1;
 	return r15 - base;
 }
 
-static void marker(struct aerun *a, uint32_t type, uint64_t r15, uint64_t ip,
-		   uint64_t sp, uint64_t arg, uint32_t arg2)
+static void marker(struct aerun *a, struct aerun_task *t, uint32_t type, uint64_t r15,
+		   uint64_t ip, uint64_t sp, uint64_t arg, uint32_t arg2)
 {
-	int64_t off = cursor_offset(a, r15);
+	int64_t off = cursor_offset(a, t, r15);
 	struct trbuf_marker m = {
 		.time_ns = now_ns(),
 		.type = type,
-		.cpu = 0,
-		.pid = a->pid,
-		.tid = a->pid,
-		.seq = a->cur_seq,
+		.cpu = t->cpu,
+		.pid = t->pid,
+		.tid = t->tid,
+		.seq = t->cur_seq,
 		.offset = off < 0 ? 0 : off,
 		.arg2 = arg2,
 		.ip = ip,
@@ -74,34 +85,34 @@ static void marker(struct aerun *a, uint32_t type, uint64_t r15, uint64_t ip,
 		.arg = arg,
 	};
 
-	if (off < 0 && runtime_active(a))
-		fprintf(stderr, "aerun: marker %u: r15 %#llx outside sub-buffer %u\n",
-			type, (unsigned long long)r15, a->cur);
-	aerun_add_marker(a, &m);
+	if (off < 0 && task_active(a, t))
+		fprintf(stderr, "aerun: marker %u of task %d: r15 %#llx outside sub-buffer %u\n",
+			type, t->tid, (unsigned long long)r15, t->cur);
+	aerun_add_marker(a, t, &m);
 }
 
-static int getregs(struct aerun *a, struct user_regs_struct *r)
+static int getregs(pid_t tid, struct user_regs_struct *r)
 {
-	if (ptrace(PTRACE_GETREGS, a->pid, 0, r) < 0) {
-		fprintf(stderr, "aerun: PTRACE_GETREGS of %d: %s\n", a->pid, strerror(errno));
+	if (ptrace(PTRACE_GETREGS, tid, 0, r) < 0) {
+		fprintf(stderr, "aerun: PTRACE_GETREGS of %d: %s\n", tid, strerror(errno));
 		return -errno;
 	}
 	return 0;
 }
 
-static int setregs(struct aerun *a, struct user_regs_struct *r)
+static int setregs(pid_t tid, struct user_regs_struct *r)
 {
-	if (ptrace(PTRACE_SETREGS, a->pid, 0, r) < 0) {
-		fprintf(stderr, "aerun: PTRACE_SETREGS of %d: %s\n", a->pid, strerror(errno));
+	if (ptrace(PTRACE_SETREGS, tid, 0, r) < 0) {
+		fprintf(stderr, "aerun: PTRACE_SETREGS of %d: %s\n", tid, strerror(errno));
 		return -errno;
 	}
 	return 0;
 }
 
 /* Rewind rip to the sequence start if it is strictly inside one. */
-static void rollback(struct aerun *a, struct user_regs_struct *r)
+static void rollback(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	uint64_t ip = aerun_seqtab_rollback(&a->seqtab, r->rip);
+	uint64_t ip = aerun_seqtab_rollback(&t->img->seqtab, r->rip);
 
 	if (ip != r->rip) {
 		if (a->o.verbose > 1)
@@ -122,33 +133,42 @@ static int in_guard(const struct aerun *a, uint64_t addr)
 	return (addr - a->ctl.map_addr) % stride >= a->ctl.subbuf_size;
 }
 
+static void report_ring_error(struct aerun *a, int ret)
+{
+	if (ret == -ENOSPC)
+		fprintf(stderr, "aerun: every one of the %u sub-buffers is held by a live traced thread: run with more --subbufs\n",
+			a->ctl.nr_subbufs);
+	else
+		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
+}
+
 /* Overflow (invariant 7): commit, switch sub-buffer, resume at seq start. */
-static int overflow(struct aerun *a, uint64_t addr)
+static int overflow(struct aerun *a, struct aerun_task *t, uint64_t addr)
 {
 	struct user_regs_struct r;
 	int64_t off;
 	int ret;
 
-	ret = getregs(a, &r);
+	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
-	off = cursor_offset(a, r.r15);
+	off = cursor_offset(a, t, r.r15);
 	if (off < 0) {
 		fprintf(stderr, "aerun: fault at %#llx with r15 %#llx outside sub-buffer %u (r15 clobbered?)\n",
-			(unsigned long long)addr, (unsigned long long)r.r15, a->cur);
+			(unsigned long long)addr, (unsigned long long)r.r15, t->cur);
 		return -EFAULT;
 	}
-	rollback(a, &r);
-	ret = aerun_ring_commit(a, off);
+	rollback(a, t, &r);
+	ret = aerun_ring_commit(a, t, off);
 	if (!ret)
-		ret = aerun_ring_next(a);
+		ret = aerun_ring_next(a, t);
 	if (ret) {
-		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
+		report_ring_error(a, ret);
 		return ret;
 	}
-	r.r15 = subbuf_addr(a, a->cur);
-	marker(a, TRBUF_MK_SUBBUF, r.r15, r.rip, r.rsp, a->cur_seq, 0);
-	return setregs(a, &r);
+	r.r15 = subbuf_addr(a, t->cur);
+	marker(a, t, TRBUF_MK_SUBBUF, r.r15, r.rip, r.rsp, t->cur_seq, 0);
+	return setregs(t->tid, &r);
 }
 
 static int signal_caught(pid_t pid, int sig)
@@ -169,213 +189,571 @@ static int signal_caught(pid_t pid, int sig)
 }
 
 /*
- * Signal-delivery-stop of sig for the program (invariant 6). Returns the
- * next wait status to process when single-stepping into the handler
- * produced an unexpected stop, 0 otherwise, <0 on error.
+ * Signal-delivery-stop of sig for t (invariant 6). Returns 1 when
+ * single-stepping into the handler produced another stop of t, to process
+ * next (*next_status), 0 otherwise, <0 on error.
  */
-static int deliver(struct aerun *a, int sig, int *next_status)
+static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_status)
 {
 	struct user_regs_struct r, h;
 	int status, ret;
 
-	ret = getregs(a, &r);
+	if (!task_active(a, t)) {
+		ptrace(PTRACE_CONT, t->tid, 0, sig);
+		return 0;
+	}
+	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
-	if (runtime_active(a)) {
+	{
 		uint64_t ip = r.rip;
 
-		rollback(a, &r);
-		if (ip != r.rip && (ret = setregs(a, &r)))
+		rollback(a, t, &r);
+		if (ip != r.rip && (ret = setregs(t->tid, &r)))
 			return ret;
 	}
-	if (!runtime_active(a) || !signal_caught(a->pid, sig)) {
-		ptrace(PTRACE_CONT, a->pid, 0, sig);
+	if (!signal_caught(t->tid, sig)) {
+		ptrace(PTRACE_CONT, t->tid, 0, sig);
 		return 0;
 	}
 	/* Stops at the first instruction of the handler (x86 signal_delivered). */
-	if (ptrace(PTRACE_SINGLESTEP, a->pid, 0, sig) < 0)
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
 		return -errno;
-	if (waitpid(a->pid, &status, __WALL) < 0)
+	if (waitpid(t->tid, &status, __WALL) < 0)
 		return -errno;
 	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || (status >> 16)) {
 		*next_status = status;
 		return 1;
 	}
-	ret = getregs(a, &h);
+	ret = getregs(t->tid, &h);
 	if (ret)
 		return ret;
-	marker(a, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, h.rip, sig);
+	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, h.rip, sig);
 	a->signals++;
-	ptrace(PTRACE_CONT, a->pid, 0, 0);
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
 
-/* rt_sigreturn (seccomp stop): the frame gets the live r15. */
-static int on_sigreturn(struct aerun *a)
+/* rt_sigreturn: the frame gets the live r15. */
+static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	struct user_regs_struct r;
 	uint64_t uc, ip, sp;
-	int ret;
 
-	ret = getregs(a, &r);
-	if (ret)
-		return ret;
-	if (r.orig_rax != 15 || !runtime_active(a))
+	if (!task_active(a, t))
 		return 0;
-	uc = r.rsp;
+	uc = r->rsp;
 	errno = 0;
-	ip = ptrace(PTRACE_PEEKDATA, a->pid, uc + UC_GREG(REG_RIP), 0);
-	sp = ptrace(PTRACE_PEEKDATA, a->pid, uc + UC_GREG(REG_RSP), 0);
-	if (errno || ptrace(PTRACE_POKEDATA, a->pid, uc + UC_GREG(REG_R15), r.r15) < 0) {
+	ip = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RIP), 0);
+	sp = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RSP), 0);
+	if (errno || ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
 			(unsigned long long)uc, strerror(errno));
 		return -errno;
 	}
-	marker(a, TRBUF_MK_SIGRETURN, r.r15, ip, sp, 0, 0);
+	marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, 0, 0);
 	a->sigreturns++;
 	return 0;
 }
 
+/* Writes the NUL-terminated @s (at most AE_STANDALONE_PATH_MAX) at @addr. */
+static int poke_string(pid_t tid, uint64_t addr, const char *s)
+{
+	char buf[AE_STANDALONE_PATH_MAX] = "";
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (size_t i = 0; i < sizeof(buf); i += sizeof(long)) {
+		long w;
+
+		memcpy(&w, buf + i, sizeof(w));
+		if (ptrace(PTRACE_POKEDATA, tid, addr + i, w) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Give a task a region: a new virtual cpu and a free sub-buffer. */
+static int region_new(struct aerun *a, struct aerun_task *t)
+{
+	int ret;
+
+	if (a->nr_cpus > UINT16_MAX) {
+		fprintf(stderr, "aerun: more than %u traced threads\n", UINT16_MAX + 1);
+		return -ENOSPC;
+	}
+	t->cpu = a->nr_cpus++;
+	t->cur_seq = 0;
+	t->resume_off = 0;
+	ret = aerun_ring_next(a, t);
+	if (ret) {
+		report_ring_error(a, ret);
+		return ret;
+	}
+	t->region = 1;
+	return 0;
+}
+
+/* The task leaves its region: commit its last bytes (len) with its markers. */
+static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
+{
+	int ret;
+
+	if (!t->region)
+		return 0;
+	t->region = 0;
+	ret = aerun_ring_commit(a, t, len);
+	if (ret)
+		report_ring_error(a, ret);
+	return ret;
+}
+
+/*
+ * The runtime's requests (standalone.h) from a program exec'd by a traced
+ * task: where the trace buffer is, then its initial r15 (START marker).
+ * The syscall is skipped; rax is the answer.
+ */
+static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
+{
+	long ans = -EPERM;
+
+	if (r->rsi == AE_STANDALONE_IOC_ATTACH && t->traced && t->region) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), a->memfd);
+		ans = poke_string(t->tid, r->rdx, path);
+	} else if (r->rsi == AE_STANDALONE_IOC_CURSOR && t->traced && t->region &&
+		   !t->active) {
+		uint64_t r15 = subbuf_addr(a, t->cur) + t->resume_off;
+
+		t->active = 1;
+		marker(a, t, TRBUF_MK_START, r15, r->rip, r->rsp, 0, 0);
+		ans = r15;
+	} else {
+		return 0;	/* not ours: the ioctl runs (EBADF) */
+	}
+	r->orig_rax = -1;
+	r->rax = ans;
+	return setregs(t->tid, r);
+}
+
+/* Seccomp stop (aerun's filter): rt_sigreturn, execve, runtime requests. */
+static int on_seccomp(struct aerun *a, struct aerun_task *t)
+{
+	struct user_regs_struct r;
+	int ret;
+
+	ret = getregs(t->tid, &r);
+	if (ret)
+		return ret;
+	switch (r.orig_rax) {
+	case SYS_rt_sigreturn:
+		return on_sigreturn(a, t, &r);
+	case SYS_execve:
+	case SYS_execveat:
+		t->in_exec = 1;
+		t->exec_r15 = r.r15;
+		t->exec_ip = r.rip;
+		t->exec_sp = r.rsp;
+		return 0;
+	case SYS_ioctl:
+		return on_runtime_ioctl(a, t, &r);
+	}
+	return 0;
+}
+
 /* PTRACE_EVENT_EXIT: commit the last partial sub-buffer. */
-static int exiting(struct aerun *a)
+static int exiting(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
 	unsigned long code = 0;
 	int64_t off;
 	int ret;
 
-	ret = getregs(a, &r);
+	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
-	ptrace(PTRACE_GETEVENTMSG, a->pid, 0, &code);
-	a->final_ip = r.rip;
-	if (!runtime_active(a)) {
-		fprintf(stderr, "aerun: %s never mapped the trace buffer (not built with aecc?): no trace\n",
-			a->o.prog);
-		return 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &code);
+	if (t->tid == a->pid)
+		a->final_ip = r.rip;
+	if (!task_active(a, t)) {
+		if (t->tid == a->pid && t->traced)
+			fprintf(stderr, "aerun: %s never mapped the trace buffer (not built with aecc?): no trace\n",
+				a->o.prog);
+		return region_end(a, t, 0);
 	}
-	off = cursor_offset(a, r.r15);
+	off = cursor_offset(a, t, r.r15);
 	if (off < 0) {
-		fprintf(stderr, "aerun: %s exits with r15 %#llx outside sub-buffer %u: last sub-buffer dropped\n",
-			a->o.prog, (unsigned long long)r.r15, a->cur);
+		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u: its last sub-buffer is dropped\n",
+			t->tid, (unsigned long long)r.r15, t->cur);
 		return -EFAULT;
 	}
-	marker(a, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, code, 0);
-	ret = aerun_ring_commit(a, off);
-	if (ret)
-		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
+	marker(a, t, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, code, 0);
+	return region_end(a, t, off);
+}
+
+static struct aerun_task *task_find(struct aerun *a, pid_t tid)
+{
+	for (struct aerun_task *t = a->tasks; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct aerun_task *task_new(struct aerun *a, pid_t tid)
+{
+	struct aerun_task *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		fprintf(stderr, "aerun: out of memory\n");
+		return NULL;
+	}
+	t->tid = t->pid = tid;
+	t->fresh = 1;
+	t->execs = 1;	/* only the first program's first exec is aerun's own */
+	t->next = a->tasks;
+	a->tasks = t;
+	a->nr_tasks++;
+	return t;
+}
+
+/* The task is gone (reaped): keep markers it left, free it. */
+static void task_free(struct aerun *a, struct aerun_task *t)
+{
+	if (t->region && t->traced)
+		fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer is lost\n",
+			t->tid);
+	for (uint32_t i = 0; i < t->nr_mk; i++)
+		aerun_add_marker(a, NULL, &t->mk[i]);
+	a->markers -= t->nr_mk;
+	if (t->region) {
+		/* its sub-buffer goes back to the pool unwritten */
+		pthread_mutex_lock(&a->ring.lock);
+		a->ring.state[t->cur] = AERUN_SB_FREE;
+		pthread_mutex_unlock(&a->ring.lock);
+	}
+	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	free(t->mk);
+	free(t);
+}
+
+/* Thread group id of @tid, or -1. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+/* The image @path (cached): its sequence table and whether aecc built it. */
+static struct aerun_img *img_get(struct aerun *a, const char *path)
+{
+	struct aerun_img *im;
+	char err[512] = "";
+
+	for (im = a->imgs; im; im = im->next)
+		if (!strcmp(im->path, path))
+			return im;
+	im = calloc(1, sizeof(*im));
+	if (!im || !(im->path = strdup(path))) {
+		free(im);
+		return NULL;
+	}
+	if (!aerun_seqtab_load(&im->seqtab, path, err, sizeof(err)))
+		im->instrumented = im->seqtab.has_schema || im->seqtab.n;
+	else if (a->o.verbose)
+		fprintf(stderr, "aerun: %s\n", err);
+	im->next = a->imgs;
+	a->imgs = im;
+	return im;
+}
+
+/*
+ * First stop of a new thread or child, once its creator's event was seen:
+ * it runs its creator's image; a traced one gets its region, r15 at the
+ * region's start and a SWITCH_IN marker there.
+ */
+static int task_start(struct aerun *a, struct aerun_task *c)
+{
+	struct user_regs_struct r;
+	int ret = 0;
+
+	c->fresh = 0;
+	c->stopped = 0;
+	c->pid = tgid_of(c->tid);
+	if (c->pid < 0)
+		c->pid = c->tid;
+	if (c->traced && c->active) {
+		ret = region_new(a, c);
+		if (!ret)
+			ret = getregs(c->tid, &r);
+		if (!ret) {
+			r.r15 = subbuf_addr(a, c->cur);
+			ret = setregs(c->tid, &r);
+		}
+		if (!ret)
+			marker(a, c, TRBUF_MK_SWITCH_IN, r.r15, r.rip, r.rsp, 0, 0);
+		a->nr_traced++;
+	} else {
+		c->traced = 0;
+		a->nr_untraced++;
+	}
+	ptrace(PTRACE_CONT, c->tid, 0, 0);
 	return ret;
 }
 
-static void refuse(struct aerun *a, const char *what)
+/* PTRACE_EVENT_FORK/VFORK/CLONE in the creator @t. */
+static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 {
 	unsigned long child = 0;
+	struct user_regs_struct r;
+	struct aerun_task *c;
+	uint32_t flags;
+	int ret;
 
-	ptrace(PTRACE_GETEVENTMSG, a->pid, 0, &child);
-	fprintf(stderr, "aerun: %s %s; standalone capture traces a single thread, use bdump with the tracing kernel\n",
-		a->o.prog, what);
-	if (child)
-		kill(child, SIGKILL);
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
+	ret = getregs(t->tid, &r);
+	if (ret)
+		return ret;
+	if (event == PTRACE_EVENT_FORK)
+		flags = SIGCHLD;
+	else if (event == PTRACE_EVENT_VFORK)
+		flags = AERUN_CLONE_VM | AERUN_CLONE_VFORK | SIGCHLD;
+	else
+		flags = (uint32_t)r.rdi;	/* clone(flags, ...) */
+	a->forks++;
+	if (task_active(a, t))
+		marker(a, t, TRBUF_MK_FORK, r.r15, r.rip, r.rsp, child, flags);
+	c = task_find(a, (pid_t)child);
+	if (!c && !(c = task_new(a, (pid_t)child)))
+		return -ENOMEM;
+	/* what the child inherits, decided now: t may be gone by its first stop */
+	c->img = t->img;
+	c->traced = t->traced;
+	c->active = task_active(a, t) ? 1 : 0;
+	c->parent_known = 1;
+	if (c->stopped)
+		return task_start(a, c);
+	return 0;
+}
+
+/* PTRACE_EVENT_EXEC: the old image is done, the new one may be traced. */
+static int on_exec(struct aerun *a, struct aerun_task *t)
+{
+	char link[64], path[PATH_MAX];
+	struct user_regs_struct r;
+	struct aerun_img *im;
+	int64_t off = 0;
+	ssize_t n;
+	int ret;
+
+	ret = getregs(t->tid, &r);
+	if (ret)
+		return ret;
+	if (!t->execs++) {
+		/* aerun's own execve of the first program */
+		t->in_exec = 0;
+		marker(a, t, TRBUF_MK_START, subbuf_addr(a, 0), r.rip, r.rsp, 0, 0);
+		return 0;
+	}
+	a->execs++;
+	if (task_active(a, t) && t->in_exec) {
+		off = cursor_offset(a, t, t->exec_r15);
+		if (off < 0) {
+			fprintf(stderr, "aerun: task %d execs with r15 %#llx outside sub-buffer %u\n",
+				t->tid, (unsigned long long)t->exec_r15, t->cur);
+			return -EFAULT;
+		}
+		marker(a, t, TRBUF_MK_EXEC, t->exec_r15, t->exec_ip, t->exec_sp, 0, 0);
+	} else if (t->region) {
+		off = t->resume_off;	/* exec'd again before its runtime started */
+	}
+	t->in_exec = 0;
+	snprintf(link, sizeof(link), "/proc/%d/exe", t->tid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "aerun: %s: %s\n", link, strerror(errno));
+		return -errno;
+	}
+	path[n] = 0;
+	im = img_get(a, path);
+	if (!im)
+		return -ENOMEM;
+	t->img = im;
+	t->active = 0;
+	if (!im->instrumented) {
+		if (!a->o.quiet)
+			fprintf(stderr, "aerun: task %d exec'd %s, not built with aecc: left untraced\n",
+				t->tid, path);
+		if (t->traced)
+			a->nr_untraced++;
+		t->traced = 0;
+		return region_end(a, t, off);
+	}
+	if (!t->traced)
+		a->nr_traced++;
+	t->traced = 1;
+	if (!t->region)
+		return region_new(a, t);
+	t->resume_off = off;
+	return 0;
+}
+
+static void kill_all(struct aerun *a)
+{
+	for (struct aerun_task *t = a->tasks; t; t = t->next)
+		kill(t->tid, SIGKILL);
 	kill(a->pid, SIGKILL);
 	a->failed = 1;
 }
 
-/* Runs the program to its end; a->status gets its wait status. */
+/* One ptrace event stop of @t; returns 0 or -errno. */
+static int on_event(struct aerun *a, struct aerun_task *t, int event)
+{
+	switch (event) {
+	case PTRACE_EVENT_SECCOMP:
+		return on_seccomp(a, t);
+	case PTRACE_EVENT_EXIT:
+		return exiting(a, t);
+	case PTRACE_EVENT_EXEC:
+		return on_exec(a, t);
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		return on_fork(a, t, event);
+	}
+	return 0;
+}
+
+/* Creates the first program's task (cpu 0, sub-buffer 0). */
+static int root_task(struct aerun *a)
+{
+	struct aerun_task *t = task_new(a, a->pid);
+	struct aerun_img *im = calloc(1, sizeof(*im));
+
+	if (!t || !im || !(im->path = strdup(a->o.path)))
+		return -ENOMEM;
+	im->seqtab = a->seqtab;
+	im->instrumented = 1;
+	im->next = a->imgs;
+	a->imgs = im;
+	t->fresh = 0;
+	t->execs = 0;
+	t->img = im;
+	t->traced = 1;
+	t->active = -1;
+	t->region = 1;
+	t->cpu = 0;
+	t->cur = 0;
+	a->nr_cpus = 1;
+	a->nr_traced = 1;
+	return 0;
+}
+
+/* Runs the program and everything it starts to the end; a->status gets
+ * the first program's wait status. */
 int aerun_trace(struct aerun *a)
 {
-	int status, have = 0, execs = 0, err = 0;
+	int status, have = 0, err = 0;
+	pid_t p, have_pid = 0;
 
+	err = root_task(a);
+	if (err) {
+		kill_all(a);
+		return err;
+	}
 	for (;;) {
+		struct aerun_task *t;
 		siginfo_t si;
 		int sig, event, ret = 0;
-		pid_t p;
 
 		if (have) {
 			have = 0;
-			p = a->pid;
+			p = have_pid;
 		} else {
 			p = waitpid(-1, &status, __WALL);
 			if (p < 0) {
 				if (errno == EINTR)
 					continue;
+				if (errno == ECHILD)
+					break;
 				fprintf(stderr, "aerun: waitpid: %s\n", strerror(errno));
 				return -errno;
 			}
 		}
-		if (p != a->pid) {	/* a refused child: let it die */
-			if (WIFSTOPPED(status))
-				ptrace(PTRACE_CONT, p, 0, 0);
-			continue;
-		}
+		t = task_find(a, p);
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			a->status = status;
-			break;
+			if (p == a->pid)
+				a->status = status;
+			if (t)
+				task_free(a, t);
+			continue;
 		}
 		if (!WIFSTOPPED(status))
 			continue;
+		if (!t && !(t = task_new(a, p))) {
+			err = err ? err : -ENOMEM;
+			kill_all(a);
+			continue;
+		}
 		sig = WSTOPSIG(status);
 		event = status >> 16;
-		if (sig == SIGTRAP && event) {
-			switch (event) {
-			case PTRACE_EVENT_SECCOMP:
-				ret = on_sigreturn(a);
-				break;
-			case PTRACE_EVENT_EXIT:
-				ret = exiting(a);
-				break;
-			case PTRACE_EVENT_EXEC:
-				if (execs++) {
-					refuse(a, "exec'd another program");
-				} else {
-					struct user_regs_struct r;
-
-					if (!getregs(a, &r))
-						marker(a, TRBUF_MK_START, subbuf_addr(a, 0),
-						       r.rip, r.rsp, 0, 0);
-				}
-				break;
-			case PTRACE_EVENT_FORK:
-				refuse(a, "forked");
-				break;
-			case PTRACE_EVENT_VFORK:
-				refuse(a, "vforked");
-				break;
-			case PTRACE_EVENT_CLONE:
-				refuse(a, "cloned");
-				break;
-			}
+		if (t->fresh && !event) {
+			/* a new thread or child in its first stop (SIGSTOP) */
+			t->stopped = 1;
+			if (t->parent_known)
+				ret = task_start(a, t);
 			if (ret && !err) {
 				err = ret;
-				kill(a->pid, SIGKILL);
-				a->failed = 1;
+				kill_all(a);
 			}
-			ptrace(PTRACE_CONT, a->pid, 0, 0);
 			continue;
 		}
-		if (ptrace(PTRACE_GETSIGINFO, a->pid, 0, &si) < 0) {
+		if (sig == SIGTRAP && event) {
+			ret = on_event(a, t, event);
+			if (ret && !err) {
+				err = ret;
+				kill_all(a);
+			}
+			ptrace(PTRACE_CONT, p, 0, 0);
+			continue;
+		}
+		if (ptrace(PTRACE_GETSIGINFO, p, 0, &si) < 0) {
 			/* group-stop: resume (job control is not emulated) */
-			ptrace(PTRACE_CONT, a->pid, 0, 0);
+			ptrace(PTRACE_CONT, p, 0, 0);
 			continue;
 		}
-		if (sig == SIGSEGV && si.si_code > 0 && runtime_active(a) &&
+		if (sig == SIGSEGV && si.si_code > 0 && task_active(a, t) &&
 		    in_guard(a, (uint64_t)si.si_addr)) {
-			ret = overflow(a, (uint64_t)si.si_addr);
-			if (ret) {
-				err = err ? err : ret;
-				kill(a->pid, SIGKILL);
-				a->failed = 1;
+			ret = overflow(a, t, (uint64_t)si.si_addr);
+			if (ret && !err) {
+				err = ret;
+				kill_all(a);
 			}
-			ptrace(PTRACE_CONT, a->pid, 0, 0);
+			ptrace(PTRACE_CONT, p, 0, 0);
 			continue;
 		}
-		ret = deliver(a, sig, &status);
+		ret = deliver(a, t, sig, &status);
 		if (ret == 1) {
 			have = 1;
+			have_pid = p;
 		} else if (ret < 0) {
 			err = err ? err : ret;
-			kill(a->pid, SIGKILL);
-			a->failed = 1;
-			ptrace(PTRACE_CONT, a->pid, 0, 0);
+			kill_all(a);
+			ptrace(PTRACE_CONT, p, 0, 0);
 		}
 	}
 	return err;

@@ -10,6 +10,15 @@
  * PROT_NONE after each, so an overflowing store faults and aerun (the
  * ptrace tracer) switches sub-buffers (DESIGN.md invariant 7).
  *
+ * A program started by a traced task (fork + exec) has no fd 1023: its
+ * runtime asks aerun through two ioctl calls on fd 1023 that aerun's seccomp
+ * filter hands to it (without aerun they fail with EBADF and change
+ * nothing): AE_STANDALONE_IOC_ATTACH fills a buffer of
+ * AE_STANDALONE_PATH_MAX bytes with a path that opens the memfd
+ * (/proc/<aerun>/fd/<n>) and returns 0; after mapping, AE_STANDALONE_IOC_CURSOR
+ * returns the task's initial r15 (aerun places each traced thread in its own
+ * region, see instrument/aerun/aerun.h) or -errno.
+ *
  * Only plain fixed-size integers: the runtime is freestanding.
  */
 #ifndef AE_STANDALONE_H
@@ -20,6 +29,9 @@
 #define AE_STANDALONE_FD	1023
 #define AE_STANDALONE_MAGIC	0x4e555245u	/* "ERUN" little endian */
 #define AE_STANDALONE_VERSION	1
+#define AE_STANDALONE_IOC_ATTACH	0x41450001u
+#define AE_STANDALONE_IOC_CURSOR	0x41450002u
+#define AE_STANDALONE_PATH_MAX		64
 
 struct ae_standalone_ctl {
 	__u32 magic;		/* AE_STANDALONE_MAGIC */

@@ -20,10 +20,12 @@
  * The last instruction before a normal exit (the exit_group syscall) is
  * counted; an instruction interrupted by a fatal signal is not.
  * Each iteration of a rep-prefixed instruction is one trap, hence one line.
- * fork/vfork/clone are errors: the oracle follows one thread only.
+ * fork/vfork/clone are errors: the oracle follows one thread only, unless
+ * --split DIR is given (one trace per thread and program, see below).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <signal.h>
@@ -34,6 +36,7 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -102,8 +105,8 @@ struct stepper {
 	unsigned long long count;
 };
 
-/* Length of the instruction at @a in the tracee, or -errno. */
-static int insn_len(struct stepper *s, uint64_t a)
+/* Length of the instruction at @a in task @pid (lengths cached in @c), or -errno. */
+static int insn_len_of(struct stepper *s, pid_t pid, struct len_cache *c, uint64_t a)
 {
 	uint8_t buf[16];
 	struct iovec local = { buf, sizeof(buf) };
@@ -114,18 +117,18 @@ static int insn_len(struct stepper *s, uint64_t a)
 	ssize_t got;
 	size_t i;
 
-	i = cache_slot(&s->cache, a);
-	if (s->cache.len[i])
-		return s->cache.len[i];
+	i = cache_slot(c, a);
+	if (c->len[i])
+		return c->len[i];
 
-	got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (got <= 0) {
 		/* Fallback (e.g. pages process_vm_readv cannot read). */
 		for (got = 0; got < (ssize_t)sizeof(buf); got += 8) {
 			long w;
 
 			errno = 0;
-			w = ptrace(PTRACE_PEEKTEXT, s->pid, a + got, 0);
+			w = ptrace(PTRACE_PEEKTEXT, pid, a + got, 0);
 			if (errno)
 				break;
 			memcpy(buf + got, &w, 8);
@@ -142,15 +145,21 @@ static int insn_len(struct stepper *s, uint64_t a)
 			(unsigned long long)a);
 		return -EINVAL;
 	}
-	if (s->cache.used * 2 > s->cache.mask) {
-		if (cache_grow(&s->cache))
+	if (c->used * 2 > c->mask) {
+		if (cache_grow(c))
 			return -ENOMEM;
-		i = cache_slot(&s->cache, a);
+		i = cache_slot(c, a);
 	}
-	s->cache.addr[i] = a;
-	s->cache.len[i] = s->insn->size;
-	s->cache.used++;
+	c->addr[i] = a;
+	c->len[i] = s->insn->size;
+	c->used++;
 	return s->insn->size;
+}
+
+/* Length of the instruction at @a in the (single) tracee, or -errno. */
+static int insn_len(struct stepper *s, uint64_t a)
+{
+	return insn_len_of(s, s->pid, &s->cache, a);
 }
 
 static int emit(struct stepper *s, uint64_t a)
@@ -285,17 +294,345 @@ static int trace(struct stepper *s, uint64_t entry)
 	}
 }
 
+/*
+ * --split DIR: follow every thread and child (clone, fork, vfork, exec) and
+ * write one trace per thread and program image,
+ * DIR/<pid>.<tid>.<program>.lackey (pid = thread group id, program = the
+ * basename of the executable). A task that execs gets one file per
+ * program; the execve syscall is the last line of the old program's file.
+ * A new thread or child's file starts at its first instruction after the
+ * clone/fork syscall (which belongs to the parent). Each task is stepped on
+ * its own; stops are taken in whatever order the kernel reports them.
+ * A system call restarted after an ignored signal (a blocking wait4
+ * interrupted by SIGCHLD) counts once, as in the program's own stream.
+ */
+struct img {
+	char path[PATH_MAX];
+	struct len_cache cache;
+	struct img *next;
+};
+
+struct task {
+	pid_t tid, pid;
+	int fresh;		/* auto-attached, its first SIGSTOP not seen */
+	int inject, injected, have_pending;
+	uint64_t pending;
+	struct img *img;
+	FILE *out;
+	char *obuf;
+	struct task *next;
+};
+
+struct split {
+	struct stepper *s;
+	const char *dir;
+	FILE *forks;		/* --forks: "parent-tid child-tid" per creation */
+	struct img *imgs;
+	struct task *tasks;
+	int err;
+};
+
+static struct task *task_find(struct split *sp, pid_t tid)
+{
+	for (struct task *t = sp->tasks; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct task *task_new(struct split *sp, pid_t tid)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->fresh = 1;
+	t->next = sp->tasks;
+	sp->tasks = t;
+	return t;
+}
+
+static void task_free(struct split *sp, struct task *t)
+{
+	for (struct task **pp = &sp->tasks; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	free(t);
+}
+
+/* Thread group id of @tid from /proc, or -1. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+/* Closes @t's current file; returns 0 or -1 after saying why. */
+static int task_close(struct split *sp, struct task *t)
+{
+	int ret = 0;
+
+	if (!t->out)
+		return 0;
+	if (fflush(t->out) || ferror(t->out)) {
+		fprintf(stderr, "ae-step: writing the trace of task %d: %s\n", t->tid,
+			strerror(errno));
+		ret = -1;
+	}
+	fclose(t->out);
+	free(t->obuf);
+	t->out = NULL;
+	t->obuf = NULL;
+	return ret;
+}
+
+/* Opens DIR/<pid>.<tid>.<program>.lackey for @t's current image. */
+static int task_open(struct split *sp, struct task *t)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	const char *base;
+	struct img *im;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", t->tid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "ae-step: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	exe[n] = 0;
+	t->pid = tgid_of(t->tid);
+	if (t->pid < 0)
+		t->pid = t->tid;
+	for (im = sp->imgs; im; im = im->next)
+		if (!strcmp(im->path, exe))
+			break;
+	if (!im) {
+		im = calloc(1, sizeof(*im));
+		if (!im || cache_init(&im->cache, 1 << 12)) {
+			fprintf(stderr, "ae-step: out of memory\n");
+			return -1;
+		}
+		snprintf(im->path, sizeof(im->path), "%s", exe);
+		im->next = sp->imgs;
+		sp->imgs = im;
+	}
+	t->img = im;
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	snprintf(path, sizeof(path), "%s/%d.%d.%s.lackey", sp->dir, t->pid, t->tid, base);
+	t->out = fopen(path, "w");
+	if (!t->out) {
+		fprintf(stderr, "ae-step: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	t->obuf = malloc(1 << 16);
+	if (t->obuf)
+		setvbuf(t->out, t->obuf, _IOFBF, 1 << 16);
+	return 0;
+}
+
+static int task_emit(struct split *sp, struct task *t, uint64_t a)
+{
+	int len = insn_len_of(sp->s, t->tid, &t->img->cache, a);
+
+	if (len < 0)
+		return len;
+	sp->s->count++;
+	fprintf(t->out, "I  %08llx,%d\n", (unsigned long long)a, len);
+	return 0;
+}
+
+/* A new pending instruction at @t's rip, decoded while the code is there. */
+static int task_fetch(struct split *sp, struct task *t)
+{
+	errno = 0;
+	t->pending = get_rip(t->tid);
+	if (errno) {
+		fprintf(stderr, "ae-step: PEEKUSER rip of %d: %s\n", t->tid, strerror(errno));
+		return -1;
+	}
+	t->have_pending = 1;
+	return insn_len_of(sp->s, t->tid, &t->img->cache, t->pending) < 0 ? -1 : 0;
+}
+
+/* One ptrace event stop of @t; returns 0, or -1 on a failure. */
+static int task_event(struct split *sp, struct task *t, int event)
+{
+	unsigned long msg = 0;
+
+	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		/* The child stops with SIGSTOP before its first instruction. */
+		ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
+		if (sp->forks)
+			fprintf(sp->forks, "%d %lu\n", t->tid, msg);
+		if (!task_find(sp, (pid_t)msg) && !task_new(sp, (pid_t)msg))
+			return -1;
+		return 0;
+	case PTRACE_EVENT_EXEC:
+		/* The execve syscall ran: the old program's last instruction. */
+		if (t->have_pending && task_emit(sp, t, t->pending))
+			return -1;
+		if (task_close(sp, t) || task_open(sp, t))
+			return -1;
+		/* The step trap at the end of execve comes next, at the entry:
+		 * nothing of the new image has run yet. */
+		t->injected = 0;
+		t->have_pending = 0;
+		return 0;
+	case PTRACE_EVENT_EXIT:
+		/* The pending instruction ran unless rip is still on it
+		 * (killed by a signal, or by another thread's exit_group). */
+		errno = 0;
+		msg = get_rip(t->tid);
+		if (!errno && t->have_pending && msg != t->pending &&
+		    task_emit(sp, t, t->pending))
+			return -1;
+		t->have_pending = 0;
+		return task_close(sp, t);
+	}
+	return 0;
+}
+
+/* One stop of a known task that is not an event; see trace(). */
+static int task_stop(struct split *sp, struct task *t, int sig)
+{
+	if (t->fresh) {
+		/* First stop of an auto-attached child: its SIGSTOP. */
+		t->fresh = 0;
+		if (sig != SIGSTOP)
+			t->inject = sig;
+		if (task_open(sp, t))
+			return -1;
+		return task_fetch(sp, t);
+	}
+	if (sig == SIGTRAP) {
+		int executed = 1;
+
+		if (t->injected) {
+			siginfo_t si;
+
+			/*
+			 * Not an instruction: the trap after building a handler
+			 * frame, or the syscall-exit trap of a system call the
+			 * kernel restarted after an ignored signal (rip is back
+			 * after the syscall that was already counted).
+			 */
+			if (!ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) &&
+			    (si.si_code == SIGTRAP ||
+			     (si.si_code == TRAP_BRKPT && (uint64_t)get_rip(t->tid) == t->pending)))
+				executed = 0;
+		}
+		if (executed && t->have_pending && task_emit(sp, t, t->pending))
+			return -1;
+	} else {
+		t->inject = sig;
+	}
+	return task_fetch(sp, t);
+}
+
+/* Steps every task from the root's stop at its entry; returns the root's
+ * exit status, or -1. */
+static int trace_split(struct stepper *s, const char *dir, FILE *forks)
+{
+	struct split sp = { .s = s, .dir = dir, .forks = forks };
+	struct task *root = task_new(&sp, s->pid);
+	int status, rc = -1, root_status = -1;
+	pid_t p;
+
+	if (!root)
+		return -1;
+	root->fresh = 0;
+	if (task_open(&sp, root) || task_fetch(&sp, root))
+		return -1;
+	if (ptrace(PTRACE_SINGLESTEP, root->tid, 0, 0) < 0) {
+		perror("ae-step: PTRACE_SINGLESTEP");
+		return -1;
+	}
+	while ((p = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR) {
+		struct task *t;
+		int event, sig;
+
+		if (p < 0)
+			continue;
+		t = task_find(&sp, p);
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			if (p == s->pid)
+				root_status = WIFEXITED(status) ? WEXITSTATUS(status) :
+					128 + WTERMSIG(status);
+			if (t) {
+				if (task_close(&sp, t))
+					sp.err = 1;
+				task_free(&sp, t);
+			}
+			continue;
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		if (!t && !(t = task_new(&sp, p))) {
+			sp.err = 1;
+			break;
+		}
+		event = status >> 16;
+		sig = WSTOPSIG(status);
+		if (event == PTRACE_EVENT_STOP || (!event && !t->fresh && sig != SIGTRAP &&
+		    ptrace(PTRACE_GETSIGINFO, p, 0, &(siginfo_t){ 0 }) < 0)) {
+			/* group-stop: resume (job control is not followed) */
+			ptrace(PTRACE_SINGLESTEP, p, 0, 0);
+			continue;
+		}
+		if (event ? task_event(&sp, t, event) : task_stop(&sp, t, sig)) {
+			sp.err = 1;
+			kill(s->pid, SIGKILL);
+			ptrace(PTRACE_CONT, p, 0, SIGKILL);
+			continue;
+		}
+		t->injected = event ? 0 : t->inject;
+		if (ptrace(event == PTRACE_EVENT_EXIT ? PTRACE_CONT : PTRACE_SINGLESTEP,
+			   p, 0, event ? 0 : t->inject) < 0 && errno != ESRCH)
+			fprintf(stderr, "ae-step: resuming %d: %s\n", p, strerror(errno));
+		t->inject = 0;
+	}
+	while (sp.tasks) {
+		if (task_close(&sp, sp.tasks))
+			sp.err = 1;
+		task_free(&sp, sp.tasks);
+	}
+	if (!sp.err)
+		rc = root_status;
+	return rc;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ae-step [-o FILE] [--from-symbol SYM | --from ADDR] -- prog args...\n");
+		"usage: ae-step [-o FILE] [--from-symbol SYM | --from ADDR] -- prog args...\n"
+		"       ae-step --split DIR [--forks FILE] -- prog args...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	struct stepper s = { .out = stdout };
-	const char *outpath = NULL, *sym = NULL;
+	const char *outpath = NULL, *sym = NULL, *split = NULL, *forkpath = NULL;
+	FILE *forks = NULL;
 	struct timespec t0, t1;
 	static char obuf[1 << 20];
 	int i, status, rc;
@@ -309,6 +646,10 @@ int main(int argc, char **argv)
 			outpath = argv[++i];
 		} else if (!strcmp(argv[i], "--from-symbol") && i + 1 < argc) {
 			sym = argv[++i];
+		} else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
+			split = argv[++i];
+		} else if (!strcmp(argv[i], "--forks") && i + 1 < argc) {
+			forkpath = argv[++i];
 		} else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
 			s.from = strtoull(argv[++i], NULL, 16);
 		} else {
@@ -317,6 +658,26 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc)
 		usage();
+	if (split && (outpath || sym || s.from)) {
+		fprintf(stderr, "ae-step: --split writes every trace from the start: no -o, --from or --from-symbol\n");
+		return 2;
+	}
+	if (split) {
+		struct stat st;
+
+		if (stat(split, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "ae-step: --split %s: not a directory\n", split);
+			return 2;
+		}
+	}
+	if (forkpath && !split) {
+		fprintf(stderr, "ae-step: --forks needs --split\n");
+		return 2;
+	}
+	if (forkpath && !(forks = fopen(forkpath, "w"))) {
+		fprintf(stderr, "ae-step: %s: %s\n", forkpath, strerror(errno));
+		return 2;
+	}
 	if (sym) {
 		s.from = elf_symbol(argv[i], sym);
 		if (!s.from) {
@@ -363,7 +724,8 @@ int main(int argc, char **argv)
 	}
 	ptrace(PTRACE_SETOPTIONS, s.pid, 0,
 	       PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-	       PTRACE_O_TRACECLONE);
+	       PTRACE_O_TRACECLONE |
+	       (split ? PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT : 0));
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	{
@@ -375,9 +737,13 @@ int main(int argc, char **argv)
 			perror("ae-step: PEEKUSER rip");
 			return 125;
 		}
-		rc = trace(&s, entry);
+		rc = split ? trace_split(&s, split, forks) : trace(&s, entry);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (forks && fclose(forks)) {
+		fprintf(stderr, "ae-step: write %s: %s\n", forkpath, strerror(errno));
+		return 2;
+	}
 	if (fflush(s.out) || (outpath && fclose(s.out))) {
 		fprintf(stderr, "ae-step: write %s: %s\n",
 			outpath ? outpath : "stdout", strerror(errno));
