@@ -47,6 +47,7 @@ struct task {
 	int running;			/* coroutine made */
 	uint64_t slice_t, slice_insns, slice_bytes;
 	int in_slice;
+	int closed;			/* its EXIT/EXEC/STOP was seen */
 	struct sr *sr;
 	struct task *next;
 };
@@ -106,7 +107,16 @@ static int add_prog(struct sr *r, const char *path)
 static struct task *find_task(struct sr *r, int32_t tid)
 {
 	for (struct task *t = r->tasks; t; t = t->next)
-		if (t->info.tid == tid && t->state != T_DONE)
+		if (t->info.tid == tid && t->state != T_DONE && !t->closed)
+			return t;
+	return NULL;
+}
+
+/* The child a FORK marker announced, waiting for its parent's state. */
+static struct task *find_child(struct sr *r, int32_t tid)
+{
+	for (struct task *t = r->tasks; t; t = t->next)
+		if (t->info.tid == tid && t->state == T_WAIT_FORK)
 			return t;
 	return NULL;
 }
@@ -163,9 +173,9 @@ static void name_regen(struct task *t)
 
 static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
 {
-	struct task *t = ctx, *c = find_task(t->sr, (int32_t)m->arg);
+	struct task *t = ctx, *c = find_child(t->sr, (int32_t)m->arg);
 
-	if (!c || c->state != T_WAIT_FORK)
+	if (!c)
 		return;
 	if (ae_regen_level(g) > 0) {
 		tfail(c, "forked inside a signal handler of its parent: not supported");
@@ -503,6 +513,7 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 			t->s.final = 1;
 		else if (m->type == TRBUF_MK_STOP)
 			t->s.final = 2;
+		t->closed = 1;
 		resume(r, t);
 		if (t->s.final)
 			forget_task(r, t);
@@ -635,7 +646,7 @@ finish:
 		if (t->state == T_DONE || t->state == T_FAILED || t->failed)
 			continue;
 		if (t->state == T_WAIT_FORK) {
-			tfail(t, "its parent never reached the fork that created it");
+			tfail(t, "its parent's regeneration never reached the fork that created it");
 			continue;
 		}
 		if (!t->s.final)
