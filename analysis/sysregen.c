@@ -513,7 +513,7 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 			t->s.final = 1;
 		else if (m->type == TRBUF_MK_STOP)
 			t->s.final = 2;
-		t->closed = 1;
+		t->closed = t->s.final != 0;
 		resume(r, t);
 		if (t->s.final)
 			forget_task(r, t);
