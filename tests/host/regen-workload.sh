@@ -85,8 +85,9 @@ run() {
 	(cd "$work/i" && $clean_env "$aerun" -q "$@" -o "$d/t.zst" -- "${cmd[@]}" >"$d/out" 2>"$d/err")
 	check "$name: aerun runs the workload" test $? = 0
 	(cd "$work/i" && "$aetrace" regen --split "$d/sp" "$d/t.zst" 2>"$d/regen.err")
+	rc=$?
 	check "$name: aetrace regen --split: every task regenerates$(head -c 300 "$d/regen.err" | tr '\n' ' ')" \
-		test $? = 0 -a ! -s "$d/regen.err"
+		test $rc = 0 -a ! -s "$d/regen.err"
 	"$schedlog" print "$d/t.zst" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
 		awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
 	labels "$d/forks" >"$d/labels"
