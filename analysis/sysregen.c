@@ -38,6 +38,7 @@ struct task {
 	struct ae_tstream s;
 	struct ae_regen *g;
 	struct ae_regen_sink sink;
+	struct ae_regen_ops ops;
 	struct prog *prog;
 	uint64_t pc;			/* fork child: where it continues */
 	enum tstate state;
@@ -54,13 +55,12 @@ struct task {
 
 struct sr {
 	const struct ae_sysregen_opts *o;
-	struct prog *progs;
+	struct prog **progs;		/* stable: tasks point at them */
 	int nprogs, capprogs;
 	struct task *tasks;		/* live and finished-not-freed */
 	ucontext_t main;
 	struct task *cur;
 	int failed;
-	int *cpu_owner_valid;
 	struct task **cpu_owner;
 	uint32_t ncpu;
 	uint64_t now;
@@ -83,19 +83,22 @@ static int add_prog(struct sr *r, const char *path)
 
 	if (r->nprogs == r->capprogs) {
 		int cap = r->capprogs ? r->capprogs * 2 : 8;
-		struct prog *n = realloc(r->progs, cap * sizeof(*n));
+		struct prog **n = realloc(r->progs, cap * sizeof(*n));
 
 		if (!n)
 			return -1;
 		r->progs = n;
 		r->capprogs = cap;
 	}
-	pr = &r->progs[r->nprogs];
-	memset(pr, 0, sizeof(*pr));
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return -1;
 	if (ae_program_load(&pr->p, path)) {
 		ae_program_free(pr->p);
+		free(pr);
 		return -1;
 	}
+	r->progs[r->nprogs] = pr;
 	pr->path = strdup(path);
 	pr->base = base_name(pr->path);
 	tab = (const uint32_t *)ae_image_section(&pr->p->prog, "__ae_seqtab", &len, NULL);
@@ -154,12 +157,10 @@ static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m,
 
 static const struct ae_regen_ops *task_ops(struct task *t)
 {
-	static __thread struct ae_regen_ops ops;
-
-	ops.wait = co_wait;
-	ops.fork = co_fork;
-	ops.ctx = t;
-	return &ops;
+	t->ops.wait = co_wait;
+	t->ops.fork = co_fork;
+	t->ops.ctx = t;
+	return &t->ops;
 }
 
 static void name_regen(struct task *t)
@@ -218,7 +219,7 @@ static struct prog *task_image(struct task *t)
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		/* no record: a trace of a runtime without records */
 		if (r->nprogs == 1 && r->o->nprogs == 1)
-			return &r->progs[0];
+			return r->progs[0];
 		tfail(t, "its stream has no registration record and %d programs were given: cannot tell which it runs",
 		      r->nprogs);
 		return NULL;
@@ -245,17 +246,18 @@ static struct prog *task_image(struct task *t)
 	memmove(t->s.buf, t->s.buf + rec.len, t->s.end - t->s.base - rec.len);
 	t->s.base += rec.len;
 	for (int i = 0; i < r->nprogs; i++)
-		if (r->progs[i].id == rec.image_id)
-			return &r->progs[i];
+		if (r->progs[i]->id == rec.image_id)
+			return r->progs[i];
 	/* no programs given: the path it was started as, if the same image */
 	if (!r->o->nprogs && path[0] && !access(path, R_OK)) {
 		int n = r->nprogs;
 
-		if (!add_prog(r, path) && r->progs[n].id == rec.image_id)
-			return &r->progs[n];
+		if (!add_prog(r, path) && r->progs[n]->id == rec.image_id)
+			return r->progs[n];
 		if (r->nprogs > n) {
-			ae_program_free(r->progs[n].p);
-			free(r->progs[n].path);
+			ae_program_free(r->progs[n]->p);
+			free(r->progs[n]->path);
+			free(r->progs[n]);
 			r->nprogs = n;
 		}
 	}
@@ -672,8 +674,9 @@ out:
 		free(t);
 	}
 	for (int i = 0; i < r.nprogs; i++) {
-		ae_program_free(r.progs[i].p);
-		free(r.progs[i].path);
+		ae_program_free(r.progs[i]->p);
+		free(r.progs[i]->path);
+		free(r.progs[i]);
 	}
 	free(r.progs);
 	free(r.cpu_owner);

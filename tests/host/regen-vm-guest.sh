@@ -33,6 +33,7 @@ kill -INT $bdump_pid
 wait $bdump_pid
 echo "$wst $?" >"$out/status"
 [ "${AE_NO_STEP:-}" = 1 ] && exit 0
+mkdir -p "$out/step"
 (cd "$work/o" && $clean "$top/build/tests/ae-step" --split "$out/step" --forks "$out/step.forks" -- \
 	"$@" >"$out/step.out" 2>"$out/step.err")
 echo "step $?" >>"$out/status"
