@@ -142,14 +142,16 @@ static int load(const char *path, int32_t shift)
 			t->mk[t->nmk].m.pid += shift;
 			t->mk[t->nmk].m.tid += shift;
 			t->mk[t->nmk].pos = t->len;
+			t->nmk++;
 			if (ev.m->type == TRBUF_MK_FORK) {
+				size_t ti = t - tasks;
 				struct task *c;
 
-				t->mk[t->nmk].m.arg += shift;
-				c = task_of((int32_t)ev.m->arg + shift, 1);
+				t->mk[t->nmk - 1].m.arg += shift;
+				c = task_of((int32_t)ev.m->arg + shift, 1);	/* moves tasks */
+				t = &tasks[ti];
 				c->pid = (ev.m->arg2 & 0x10000) ? t->pid : (int32_t)ev.m->arg + shift;
 			}
-			t->nmk++;
 			if (ev.m->type == TRBUF_MK_EXIT || ev.m->type == TRBUF_MK_EXEC)
 				t->finished = 1;	/* a later START of the tid is a new task */
 			break;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# regen-compare.sh DIR THREADS_ORIG: compare DIR/sp/*.lackey (aetrace regen
-# --split of DIR/trace.zst with DIR/sched.bin) with the single-stepper's
-# DIR/step/*.lackey (ae-step --split, forks in DIR/step.forks), threads
+# regen-compare.sh DIR STEPDIR THREADS_ORIG [NOSTEP]: compare DIR/sp/*.lackey
+# (aetrace regen --split of DIR/trace.zst with DIR/sched.bin) with the
+# single-stepper's STEPDIR/step/*.lackey (ae-step --split, forks in
+# STEPDIR/step.forks; NOSTEP: a program the stepper did not run), threads
 # matched by creation order (labels 0, 0.0, 0.1, ...: k-th child of its
 # parent); the joining main thread of the workload's `threads` program
 # (THREADS_ORIG: its twin, for the symbols) without pthread_join's waits.
@@ -9,7 +10,7 @@
 # and exits 0 when every image equals the stepper's and there are as many
 # as the stepper's. Used by tests/host/regen-vm.sh and vm/capture-demo.sh.
 set -u
-d=$1 torig=$2
+d=$1 sd=$2 torig=$3 nostep=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
 cmp=$top/build/tests/ae-tracecmp
@@ -43,7 +44,7 @@ done
 "$top/bin/schedlog" print "$d/sched.bin" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
 	awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
 labels "$d/forks" >"$d/labels"
-[ -s "$d/step.forks" ] && labels "$d/step.forks" >"$d/step.labels" || : >"$d/step.labels"
+[ -s "$sd/step.forks" ] && labels "$sd/step.forks" >"$d/step.labels" || : >"$d/step.labels"
 n=0 good=0 insns=0
 for f in "$d"/sp/*.lackey; do
 	[ -e "$f" ] || continue
@@ -51,7 +52,11 @@ for f in "$d"/sp/*.lackey; do
 	prog=$(basename "$f" | cut -d. -f3)
 	label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
 	other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$d/step.labels")
-	other=$(ls "$d/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
+	other=$(ls "$sd/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
+	if [ "$prog" = "$nostep" ]; then
+		echo "# $prog thread $label (tid $tid): $(wc -l <"$f") instructions, not run by the stepper here"
+		continue
+	fi
 	n=$((n + 1))
 	if [ -z "$label" ] || [ -z "$other" ]; then
 		echo "not ok - $prog thread $tid: no stepper thread for label '$label'"
@@ -70,6 +75,6 @@ for f in "$d"/sp/*.lackey; do
 		sed 's/^/# /' "$d/cmp.out" | head -8
 	fi
 done
-nstep=$(ls "$d/step" 2>/dev/null | wc -l)
+nstep=$(ls "$sd/step" 2>/dev/null | wc -l)
 echo "# $good of $n thread images equal the stepper's ($nstep), $insns instructions"
 [ "$good" = "$n" ] && [ "$n" = "$nstep" ] && [ "$n" -gt 0 ]

@@ -70,6 +70,32 @@ check "--thread $tid: only that task's trace" 'cmp -s one ref.recursion'
 check "--format=bin --split: 9 bytes per instruction" \
 	'[ $(stat -c %s spb/*.interp.bin) -eq $((9 * $(wc -l < ref.interp))) ]'
 
+# fork, clone and exec: aerun captures of the workload's forkexec (fork +
+# exec of the traced leaf) and threads (4 pthreads), re-cut the same way
+wl=$top/build/tests/workload
+if [ -x "$wl/forkexec" ] && [ -x "$wl/threads" ]; then
+	for p in forkexec leaf threads; do cp "$wl/$p" "$wl/$p.orig" .; done
+	env -i PATH=/usr/bin:/bin "$B/aerun" -q -o fe.zst -- ./forkexec ./leaf 20 >/dev/null 2>&1
+	env -i PATH=/usr/bin:/bin "$B/aerun" -q -o th.zst -- ./threads 10 >/dev/null 2>&1
+	rm -rf ref.fe ref.th
+	"$B/aetrace" regen --split ref.fe fe.zst 2>/dev/null
+	"$B/aetrace" regen --split ref.th th.zst 2>/dev/null
+	# prog and content of every image, independent of the tids
+	sums() { (cd "$1" && for f in *; do echo "$(echo "$f" | cut -d. -f3) $(md5sum <"$f" | cut -c1-32)"; done) | sort; }
+	sums ref.fe >ref.sums && sums ref.th >>ref.sums && sort -o ref.sums ref.sums
+	for cfg in "2 64 21" "3 512 22"; do
+		set -- $cfg
+		"$mix" m2.zst $1 $2 $3 fe.zst th.zst 2>mix.err
+		rm -rf sp2
+		"$B/aetrace" regen --split sp2 m2.zst 2>err
+		rc=$?
+		check "forks, threads, execs on $1 cpus, $2-byte sub-buffers: $(wc -l <ref.sums) thread images equal the aerun capture's" \
+			'[ $rc -eq 0 ] && [ ! -s mix.err ] && [ "$(sums sp2)" = "$(cat ref.sums)" ] && [ $(wc -l <ref.sums) -ge 8 ]'
+	done
+else
+	ok "forks, threads, execs # SKIP build/tests/workload not built"
+fi
+
 # expect_error NAME PATTERN CMD...: exit 1, the message on stderr
 expect_error() {
 	local name=$1 pat=$2 rc

@@ -1,39 +1,48 @@
 #!/usr/bin/env bash
 # regen-vm-guest.sh - guest half of tests/host/regen-vm.sh and make demo
-# (run by vm/run in /aetrace): with SUBBUF-byte sub-buffers (0: the
-# module's default), bdump captures WORK/i's workload (runall and the
-# programs it starts, ASLR off, clean environment), then the ptrace
-# single-stepper runs the same command on the twins in WORK/o, in this
-# same kernel so both see the same process start.
+# (run by vm/run in /aetrace): for each sub-buffer size in SUBBUFS (0: the
+# module's default), bdump captures the workload CAPTURE (a command run in
+# WORK/i with ASLR off and a clean environment) into OUT/SIZE/; then the
+# ptrace single-stepper runs STEP (the same command, perhaps without its
+# slowest program) on the twins in WORK/o, once, into OUT/step*: in this
+# same kernel, so the twins see the same process start as the traced run.
 #
-# usage: regen-vm-guest.sh WORK OUT SUBBUF COMMAND...
-#   OUT gets trace.zst, sched.bin, bdump.log, out, status, and step/ +
-#   step.forks + step.out from the stepper (skipped when AE_NO_STEP=1).
+# usage: regen-vm-guest.sh WORK OUT "SUBBUFS" "CAPTURE" "STEP"
+#   OUT/SIZE/ gets trace.zst, sched.bin, bdump.log, out, err, status;
+#   OUT/ gets step/, step.forks, step.out, step.status (STEP "": no stepper).
 set -u
-[ $# -ge 4 ] || { echo "usage: $0 WORK OUT SUBBUF COMMAND..." >&2; exit 2; }
-work=$1 out=$2 subbuf=$3
-shift 3
+[ $# -eq 5 ] || { echo "usage: $0 WORK OUT SUBBUFS CAPTURE STEP" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$2"
+work=$(cd "$1" && pwd) out=$(cd "$2" && pwd) subbufs=$3 capture=$4 stepcmd=$5
 clean="env -i PATH=/usr/bin:/bin LC_ALL=C"
-mkdir -p "$out" && rm -rf "$out"/step "$out"/trace.zst "$out"/sched.bin
-work=$(cd "$work" && pwd) out=$(cd "$out" && pwd)
 [ -e /dev/trbuf ] || { echo "regen-vm-guest: /dev/trbuf missing" >&2; exit 3; }
 p=/sys/module/trbuf/parameters
-if [ "$subbuf" != 0 ]; then
-	echo "$subbuf" >$p/subbuf_size
-	echo $((subbuf * 8 * $(nproc))) >$p/total_size
-fi
-"$top/bin/bdump" -f 100 "$out/trace.zst" "$out/sched.bin" 2>"$out/bdump.log" &
-bdump_pid=$!
-sleep 1
-kill -0 $bdump_pid 2>/dev/null || { echo "regen-vm-guest: bdump died:" >&2; cat "$out/bdump.log" >&2; exit 4; }
-(cd "$work/i" && $clean setarch x86_64 -R "$@" >"$out/out" 2>"$out/err")
-wst=$?
-kill -INT $bdump_pid
-wait $bdump_pid
-echo "$wst $?" >"$out/status"
-[ "${AE_NO_STEP:-}" = 1 ] && exit 0
-mkdir -p "$out/step"
+def_sub=$(cat $p/subbuf_size) def_total=$(cat $p/total_size)
+for s in $subbufs; do
+	o=$out/$s
+	rm -rf "$o" && mkdir -p "$o"
+	if [ "$s" = 0 ]; then
+		echo "$def_sub" >$p/subbuf_size
+		echo "$def_total" >$p/total_size
+	else
+		echo "$s" >$p/subbuf_size
+		echo $((s * 8 * $(nproc))) >$p/total_size
+	fi
+	"$top/bin/bdump" -f 100 "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
+	bdump_pid=$!
+	sleep 1
+	kill -0 $bdump_pid 2>/dev/null || { echo "regen-vm-guest: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
+	# shellcheck disable=SC2086
+	(cd "$work/i" && $clean setarch x86_64 -R $capture >"$o/out" 2>"$o/err")
+	wst=$?
+	kill -INT $bdump_pid
+	wait $bdump_pid
+	echo "$wst $?" >"$o/status"
+done
+[ -n "$stepcmd" ] || exit 0
+rm -rf "$out/step" && mkdir -p "$out/step"
+# shellcheck disable=SC2086
 (cd "$work/o" && $clean "$top/build/tests/ae-step" --split "$out/step" --forks "$out/step.forks" -- \
-	"$@" >"$out/step.out" 2>"$out/step.err")
-echo "step $?" >>"$out/status"
+	$stepcmd >"$out/step.out" 2>"$out/step.err")
+echo $? >"$out/step.status"
