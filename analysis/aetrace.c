@@ -28,7 +28,7 @@ static void usage(FILE *f)
 		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
 		"                     TRACE [PROG...]\n"
-		"       aetrace stats [--sched SCHED] TRACE PROG...\n"
+		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
 		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
@@ -123,35 +123,75 @@ static int cmd_regen(int argc, char **argv)
 	return ret ? 1 : 0;
 }
 
+struct stats_task {
+	struct ae_task_info t;
+	char prog[64];
+	int end;
+	struct ae_regen_stats st;
+	uint64_t slices, slice_insns, migrations;
+	int last_cpu, ended;
+};
+
 struct stats_ctx {
-	struct ae_regen_stats sum;
-	int ntasks;
+	struct stats_task *v;
+	size_t n;
 	uint64_t bytes;
 };
+
+static struct stats_task *stats_of(struct stats_ctx *s, const struct ae_task_info *t)
+{
+	struct stats_task *x;
+
+	for (size_t i = s->n; i-- > 0;)
+		if (s->v[i].t.tid == t->tid && s->v[i].t.image == t->image && !s->v[i].ended)
+			return &s->v[i];
+	if (s->n % 64 == 0) {
+		x = realloc(s->v, (s->n + 64) * sizeof(*x));
+		if (!x)
+			return NULL;
+		s->v = x;
+	}
+	x = &s->v[s->n++];
+	memset(x, 0, sizeof(*x));
+	x->t = *t;
+	x->last_cpu = -1;
+	return x;
+}
 
 static void stats_task_end(void *ctx, const struct ae_task_info *t, int end,
 			   const struct ae_regen_stats *st)
 {
-	struct stats_ctx *s = ctx;
-	static const char *const ends[] = { "?", "exit", "exec", "stopped", "capture end" };
+	struct stats_task *x = stats_of(ctx, t);
 
-	printf("task %d/%d %-16s %14llu insns %12llu witness bytes %10llu value bytes %6llu signals  %s\n",
-	       t->pid, t->tid, t->prog ? t->prog : "?", (unsigned long long)st->insns,
-	       (unsigned long long)st->witness_bytes, (unsigned long long)st->value_bytes,
-	       (unsigned long long)st->signals, end < 0 ? "FAILED" : ends[end < 5 ? end : 0]);
-	s->sum.insns += st->insns;
-	s->sum.blocks += st->blocks;
-	s->sum.witness_bytes += st->witness_bytes;
-	s->sum.value_bytes += st->value_bytes;
-	s->sum.signals += st->signals;
-	s->ntasks++;
+	if (!x)
+		return;
+	snprintf(x->prog, sizeof(x->prog), "%s", t->prog ? t->prog : "?");
+	x->end = end;
+	x->st = *st;
+	x->ended = 1;
 }
 
 static void stats_slice(void *ctx, const struct ae_slice_info *si)
 {
 	struct stats_ctx *s = ctx;
+	struct stats_task *x;
 
 	s->bytes += si->bytes;
+	/* a slice may end after its task (the exit is in it) */
+	for (size_t i = s->n; i-- > 0;) {
+		x = &s->v[i];
+		if (x->t.tid == si->task.tid && x->t.image == si->task.image)
+			goto found;
+	}
+	x = stats_of(s, &si->task);
+	if (!x)
+		return;
+found:
+	x->slices++;
+	x->slice_insns += si->insns;
+	if (x->last_cpu >= 0 && x->last_cpu != si->task.cpu)
+		x->migrations++;
+	x->last_cpu = si->task.cpu;
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -171,7 +211,7 @@ static int cmd_stats(int argc, char **argv)
 		}
 		so.sched = optarg;
 	}
-	if (argc - optind < 2) {
+	if (argc - optind < 1) {
 		usage(stderr);
 		return 2;
 	}
@@ -181,15 +221,36 @@ static int cmd_stats(int argc, char **argv)
 	so.task_end = stats_task_end;
 	so.slice = stats_slice;
 	so.ctx = &s;
+	static const char *const ends[] = { "?", "exit", "exec", "stopped", "capture end" };
+	struct ae_regen_stats sum = { 0 };
+
 	ret = ae_sysregen(&so);
-	printf("tasks            %d\n", s.ntasks);
-	printf("instructions     %llu\n", (unsigned long long)s.sum.insns);
-	printf("basic blocks     %llu\n", (unsigned long long)s.sum.blocks);
-	printf("witness bytes    %llu\n", (unsigned long long)s.sum.witness_bytes);
-	printf("value bytes      %llu\n", (unsigned long long)s.sum.value_bytes);
+	printf("%8s %8s %-12s %13s %7s %5s %11s %10s %7s %s\n", "pid", "tid", "program",
+	       "instructions", "slices", "migr", "insns/slice", "witness B", "signals", "end");
+	for (size_t i = 0; i < s.n; i++) {
+		struct stats_task *x = &s.v[i];
+
+		printf("%8d %8d %-12s %13llu %7llu %5llu %11llu %10llu %7llu %s\n", x->t.pid,
+		       x->t.tid, x->prog[0] ? x->prog : "?", (unsigned long long)x->st.insns,
+		       (unsigned long long)x->slices, (unsigned long long)x->migrations,
+		       (unsigned long long)(x->slices ? x->slice_insns / x->slices : 0),
+		       (unsigned long long)x->st.witness_bytes, (unsigned long long)x->st.signals,
+		       !x->ended ? "?" : x->end < 0 ? "FAILED" : ends[x->end < 5 ? x->end : 0]);
+		sum.insns += x->st.insns;
+		sum.blocks += x->st.blocks;
+		sum.witness_bytes += x->st.witness_bytes;
+		sum.value_bytes += x->st.value_bytes;
+		sum.signals += x->st.signals;
+	}
+	printf("tasks            %zu\n", s.n);
+	printf("instructions     %llu\n", (unsigned long long)sum.insns);
+	printf("basic blocks     %llu\n", (unsigned long long)sum.blocks);
+	printf("witness bytes    %llu\n", (unsigned long long)sum.witness_bytes);
+	printf("value bytes      %llu\n", (unsigned long long)sum.value_bytes);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
-	printf("bytes/instr      %.4f\n", s.sum.insns ? (double)s.bytes / s.sum.insns : 0.0);
-	printf("signals          %llu\n", (unsigned long long)s.sum.signals);
+	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
+	printf("signals          %llu\n", (unsigned long long)sum.signals);
+	free(s.v);
 	return ret ? 1 : 0;
 }
 
