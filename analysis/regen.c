@@ -27,9 +27,6 @@
 
 #define MAX_LEVELS 64
 
-void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos);
-void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi);
-
 struct sj {
 	uint64_t sp;
 	size_t depth;

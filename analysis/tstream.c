@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regen.h"
+#include "tstream.h"
 
 int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len)
 {
@@ -26,8 +26,6 @@ int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len)
 	return 0;
 }
 
-/* Drop consumed bytes below pos (called by the regenerator). */
-void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos);
 void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos)
 {
 	uint64_t drop = pos - s->base;
@@ -38,8 +36,6 @@ void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos)
 	s->base = pos;
 }
 
-/* Drop markers below index mi. */
-void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi);
 void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi)
 {
 	uint64_t drop = mi - s->mk_base;
