@@ -15,3 +15,4 @@ $(BIN)/aetrace: $(AETRACE_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 ALL_TARGETS += $(BIN)/aetrace
 CHECK_TARGETS += tests/host/regen-workload.sh
 BENCH_TARGETS += bench/regen-bench.sh
+CHECK_TARGETS += tests/host/regen-vm.sh

@@ -54,7 +54,14 @@ vm/run --smp 2 --timeout 800 -- bash -c "
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
 echo "# VM run: $(($(date +%s) - start)) s"
-check "VM run exits 0" test $vm_rc = 0
+# vm/run sometimes misses the guest's exit line on a busy console (125);
+# the guest's own status files below say whether every step ran
+finished=1
+for f in run/0/status run/4096/status run/step.status ${luacmd:+lua/0/status}; do
+	[ -s "$w/$f" ] || finished=0
+done
+check "VM run finishes (vm/run $vm_rc, every status file written: $finished)" \
+	test $finished = 1 -a \( $vm_rc = 0 -o $vm_rc = 125 \)
 check "stepper on the twins in the guest exits 0" test "$(cat "$w/run/step.status" 2>/dev/null)" = 0
 
 modes="run/0 run/4096"
@@ -64,7 +71,7 @@ for mode in $modes; do
 	case $mode in
 	run/0) name="default sub-buffers" nostep= ;;
 	run/4096) name="4 KiB sub-buffers" nostep= ;;
-	lua/0) name="with lua" nostep="lua 0" ;;
+	lua/0) name="with lua" nostep="lua 0 0.3" ;;	# runall's argv differs; 0.3 runs lua
 	esac
 	check "$name: workload and bdump exit 0 ($(cat $d/status 2>/dev/null))" \
 		test "$(cat $d/status 2>/dev/null)" = "0 0"
