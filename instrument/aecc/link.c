@@ -15,6 +15,7 @@
 #include <libelf.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,29 +24,40 @@
 #include <unistd.h>
 
 #include "link.h"
+#include "run.h"
+#include "strv.h"
+#include "xalloc.h"
 
-static int lerr(const char *fmt, const char *a, const char *b)
+/* Print "aecc: message" on stderr. Returns -1. */
+static int __attribute__((format(printf, 1, 2))) lerr(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "aecc: ");
-	fprintf(stderr, fmt, a, b);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	return -1;
 }
 
+/* Write n bytes at p to the new file `path`. Returns 0, or -1 after one
+ * line on stderr. */
 static int write_all(const char *path, const void *p, size_t n)
 {
 	FILE *f = fopen(path, "wb");
+	int ok;
 
 	if (!f)
-		return -1;
-	if (n && fwrite(p, 1, n, f) != n) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
+		return lerr("cannot create %s: %s", path, strerror(errno));
+	ok = !n || fwrite(p, 1, n, f) == n;
+	if (fclose(f) || !ok)
+		return lerr("cannot write %s: %s", path, strerror(errno));
+	return 0;
 }
 
-/* The bytes of section `name` of the ELF object in memory, or NULL. */
+/* Returns the bytes of section `name` of the ELF object (length in *len),
+ * or NULL when it has none. */
 static const void *elf_section(Elf *elf, const char *name, size_t *len)
 {
 	Elf_Scn *scn = NULL;
@@ -71,6 +83,8 @@ static const void *elf_section(Elf *elf, const char *name, size_t *len)
 	return NULL;
 }
 
+/* Write the twin embedded in object `obj` to `dst`. Returns 0, or -1
+ * after one line on stderr. */
 static int extract_twin_obj(const char *obj, const char *dst)
 {
 	int fd = open(obj, O_RDONLY);
@@ -84,41 +98,45 @@ static int extract_twin_obj(const char *obj, const char *dst)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	p = elf ? elf_section(elf, ".ae_orig", &n) : NULL;
 	if (!p)
-		lerr("%s was not built by aecc (no .ae_orig section)%s", obj, "");
-	else if (write_all(dst, p, n))
-		lerr("cannot write %s%s", dst, "");
+		lerr("%s was not built by aecc (no .ae_orig section)", obj);
 	else
-		ret = 0;
+		ret = write_all(dst, p, n);
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return ret;
 }
 
-/* Twin archive: the embedded objects of every member, same order. */
-static int extract_twin_ar(const char *ar, const char *dst)
+/* Twin archive `dst`: the embedded objects of every member of `ar`, same
+ * order. Returns 0, or -1 after one line on stderr. */
+static int extract_twin_ar(const struct ae_link_opts *o, const char *ar, const char *dst)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
 	int fd = open(ar, O_RDONLY), ret = -1, nmem = 0;
 	Elf *arf, *m;
-	char **argv = NULL;
-	int argc = 0;
+	struct strv argv = { 0 };
 
 	if (fd < 0)
 		return lerr("cannot open %s: %s", ar, strerror(errno));
-	snprintf(dir, sizeof(dir), "%s/ar.%d", ae_tmpdir(), (int)getpid());
-	snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), ".%ld", random());
-	if (mkdir(dir, 0700))
-		goto out_close;
-	arf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!arf || elf_kind(arf) != ELF_K_AR) {
-		lerr("%s is not an archive%s", ar, "");
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/ar.%d.%ld", o->tmpdir, (int)getpid(),
+			     random()) >= sizeof(dir)) {
+		lerr("scratch directory name too long: %s", o->tmpdir);
 		goto out_close;
 	}
-	argv = calloc(8, sizeof(char *));
-	argv[argc++] = "ar";
-	argv[argc++] = "qcS";
-	argv[argc++] = (char *)dst;
+	if (mkdir(dir, 0700)) {
+		lerr("cannot create %s: %s", dir, strerror(errno));
+		goto out_close;
+	}
+	arf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!arf || elf_kind(arf) != ELF_K_AR) {
+		lerr("%s is not an archive", ar);
+		if (arf)
+			elf_end(arf);
+		goto out_close;
+	}
+	strv_add(&argv, "ar");
+	strv_add(&argv, "qcS");
+	strv_add(&argv, dst);
 	unlink(dst);
 	while ((m = elf_begin(fd, ELF_C_READ, arf))) {
 		Elf_Arhdr *h = elf_getarhdr(m);
@@ -132,37 +150,46 @@ static int extract_twin_ar(const char *ar, const char *dst)
 				elf_end(m);
 				goto out_end;
 			}
-			snprintf(path, sizeof(path), "%s/%05d-%s", dir, nmem++, h->ar_name);
+			if ((size_t)snprintf(path, sizeof(path), "%s/%05d-%s", dir, nmem++,
+					     h->ar_name) >= sizeof(path)) {
+				lerr("%s(%s): member name too long", ar, h->ar_name);
+				elf_end(m);
+				goto out_end;
+			}
 			if (write_all(path, p, n)) {
 				elf_end(m);
 				goto out_end;
 			}
-			argv = realloc(argv, (argc + 2) * sizeof(char *));
-			argv[argc++] = strdup(path);
+			strv_add(&argv, path);
 		}
 		elf_next(m);
 		elf_end(m);
 	}
-	argv[argc] = NULL;
-	if (ae_run(argv) == 0) {
+	if (ae_run(argv.v, o->verbose) == 0) {
 		char *rl[] = { "ranlib", (char *)dst, NULL };
 
-		ret = ae_run(rl);
+		ret = ae_run(rl, o->verbose);
 	}
 out_end:
 	elf_end(arf);
 out_close:
+	strv_free(&argv);
 	close(fd);
 	return ret;
 }
 
-/* Twin archives are cached by path, size and mtime: libc.a is large. */
-static int twin_archive(const char *ar, char *dst, size_t n)
+/*
+ * The twin of archive `ar`, in *dst: cached by path, size and mtime in
+ * $AE_CACHE/twin-ar, since libc.a is large. Returns 0, or -1 after one
+ * line on stderr.
+ */
+static int twin_archive(const struct ae_link_opts *o, const char *ar, char *dst, size_t n)
 {
 	struct stat st;
 	char cache[PATH_MAX], rp[PATH_MAX], tmp[PATH_MAX + 16];
 	const char *home = getenv("HOME");
 	uint32_t h = 2166136261u;
+	int ok;
 
 	if (stat(ar, &st) || !realpath(ar, rp))
 		return lerr("cannot read %s: %s", ar, strerror(errno));
@@ -172,62 +199,57 @@ static int twin_archive(const char *ar, char *dst, size_t n)
 	h = (h ^ (uint32_t)st.st_mtime) * 16777619u;
 	h = (h ^ (uint32_t)st.st_mtim.tv_nsec) * 16777619u;
 	if (getenv("AE_CACHE"))
-		snprintf(cache, sizeof(cache), "%s/twin-ar", getenv("AE_CACHE"));
+		ok = (size_t)snprintf(cache, sizeof(cache), "%s/twin-ar",
+				      getenv("AE_CACHE")) < sizeof(cache);
 	else
-		snprintf(cache, sizeof(cache), "%s/.cache/aetrace/twin-ar", home ? home : "/tmp");
-	{
-		char cmd[PATH_MAX + 16];
-
-		snprintf(cmd, sizeof(cmd), "%s", cache);
-		for (char *p = cmd + 1; *p; p++)
-			if (*p == '/') {
-				*p = 0;
-				mkdir(cmd, 0755);
-				*p = '/';
-			}
-		mkdir(cmd, 0755);
-	}
-	{
-		char b[PATH_MAX];
-
-		snprintf(b, sizeof(b), "%s", rp);
-		snprintf(dst, n, "%s/%08x-%s", cache, h, basename(b));
-	}
+		ok = (size_t)snprintf(cache, sizeof(cache), "%s/.cache/aetrace/twin-ar",
+				      home ? home : "/tmp") < sizeof(cache);
+	if (!ok)
+		return lerr("cache directory name too long");
+	/* mkdir -p */
+	for (char *p = cache + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(cache, 0755);
+			*p = '/';
+		}
+	if (mkdir(cache, 0755) && errno != EEXIST)
+		return lerr("cannot create %s: %s", cache, strerror(errno));
+	if ((size_t)snprintf(dst, n, "%s/%08x-%s", cache, h, basename(rp)) >= n)
+		return lerr("%s: twin archive name too long", ar);
 	if (!access(dst, R_OK))
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.%d", dst, (int)getpid());
-	if (extract_twin_ar(ar, tmp)) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%d", dst, (int)getpid()) >= sizeof(tmp))
+		return lerr("%s: twin archive name too long", ar);
+	if (extract_twin_ar(o, ar, tmp)) {
 		unlink(tmp);
 		return -1;
 	}
-	return rename(tmp, dst);
+	if (rename(tmp, dst))
+		return lerr("cannot rename %s to %s: %s", tmp, dst, strerror(errno));
+	return 0;
 }
 
+/* Returns the path of lib`name`.a in the -L directories, or NULL. */
 static const char *find_lib(const struct ae_link_opts *o, const char *name)
 {
 	static char p[PATH_MAX];
 
 	for (int i = 0; i < o->nlibdirs; i++) {
-		snprintf(p, sizeof(p), "%s/lib%s.a", o->libdirs[i], name);
+		if ((size_t)snprintf(p, sizeof(p), "%s/lib%s.a", o->libdirs[i], name) >= sizeof(p))
+			continue;
 		if (!access(p, R_OK))
 			return p;
 	}
 	return NULL;
 }
 
-struct argv {
-	char **v;
-	int n;
-};
-
-static void av_add(struct argv *a, const char *s)
+static void av_add(struct strv *a, const char *s)
 {
-	a->v = realloc(a->v, (a->n + 2) * sizeof(char *));
-	a->v[a->n++] = strdup(s);
-	a->v[a->n] = NULL;
+	strv_add(a, s);
 }
 
-static void av_start(struct argv *a, const char *out)
+static void av_start(struct strv *a, const char *out)
 {
 	av_add(a, "gcc");
 	av_add(a, "-static");
@@ -244,7 +266,8 @@ struct seg_info {
 	uint32_t nseq;
 };
 
-/* Sort the sequence table in place; find the read-only data segment. */
+/* Sort the sequence table in place; find the read-only data segment.
+ * Returns 0, or -1 after one line on stderr. */
 static int fixup_prog(const char *prog, struct seg_info *si)
 {
 	int fd = open(prog, O_RDWR);
@@ -257,8 +280,10 @@ static int fixup_prog(const char *prog, struct seg_info *si)
 	if (fd < 0)
 		return lerr("cannot open %s: %s", prog, strerror(errno));
 	elf = elf_begin(fd, ELF_C_RDWR, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph))
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || elf_getphdrnum(elf, &nph)) {
+		lerr("cannot read %s: %s", prog, elf_errmsg(-1));
 		goto out;
+	}
 	si->rodata = 0;
 	si->nseq = 0;
 	for (size_t i = 0; i < nph; i++) {
@@ -280,8 +305,15 @@ static int fixup_prog(const char *prog, struct seg_info *si)
 		n = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (n && !strcmp(n, "__ae_seqtab")) {
 			Elf_Data *d = elf_getdata(scn, NULL);
-			uint32_t *t = d->d_buf;
-			size_t cnt = d->d_size / 8;
+			uint32_t *t;
+			size_t cnt;
+
+			if (!d) {
+				lerr("cannot read %s: __ae_seqtab: %s", prog, elf_errmsg(-1));
+				goto out;
+			}
+			t = d->d_buf;
+			cnt = d->d_size / 8;
 
 			/* insertion sort is too slow for libc-sized tables */
 			for (size_t gap = cnt / 2; gap > 0; gap /= 2)
@@ -298,7 +330,7 @@ static int fixup_prog(const char *prog, struct seg_info *si)
 				}
 			for (size_t i = 1; i < cnt; i++)
 				if (t[2 * i] < t[2 * i - 1]) {
-					lerr("%s: overlapping instrumentation sequences%s", prog, "");
+					lerr("%s: overlapping instrumentation sequences", prog);
 					goto out;
 				}
 			si->nseq = cnt;
@@ -323,6 +355,8 @@ struct sec {
 	uint64_t addr, size;
 };
 
+/* The allocated, non-executable sections of `path` into *out (*n of them).
+ * Returns 0, or -1 after one line on stderr. */
 static int alloc_data_sections(const char *path, struct sec **out, int *n)
 {
 	int fd = open(path, O_RDONLY);
@@ -333,9 +367,12 @@ static int alloc_data_sections(const char *path, struct sec **out, int *n)
 	*n = 0;
 	*out = NULL;
 	if (fd < 0)
-		return -1;
+		return lerr("cannot open %s: %s", path, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx)) {
+		lerr("cannot read %s: %s", path, elf_errmsg(-1));
+		if (elf)
+			elf_end(elf);
 		close(fd);
 		return -1;
 	}
@@ -347,7 +384,7 @@ static int alloc_data_sections(const char *path, struct sec **out, int *n)
 		if (!(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR))
 			continue;
 		nm = elf_strptr(elf, shstrndx, sh.sh_name);
-		*out = realloc(*out, (*n + 1) * sizeof(**out));
+		*out = ae_xrealloc(*out, (*n + 1) * sizeof(**out));
 		snprintf((*out)[*n].name, sizeof((*out)[*n].name), "%s", nm ? nm : "?");
 		(*out)[*n].addr = sh.sh_addr;
 		(*out)[*n].size = sh.sh_size;
@@ -358,14 +395,19 @@ static int alloc_data_sections(const char *path, struct sec **out, int *n)
 	return 0;
 }
 
-/* Invariant of the twin: every data section at the same address, same size. */
+/* Invariant of the twin: every data section at the same address, same
+ * size. Returns 0, or -1 after one line on stderr. */
 static int check_layout(const char *prog, const char *orig)
 {
 	struct sec *a, *b;
 	int na, nb, ret = 0;
 
-	if (alloc_data_sections(prog, &a, &na) || alloc_data_sections(orig, &b, &nb))
-		return lerr("cannot read %s or %s", prog, orig);
+	if (alloc_data_sections(prog, &a, &na))
+		return -1;
+	if (alloc_data_sections(orig, &b, &nb)) {
+		free(a);
+		return -1;
+	}
 	if (na != nb)
 		ret = lerr("%s and %s have different data sections", prog, orig);
 	for (int i = 0; !ret && i < na; i++)
@@ -381,44 +423,90 @@ static int check_layout(const char *prog, const char *orig)
 	return ret;
 }
 
-int ae_link(const struct ae_link_opts *o)
+/* dst = printf(fmt, ...). Returns 0, or -1 after one line when it does not fit. */
+static int __attribute__((format(printf, 3, 4)))
+path_fmt(char *dst, size_t len, const char *fmt, ...)
 {
-	char musl_lib[PATH_MAX], p[PATH_MAX + 64], orig[PATH_MAX + 8];
-	struct argv a = { 0 }, b = { 0 };
-	struct seg_info si;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		return lerr("path too long: %.64s...", dst);
+	return 0;
+}
+
+/* The sequence-table padding object for the twin: nseq entries of zeros.
+ * Returns 0, or -1 after one line on stderr. */
+static int seqtab_pad(const struct ae_link_opts *o, uint32_t nseq, char *pad_o, size_t len)
+{
+	char pad_s[PATH_MAX];
+	FILE *f;
+	int werr;
+
+	if (path_fmt(pad_s, sizeof(pad_s), "%s/seqpad.s", o->tmpdir) ||
+	    path_fmt(pad_o, len, "%s/seqpad.o", o->tmpdir))
+		return -1;
+	f = fopen(pad_s, "w");
+	if (!f)
+		return lerr("cannot create %s: %s", pad_s, strerror(errno));
+	if (nseq)
+		fprintf(f, "\t.section __ae_seqtab,\"a\",@progbits\n\t.balign 4\n\t.zero %u\n",
+			nseq * 8);
+	fprintf(f, "\t.section .note.GNU-stack,\"\",@progbits\n");
+	werr = ferror(f);
+	if (fclose(f) || werr)
+		return lerr("cannot write %s: %s", pad_s, strerror(errno));
+	{
+		char *as[] = { "as", "--64", "-o", pad_o, pad_s, NULL };
+
+		return ae_run(as, o->verbose);
+	}
+}
+
+/* Link both programs; a and b are the two command lines being built.
+ * Returns 0, or -1 after one line on stderr. */
+static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *b)
+{
+	char musl_lib[PATH_MAX], p[PATH_MAX], orig[PATH_MAX];
+	struct seg_info si = { 0 };
 	static const char *const crt[] = { "crt1.o", "crti.o", "crtn.o" };
-	char twin_crt[3][PATH_MAX + 64];
+	char twin_crt[3][PATH_MAX];
 	int tmpn = 0;
 
-	elf_version(EV_CURRENT);
-	snprintf(musl_lib, sizeof(musl_lib), "%s/lib", ae_musl_dir());
-	snprintf(p, sizeof(p), "%s/libc.a", musl_lib);
+	if (path_fmt(musl_lib, sizeof(musl_lib), "%s/lib", o->musl_dir) ||
+	    path_fmt(p, sizeof(p), "%s/libc.a", musl_lib) ||
+	    path_fmt(orig, sizeof(orig), "%s.orig", o->out))
+		return -1;
 	if (access(p, R_OK))
-		return lerr("tracing libc not found at %s (run `make musl` in the aetrace tree)%s", p, "");
-	if (access(ae_libae(), R_OK))
-		return lerr("tracing runtime not found at %s%s", ae_libae(), "");
-	if (access(ae_libaert(), R_OK))
-		return lerr("libgcc helpers for traced programs not found at %s%s", ae_libaert(), "");
-	snprintf(orig, sizeof(orig), "%s.orig", o->out);
+		return lerr("tracing libc not found at %s (run `make musl` in the aetrace tree)", p);
+	if (access(o->libae, R_OK))
+		return lerr("tracing runtime not found at %s", o->libae);
+	if (access(o->libaert, R_OK))
+		return lerr("libgcc helpers for traced programs not found at %s", o->libaert);
 
 	for (int i = 0; i < 3; i++) {
-		snprintf(p, sizeof(p), "%s/%s", musl_lib, crt[i]);
-		snprintf(twin_crt[i], sizeof(twin_crt[i]), "%s/twin-%s", ae_tmpdir(), crt[i]);
-		if (extract_twin_obj(p, twin_crt[i]))
+		if (path_fmt(p, sizeof(p), "%s/%s", musl_lib, crt[i]) ||
+		    path_fmt(twin_crt[i], sizeof(twin_crt[i]), "%s/twin-%s", o->tmpdir, crt[i]) ||
+		    extract_twin_obj(p, twin_crt[i]))
 			return -1;
 	}
 
 	/* the instrumented program */
-	av_start(&a, o->out);
-	av_add(&a, "-Wl,-e,_ae_start");
-	snprintf(p, sizeof(p), "%s/crt1.o", musl_lib);
-	av_add(&a, p);
-	snprintf(p, sizeof(p), "%s/crti.o", musl_lib);
-	av_add(&a, p);
+	av_start(a, o->out);
+	av_add(a, "-Wl,-e,_ae_start");
+	if (path_fmt(p, sizeof(p), "%s/crt1.o", musl_lib))
+		return -1;
+	av_add(a, p);
+	if (path_fmt(p, sizeof(p), "%s/crti.o", musl_lib))
+		return -1;
+	av_add(a, p);
 	/* the twin */
-	av_start(&b, orig);
-	av_add(&b, twin_crt[0]);
-	av_add(&b, twin_crt[1]);
+	av_start(b, orig);
+	av_add(b, twin_crt[0]);
+	av_add(b, twin_crt[1]);
 
 	for (int i = 0; i < o->ninputs; i++) {
 		const char *in = o->inputs[i];
@@ -428,81 +516,80 @@ int ae_link(const struct ae_link_opts *o)
 		if (!strncmp(in, "-l", 2)) {
 			path = find_lib(o, in + 2);
 			if (!path)
-				return lerr("cannot find lib%s.a (traced programs link static libraries built by aecc)%s", in + 2, "");
+				return lerr("cannot find lib%s.a (traced programs link static libraries built by aecc)", in + 2);
 			l = strlen(path);
 		}
-		av_add(&a, path);
+		av_add(a, path);
 		if (l > 2 && !strcmp(path + l - 2, ".a")) {
-			if (twin_archive(path, p, sizeof(p)))
+			if (twin_archive(o, path, p, sizeof(p)))
 				return -1;
 		} else {
-			snprintf(p, sizeof(p), "%s/twin%d.o", ae_tmpdir(), tmpn++);
-			if (extract_twin_obj(path, p))
+			if (path_fmt(p, sizeof(p), "%s/twin%d.o", o->tmpdir, tmpn++) ||
+			    extract_twin_obj(path, p))
 				return -1;
 		}
-		av_add(&b, p);
+		av_add(b, p);
 	}
 	for (int i = 0; i < o->nldflags; i++) {
-		av_add(&a, o->ldflags[i]);
-		av_add(&b, o->ldflags[i]);
+		av_add(a, o->ldflags[i]);
+		av_add(b, o->ldflags[i]);
 	}
-	av_add(&a, "-Wl,--start-group");	/* libc calls __ae_exit_hook */
-	av_add(&a, ae_libaert());
-	av_add(&a, ae_libae());
-	snprintf(p, sizeof(p), "%s/libc.a", musl_lib);
-	av_add(&a, p);
-	av_add(&a, "-Wl,--end-group");
-	snprintf(p, sizeof(p), "%s/crtn.o", musl_lib);
-	av_add(&a, p);
-	if (ae_run(a.v))
-		return lerr("linking %s failed%s", o->out, "");
+	av_add(a, "-Wl,--start-group");	/* libc calls __ae_exit_hook */
+	av_add(a, o->libaert);
+	av_add(a, o->libae);
+	if (path_fmt(p, sizeof(p), "%s/libc.a", musl_lib))
+		return -1;
+	av_add(a, p);
+	av_add(a, "-Wl,--end-group");
+	if (path_fmt(p, sizeof(p), "%s/crtn.o", musl_lib))
+		return -1;
+	av_add(a, p);
+	if (ae_run(a->v, o->verbose))
+		return lerr("linking %s failed", o->out);
 	if (fixup_prog(o->out, &si))
 		return -1;
 
 	/* the twin: same data addresses, same-sized sequence table */
 	{
-		char pad_s[PATH_MAX + 16], pad_o[PATH_MAX + 16], seg[64];
-		char libc[PATH_MAX];
-		FILE *f;
+		char libc[PATH_MAX], seg[64];
 
-		snprintf(pad_s, sizeof(pad_s), "%s/seqpad.s", ae_tmpdir());
-		snprintf(pad_o, sizeof(pad_o), "%s/seqpad.o", ae_tmpdir());
-		f = fopen(pad_s, "w");
-		if (!f)
+		if (seqtab_pad(o, si.nseq, p, sizeof(p)))
 			return -1;
-		if (si.nseq)
-			fprintf(f, "\t.section __ae_seqtab,\"a\",@progbits\n\t.balign 4\n\t.zero %u\n",
-				si.nseq * 8);
-		fprintf(f, "\t.section .note.GNU-stack,\"\",@progbits\n");
-		fclose(f);
-		{
-			char *as[] = { "as", "--64", "-o", pad_o, pad_s, NULL };
-
-			if (ae_run(as))
-				return -1;
-		}
-		av_add(&b, pad_o);
-		if (twin_archive(ae_libaert(), p, sizeof(p)))
+		av_add(b, p);
+		if (twin_archive(o, o->libaert, p, sizeof(p)))
 			return -1;
-		av_add(&b, p);
-		snprintf(libc, sizeof(libc), "%s/libc.a", musl_lib);
-		if (twin_archive(libc, p, sizeof(p)))
+		av_add(b, p);
+		if (path_fmt(libc, sizeof(libc), "%s/libc.a", musl_lib) ||
+		    twin_archive(o, libc, p, sizeof(p)))
 			return -1;
-		av_add(&b, p);
-		av_add(&b, twin_crt[2]);
+		av_add(b, p);
+		av_add(b, twin_crt[2]);
 		if (si.rodata) {
 			snprintf(seg, sizeof(seg), "-Wl,-Trodata-segment=%#lx",
 				 (unsigned long)si.rodata);
-			av_add(&b, seg);
+			av_add(b, seg);
 		}
-		if (ae_run(b.v))
-			return lerr("linking %s failed%s", orig, "");
+		if (ae_run(b->v, o->verbose))
+			return lerr("linking %s failed", orig);
 	}
 	if (check_layout(o->out, orig))
 		return -1;
 	{
 		char *oc[] = { "objcopy", "--remove-section=.ae_orig", (char *)o->out, NULL };
 
-		return ae_run(oc);
+		return ae_run(oc, o->verbose);
 	}
+}
+
+int ae_link(const struct ae_link_opts *o)
+{
+	struct strv a = { 0 }, b = { 0 };
+	int ret;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return lerr("libelf: %s", elf_errmsg(-1));
+	ret = link_both(o, &a, &b);
+	strv_free(&a);
+	strv_free(&b);
+	return ret;
 }
