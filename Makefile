@@ -13,7 +13,7 @@ AE_CACHE ?= $(HOME)/.cache/aetrace
 
 CC	?= gcc
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-format-truncation \
+CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	   -I$(TOP)/include -D_GNU_SOURCE
 LDFLAGS	?=
 
@@ -25,44 +25,46 @@ Q := @
 quiet = @printf '  %-7s %s\n'
 endif
 
-# Components append to these.
+# Components append to these. CHECK_BUILD_TARGETS: test inputs that need
+# the 'check' dependency group, built by `make check` after `all`.
 ALL_TARGETS :=
+CHECK_BUILD_TARGETS :=
 CHECK_TARGETS :=
 BENCH_TARGETS :=
-DEMO_TARGETS :=
 
 DEPS := $(TOP)/scripts/deps.sh
 
--include instrument/build.mk
--include analysis/build.mk
--include bdump/build.mk
+include instrument/build.mk
+include analysis/build.mk
+include bdump/build.mk
 -include schedlog/build.mk
--include trbuf-driver/build.mk
--include vm/build.mk
--include tests/build.mk
--include bench/build.mk
+include trbuf-driver/build.mk
+include vm/build.mk
+include tests/build.mk
 
 .PHONY: all deps check demo bench clean
-all: deps-build $(ALL_TARGETS)
 
-deps-build:
-	$(Q)$(DEPS) build
-deps-check:
-	$(Q)$(DEPS) build check src kernel vm
+# Plain `make` only builds: it never installs packages or touches /etc.
+# `make deps` installs the Debian packages and downloads the Debian source
+# packages (into $(AE_CACHE)/src) that the build and the tests need.
+all: $(ALL_TARGETS)
+
+deps:
+	$(Q)AE_CACHE='$(AE_CACHE)' $(DEPS) build check src musl-src lua-src kernel vm
 
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@
 
 # make check: every test of the project; ends with "N passed, N failed".
-check: deps-check
-	$(Q)$(MAKE) --no-print-directory all
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(CHECK_BUILD_TARGETS)
 	$(Q)$(TOP)/tests/run-all.sh $(CHECK_TARGETS)
 
-demo: deps-check
+demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(TOP)/scripts/demo.sh
 
-bench: deps-check
+bench: deps
 	$(Q)$(DEPS) bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(TOP)/bench/run.sh $(BENCH_TARGETS)
