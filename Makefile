@@ -29,6 +29,7 @@ endif
 # the 'check' dependency group, built by `make check` after `all`.
 ALL_TARGETS :=
 CHECK_BUILD_TARGETS :=
+CHECK_UNIT_TARGETS :=
 CHECK_TARGETS :=
 BENCH_TARGETS :=
 
@@ -55,10 +56,17 @@ deps:
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@
 
-# make check: every test of the project; ends with "N passed, N failed".
+# make check: every test of the project, in tiers: unit tests (milliseconds,
+# CHECK_UNIT_TARGETS), then the host suites, then the suites that boot the
+# VM (named vm-*.sh or *-vm.sh). Prints each suite's and each tier's time;
+# ends with "N passed, N failed, N skipped".
+CHECK_VM_TARGETS = $(foreach t,$(CHECK_TARGETS),$(if $(filter vm-% %-vm.sh,$(notdir $(t))),$(t)))
+CHECK_HOST_TARGETS = $(filter-out $(CHECK_VM_TARGETS),$(CHECK_TARGETS))
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(CHECK_BUILD_TARGETS)
-	$(Q)$(TOP)/tests/run-all.sh $(CHECK_TARGETS)
+	$(Q)$(TOP)/tests/run-all.sh --tier unit $(CHECK_UNIT_TARGETS) \
+		--tier host $(CHECK_HOST_TARGETS) --tier vm $(CHECK_VM_TARGETS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
