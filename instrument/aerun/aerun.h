@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aerun.h - standalone capture: one traced thread under ptrace, the kernel
- * hooks of DESIGN.md emulated by the tracer (overflow, rollback, signal
+ * hooks of docs/ARCHITECTURE.md emulated by the tracer (overflow, rollback, signal
  * markers, live r15 at sigreturn, exit).
  */
 #ifndef AERUN_H

@@ -8,7 +8,7 @@
  * data_offset + i * subbuf_size). The runtime maps sub-buffer i at
  * TRBUF_MAP_ADDR + i * (subbuf_size + guard_size), with guard_size bytes of
  * PROT_NONE after each, so an overflowing store faults and aerun (the
- * ptrace tracer) switches sub-buffers (DESIGN.md invariant 7).
+ * ptrace tracer) switches sub-buffers (docs/ARCHITECTURE.md invariant 7).
  *
  * Only plain fixed-size integers: the runtime is freestanding.
  */
