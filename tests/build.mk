@@ -43,3 +43,16 @@ $(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) 
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
 CHECK_TARGETS += tests/host/aetrace-errors.sh
+
+# Unit tests of the instrumenter on hand-written assembly (milliseconds;
+# the first tier of make check): aecc's objects without its main().
+UNIT_OBJ := $(OBJ)/tests/unit
+AECC_LIB_OBJS := $(filter-out %/aecc.o,$(AECC_OBJS))
+
+$(UNIT_OBJ)/aecc_place: tests/unit/aecc_place.c $(AECC_LIB_OBJS) $(wildcard instrument/aecc/*.h)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Iinstrument/aecc -o $@ $< $(AECC_LIB_OBJS) -lcapstone -lelf -lm
+
+ALL_TARGETS += $(UNIT_OBJ)/aecc_place
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place

@@ -12,6 +12,8 @@
  * 3. The schema events (events.c, schema_write.c) and the instrumented
  *    source with the witness sequences, value records, the sequence table
  *    __ae_seqtab, the schema and the embedded twin (emit.c).
+ * Steps 1 and 2 and the events are ae_analyze(), which the instrumenter's
+ * unit tests (tests/unit/) call on hand-written assembly.
  */
 #include <errno.h>
 #include <limits.h>
@@ -108,49 +110,80 @@ static int assemble(struct ae_ctx *c, const struct ae_instr_opts *o,
 	return ae_run(argv, o->verbose);
 }
 
-int ae_instrument_file(const char *src_s, const char *out_o,
-		       const struct ae_instr_opts *o)
+int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *o)
 {
-	struct ae_ctx c = { .src = src_s };
+	char orig_s[PATH_MAX], orig_o[PATH_MAX];
 	struct ae_scan sc = { .fd = -1 };
-	char orig_s[PATH_MAX], orig_o[PATH_MAX], inst_s[PATH_MAX], schema_bin[PATH_MAX];
 	size_t len;
-	char *buf = read_file(src_s, &len);
+	char *buf;
 	int ret = -1;
 
+	memset(c, 0, sizeof(*c));
+	c->src = src_s;
+	buf = read_file(src_s, &len);
 	if (!buf)
-		return ae_err(&c, 0, "cannot read: %s", strerror(errno));
-	if (ae_asm_parse(&c.a, src_s, buf, len)) {
+		return ae_err(c, 0, "cannot read: %s", strerror(errno));
+	if (ae_asm_parse(&c->a, src_s, buf, len)) {
 		free(buf);
-		return ae_err(&c, 0, "cannot parse: out of memory");
+		return ae_err(c, 0, "cannot parse: out of memory");
 	}
-	c.objid = fnv1a(buf, len, 2166136261u);
+	c->objid = fnv1a(buf, len, 2166136261u);
 	free(buf);
-	if (scratch_path(&c, orig_s, sizeof(orig_s), o->tmpdir, "orig.s") ||
-	    scratch_path(&c, orig_o, sizeof(orig_o), o->tmpdir, "orig.o") ||
-	    scratch_path(&c, inst_s, sizeof(inst_s), o->tmpdir, "inst.s") ||
-	    scratch_path(&c, schema_bin, sizeof(schema_bin), o->tmpdir, "schema.bin"))
-		goto out;
+	if (scratch_path(c, orig_s, sizeof(orig_s), o->tmpdir, "orig.s") ||
+	    scratch_path(c, orig_o, sizeof(orig_o), o->tmpdir, "orig.o"))
+		return -1;
 
 	/* 1. the twin, and what its machine code does */
-	if (ae_write_twin_asm(&c, orig_s))
-		goto out;
-	if (assemble(&c, o, orig_o, orig_s)) {
-		ae_err(&c, 0, "assembling the uninstrumented twin failed");
-		goto out;
-	}
-	if (ae_scan_twin(&c, orig_o, &sc) || ae_decode(&c, &sc))
+	if (ae_write_twin_asm(c, orig_s))
+		return -1;
+	if (assemble(c, o, orig_o, orig_s))
+		return ae_err(c, 0, "assembling the uninstrumented twin failed");
+	if (ae_scan_twin(c, orig_o, &sc) || ae_decode(c, &sc))
 		goto out;
 
 	/* 2. the graph and the witnesses */
-	ae_build_graph(&c);
-	ae_link_table_loads(&c);
-	if (ae_place(&c))
+	ae_build_graph(c);
+	ae_link_table_loads(c);
+	if (ae_place(c))
 		goto out;
 
-	/* 3. events, schema, the instrumented object */
-	ae_make_events(&c);
-	ae_sort_events(&c);
+	/* 3. the events */
+	ae_make_events(c);
+	ae_sort_events(c);
+	ret = 0;
+out:
+	ae_scan_close(&sc);
+	return ret;
+}
+
+void ae_ctx_free(struct ae_ctx *c)
+{
+	free(c->in);
+	free(c->by_place);
+	free(c->e);
+	free(c->comp);
+	free(c->compn);
+	free(c->compw);
+	free(c->ev);
+	free(c->pool);
+	ae_asm_free(&c->a);
+	memset(c, 0, sizeof(*c));
+}
+
+int ae_instrument_file(const char *src_s, const char *out_o,
+		       const struct ae_instr_opts *o)
+{
+	struct ae_ctx c;
+	char orig_o[PATH_MAX], inst_s[PATH_MAX], schema_bin[PATH_MAX];
+	int ret = -1;
+
+	if (ae_analyze(&c, src_s, o))
+		goto out;
+	/* the twin object ae_analyze() assembled is embedded */
+	if (scratch_path(&c, orig_o, sizeof(orig_o), o->tmpdir, "orig.o") ||
+	    scratch_path(&c, inst_s, sizeof(inst_s), o->tmpdir, "inst.s") ||
+	    scratch_path(&c, schema_bin, sizeof(schema_bin), o->tmpdir, "schema.bin"))
+		goto out;
 	if (ae_write_schema(&c, schema_bin) ||
 	    ae_write_instrumented_asm(&c, inst_s, orig_o, schema_bin))
 		goto out;
@@ -160,15 +193,6 @@ int ae_instrument_file(const char *src_s, const char *out_o,
 	}
 	ret = 0;
 out:
-	ae_scan_close(&sc);
-	free(c.in);
-	free(c.by_place);
-	free(c.e);
-	free(c.comp);
-	free(c.compn);
-	free(c.compw);
-	free(c.ev);
-	free(c.pool);
-	ae_asm_free(&c.a);
+	ae_ctx_free(&c);
 	return ret;
 }

@@ -89,4 +89,14 @@ struct ae_ctx {
 int ae_err(const struct ae_ctx *c, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Steps 1-2 of instrumenting `src_s` and its events: parse, assemble the
+ * twin in o->tmpdir (orig.o), scan and decode it, build the graph, place
+ * the witnesses, derive the sorted events. Returns 0 with c filled in,
+ * or -1 after one line on stderr; free c with ae_ctx_free() either way.
+ */
+int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *o);
+/* Free what ae_analyze() allocated in c. Returns nothing. */
+void ae_ctx_free(struct ae_ctx *c);
+
 #endif
