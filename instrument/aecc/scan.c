@@ -111,13 +111,15 @@ static int read_relocs(struct ae_ctx *c, Elf *elf, struct ae_scan *s, int *imap_
 		if (sh.sh_type != SHT_RELA)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Rela ra;
 			GElf_Sym sym;
 			struct reloc *r;
 
-			gelf_getrela(d, i, &ra);
-			gelf_getsym(symd, GELF_R_SYM(ra.r_info), &sym);
+			if (!gelf_getrela(d, i, &ra) ||
+			    !gelf_getsym(symd, GELF_R_SYM(ra.r_info), &sym))
+				return ae_err(c, 0, "twin object: relocation %zu: %s", i,
+					      elf_errmsg(-1));
 			if (s->nr % 1024 == 0)
 				s->r = ae_xrealloc(s->r, (s->nr + 1024) * sizeof(*s->r));
 			r = &s->r[s->nr++];
@@ -147,12 +149,13 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 		if (sh.sh_type != SHT_SYMTAB)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			const char *name;
 			int k;
 
-			gelf_getsym(d, i, &sym);
+			if (!gelf_getsym(d, i, &sym))
+				continue;
 			if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
 				continue;
 			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
