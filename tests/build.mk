@@ -55,4 +55,4 @@ $(UNIT_OBJ)/aecc_place: tests/unit/aecc_place.c $(AECC_LIB_OBJS) $(wildcard inst
 	$(Q)$(CC) $(CFLAGS) -Iinstrument/aecc -o $@ $< $(AECC_LIB_OBJS) -lcapstone -lelf -lm
 
 ALL_TARGETS += $(UNIT_OBJ)/aecc_place
-CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place tests/unit/aecc-errors.sh

@@ -65,22 +65,40 @@ static const void *elf_section(Elf *elf, const char *name, size_t *len)
 	return NULL;
 }
 
+/* Returns nonzero when the section header table of elf (open on fd) lies
+ * past the end of the file: libelf then just sees no sections. */
+static int truncated(int fd, Elf *elf)
+{
+	GElf_Ehdr eh;
+	struct stat st;
+
+	if (!gelf_getehdr(elf, &eh) || fstat(fd, &st))
+		return 1;
+	return eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize > (uint64_t)st.st_size;
+}
+
 int ae_twin_obj(const char *obj, const char *dst)
 {
 	int fd = open(obj, O_RDONLY);
 	Elf *elf;
 	const void *p;
-	size_t n;
+	size_t n, shstrndx;
 	int ret = -1;
 
 	if (fd < 0)
 		return ae_fail("cannot open %s: %s", obj, strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	p = elf ? elf_section(elf, ".ae_orig", &n) : NULL;
-	if (!p)
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+		const char *m = elf_errno() ? elf_errmsg(-1) : NULL;
+
+		ae_fail("cannot read %s: %s", obj, m ? m : "not an ELF object");
+	} else if (truncated(fd, elf)) {
+		ae_fail("cannot read %s: truncated (section headers past its end)", obj);
+	} else if (!(p = elf_section(elf, ".ae_orig", &n))) {
 		ae_fail("%s was not built by aecc (no .ae_orig section)", obj);
-	else
+	} else {
 		ret = write_all(dst, p, n);
+	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
