@@ -13,7 +13,7 @@ AE_CACHE ?= $(HOME)/.cache/aetrace
 
 CC	?= gcc
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-format-truncation \
+CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	   -I$(TOP)/include -D_GNU_SOURCE
 LDFLAGS	?=
 
@@ -25,45 +25,55 @@ Q := @
 quiet = @printf '  %-7s %s\n'
 endif
 
-# Components append to these.
+# Components append to these. CHECK_BUILD_TARGETS: test inputs that need
+# the 'check' dependency group, built by `make check` after `all`.
 ALL_TARGETS :=
+CHECK_BUILD_TARGETS :=
+CHECK_UNIT_TARGETS :=
 CHECK_TARGETS :=
 BENCH_TARGETS :=
-DEMO_TARGETS :=
 
 DEPS := $(TOP)/scripts/deps.sh
 
--include schedlog/build.mk
--include instrument/build.mk
--include analysis/build.mk
--include bdump/build.mk
--include trbuf-driver/build.mk
--include vm/build.mk
--include tests/build.mk
+include schedlog/build.mk
+include instrument/build.mk
+include analysis/build.mk
+include bdump/build.mk
+include trbuf-driver/build.mk
+include vm/build.mk
+include tests/build.mk
 -include tests/workload/build.mk
--include bench/build.mk
 
 .PHONY: all deps check demo bench clean
-all: deps-build $(ALL_TARGETS)
 
-deps-build:
-	$(Q)$(DEPS) build
-deps-check:
-	$(Q)$(DEPS) build check src kernel vm
+# Plain `make` only builds: it never installs packages or touches /etc.
+# `make deps` installs the Debian packages and downloads the Debian source
+# packages (into $(AE_CACHE)/src) that the build and the tests need.
+all: $(ALL_TARGETS)
+
+deps:
+	$(Q)AE_CACHE='$(AE_CACHE)' $(DEPS) build check src musl-src lua-src kernel vm
 
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@
 
-# make check: every test of the project; ends with "N passed, N failed".
-check: deps-check
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(TOP)/tests/run-all.sh $(CHECK_TARGETS)
+# make check: every test of the project, in tiers: unit tests (milliseconds,
+# CHECK_UNIT_TARGETS), then the host suites, then the suites that boot the
+# VM (named vm-*.sh or *-vm.sh). Prints each suite's and each tier's time;
+# ends with "N passed, N failed, N skipped".
+CHECK_VM_TARGETS = $(foreach t,$(CHECK_TARGETS),$(if $(filter vm-% %-vm.sh,$(notdir $(t))),$(t)))
+CHECK_HOST_TARGETS = $(filter-out $(CHECK_VM_TARGETS),$(CHECK_TARGETS))
 
-demo: deps-check
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(CHECK_BUILD_TARGETS)
+	$(Q)$(TOP)/tests/run-all.sh --tier unit $(CHECK_UNIT_TARGETS) \
+		--tier host $(CHECK_HOST_TARGETS) --tier vm $(CHECK_VM_TARGETS)
+
+demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(TOP)/scripts/demo.sh
 
-bench: deps-check
+bench: deps
 	$(Q)$(DEPS) bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(TOP)/bench/run.sh $(BENCH_TARGETS)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * container_test.c - test driver for the container codec (bdump/container.c),
+ * container_test.c - test driver for the container codec (schedlog/container.c),
  * used by tests/host/bdump-format.sh and the bdump suites.
  *
  *   container_test write OUT [NCHUNKS [LEVEL [THREADS]]]  deterministic test file

@@ -32,5 +32,5 @@ $(AE_AERT_LIB): $(AERT_OBJS)
 
 ALL_TARGETS += $(AE_AERT_LIB)
 
--include instrument/runtime.mk
--include instrument/musl/build.mk
+include instrument/runtime.mk
+include instrument/musl/build.mk

@@ -11,20 +11,17 @@ RT_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fno-asynchronous-unwind-tables -fno-pie -fcf-protection=none \
 	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime
 
-# Kernel mode is linked in when its source (trbuf_mode.c) is there.
-RT_TRBUF_MODE := $(wildcard instrument/runtime/trbuf_mode.c)
-RT_CFLAGS += $(if $(RT_TRBUF_MODE),-DAE_HAVE_TRBUF_MODE)
+# Kernel mode (/dev/trbuf, trbuf_mode.c): `make AE_TRBUF_MODE=n` builds a
+# runtime without it (standalone, capture and discard modes only).
+AE_TRBUF_MODE ?= y
+RT_CFLAGS += $(if $(filter y,$(AE_TRBUF_MODE)),-DAE_HAVE_TRBUF_MODE)
 
-RT_SRCS := $(wildcard instrument/runtime/*.c) $(wildcard instrument/runtime/*.S)
+RT_SRCS := $(filter-out $(if $(filter y,$(AE_TRBUF_MODE)),,%/trbuf_mode.c), \
+	$(wildcard instrument/runtime/*.c) $(wildcard instrument/runtime/*.S))
 RT_OBJS := $(patsubst instrument/runtime/%,$(RT_OBJ)/%.o,$(RT_SRCS))
 RT_HDRS := $(wildcard instrument/runtime/*.h) include/uapi/linux/trbuf.h include/aetrace/capture.h include/aetrace/regrec.h
 
 $(RT_OBJ)/%.c.o: instrument/runtime/%.c $(RT_HDRS) | $(RT_OBJ)
-	$(quiet) CC $@
-	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
-
-# setup.c's reference to ae_trbuf_register changes when trbuf_mode.c appears.
-$(RT_OBJ)/setup.c.o: instrument/runtime/setup.c $(RT_HDRS) $(RT_TRBUF_MODE) | $(RT_OBJ)
 	$(quiet) CC $@
 	$(Q)$(CC) $(RT_CFLAGS) -c -o $@ $<
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Install the Debian packages a target needs, only when missing.
+# Install the Debian packages a target needs, only when missing, and
+# download the Debian source packages the build compiles (into
+# $AE_CACHE/src). `make deps` runs it; the build itself never does.
 # usage: scripts/deps.sh GROUP...
-#   groups: build, check, src (deb-src entries), musl-src, lua-src, kernel, vm,
-#   bpf, bench
+#   groups: build, check, src (deb-src entries), musl-src (musl), lua-src
+#   (lua5.4, bzip2), kernel, vm, bpf, bench
 set -euo pipefail
+cache=${AE_CACHE:-$HOME/.cache/aetrace}
 
 pkgs_build="gcc make binutils pkg-config libcapstone-dev libzstd-dev libelf-dev zlib1g-dev libssl-dev"
 pkgs_check="valgrind python3 iproute2 dpkg-dev musl-tools zstd"
@@ -14,6 +17,7 @@ pkgs_bench="hyperfine"
 
 want=()
 srcs=()
+src_pkgs=()
 for g in "$@"; do
 	case "$g" in
 	build) want+=($pkgs_build) ;;
@@ -23,7 +27,8 @@ for g in "$@"; do
 	bpf) want+=($pkgs_bpf) ;;
 	bench) want+=($pkgs_bench) ;;
 	src) srcs+=(1) ;;
-	musl-src|lua-src) want+=(dpkg-dev); srcs+=(1) ;;
+	musl-src) want+=(dpkg-dev); srcs+=(1); src_pkgs+=(musl) ;;
+	lua-src) want+=(dpkg-dev); srcs+=(1); src_pkgs+=(lua5.4 bzip2) ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done
@@ -56,3 +61,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "  DEPS    ${missing[*]}"
 	$sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Source packages, downloaded once (no root needed).
+for p in "${src_pkgs[@]}"; do
+	ls "$cache/src/${p}_"*.dsc >/dev/null 2>&1 && continue
+	mkdir -p "$cache/src"
+	echo "  SRC     $p -> $cache/src"
+	(cd "$cache/src" && apt-get source --download-only -qq "$p" >/dev/null) || {
+		echo "deps.sh: apt-get source $p failed" >&2
+		exit 1
+	}
+done

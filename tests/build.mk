@@ -13,8 +13,8 @@ $(TESTS_OBJ)/ae-tracecmp: $(TOP)/tests/oracle/tracecmp.c | $(TESTS_OBJ)/
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 # The corpus, built natively (gcc -O2) and static with musl (musl-gcc
-# -static -O2). musl-gcc comes from the 'check' dependency group, so the
-# corpus is part of `all` only when it is installed.
+# -static -O2). musl-gcc comes from the 'check' dependency group, so
+# `make check` builds the corpus, not `make all`.
 $(TESTS_OBJ)/corpus/gcc/%: $(TOP)/tests/corpus/%.c | $(TESTS_OBJ)/corpus/gcc/
 	$(quiet) CC $@
 	$(Q)gcc -O2 -Wall -Werror -o $@ $< -lm
@@ -32,9 +32,7 @@ tests-corpus: $(addprefix $(TESTS_OBJ)/corpus/gcc/,$(TESTS_NAMES)) \
 	      $(addprefix $(TESTS_OBJ)/corpus/musl/,$(TESTS_NAMES))
 
 ALL_TARGETS += tests-oracles
-ifneq ($(shell command -v musl-gcc 2>/dev/null),)
-ALL_TARGETS += tests-corpus
-endif
+CHECK_BUILD_TARGETS += tests-corpus
 CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh
 
 # A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
@@ -45,6 +43,19 @@ $(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) 
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
 CHECK_TARGETS += tests/host/aetrace-errors.sh
+
+# Unit tests of the instrumenter on hand-written assembly (milliseconds;
+# the first tier of make check): aecc's objects without its main().
+UNIT_OBJ := $(OBJ)/tests/unit
+AECC_LIB_OBJS := $(filter-out %/aecc.o,$(AECC_OBJS))
+
+$(UNIT_OBJ)/aecc_place: tests/unit/aecc_place.c $(AECC_LIB_OBJS) $(wildcard instrument/aecc/*.h)
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Iinstrument/aecc -o $@ $< $(AECC_LIB_OBJS) -lcapstone -lelf -lm
+
+ALL_TARGETS += $(UNIT_OBJ)/aecc_place
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place tests/unit/aecc-errors.sh
 
 # capmix: hand-built whole-system captures for tests/host/regen-synth.sh.
 $(TESTS_OBJ)/capmix: $(TOP)/tests/host/capmix.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/

@@ -3,7 +3,7 @@
  * The aetrace global trace buffer: per-CPU rings of
  * sub-buffers, the per-CPU write cursors swapped through user r15 at
  * context switch, rollback of cut instrumentation sequences, overflow by
- * guard-page fault and the schedule marker queue (DESIGN.md invariants
+ * guard-page fault and the schedule marker queue (docs/ARCHITECTURE.md invariants
  * 1-7).  The /dev/trbuf file operations live in trbuf_dev.c.
  *
  * Locking: each CPU's state is changed only on that CPU, with interrupts

@@ -70,7 +70,7 @@ struct ae_end {
 /*
  * CRC-32C (Castagnoli); callers pass the previous value (0 to start).
  * ae_crc32c() is the fast one (SSE4.2 crc32 instruction when the CPU has
- * it, else slicing-by-8 tables; bdump/container.c, libaecontainer.a);
+ * it, else slicing-by-8 tables; schedlog/container.c, libschedlog.a);
  * ae_crc32c_bitwise() is the bit-at-a-time reference with the same result.
  */
 uint32_t ae_crc32c(uint32_t crc, const void *buf, size_t len);
@@ -90,7 +90,7 @@ static inline uint32_t ae_crc32c_bitwise(uint32_t crc, const void *buf, size_t l
 
 
 /*
- * Container codec (implemented in bdump/container.c, linked by bdump,
+ * Container codec (implemented in schedlog/container.c, linked by bdump,
  * aerun and aetrace). All functions return 0 or -errno; readers report
  * corruption with the byte offset in the decompressed stream.
  */

@@ -15,65 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cc.h"
 #include "instrument.h"
 #include "link.h"
-
-struct strv {
-	char **v;
-	int n, cap;
-};
-
-static void sv_add(struct strv *s, const char *x)
-{
-	if (s->n + 2 > s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 32;
-		s->v = realloc(s->v, s->cap * sizeof(char *));
-		if (!s->v)
-			abort();
-	}
-	s->v[s->n++] = strdup(x);
-	s->v[s->n] = NULL;
-}
+#include "paths.h"
+#include "run.h"
+#include "strv.h"
 
 static int verbose;
-
-int ae_run(char *const argv[])
-{
-	pid_t pid;
-	int st;
-
-	if (verbose) {
-		for (int i = 0; argv[i]; i++)
-			fprintf(stderr, "%s%s", i ? " " : "+ ", argv[i]);
-		fputc('\n', stderr);
-	}
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		execvp(argv[0], argv);
-		fprintf(stderr, "aecc: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
-}
 
 static char tmpdir[PATH_MAX];
 
 static void cleanup(void)
 {
-	char cmd[PATH_MAX + 16];
+	char *rm[] = { "rm", "-rf", tmpdir, NULL };
 
-	if (tmpdir[0] && !getenv("AECC_KEEP")) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (system(cmd))
-			fprintf(stderr, "aecc: cannot remove %s\n", tmpdir);
-	}
+	if (tmpdir[0] && !getenv("AECC_KEEP") && ae_run(rm, 0))
+		fprintf(stderr, "aecc: cannot remove %s\n", tmpdir);
 }
 
 static const char *ext(const char *p)
@@ -83,72 +43,21 @@ static const char *ext(const char *p)
 	return d && !strchr(d, '/') ? d : "";
 }
 
-/* Where the project's parts live: <top>/bin/aecc -> <top>. */
-static char top[PATH_MAX];
-
-static void find_top(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0) {
-		strcpy(top, ".");
-		return;
-	}
-	exe[n] = 0;
-	snprintf(top, sizeof(top), "%s", dirname(dirname(exe)));
-}
-
-/* A part of the tree: $ENV when set, else <top>/REL (in buf). */
-static const char *tree_path(char *buf, size_t len, const char *env, const char *rel)
-{
-	const char *e = env ? getenv(env) : NULL;
-
-	if (e)
-		return e;
-	snprintf(buf, len, "%s/%s", top, rel);
-	return buf;
-}
-
-const char *ae_musl_dir(void)
-{
-	static char p[PATH_MAX];
-
-	return tree_path(p, sizeof(p), "AECC_MUSL", "build/musl");
-}
-
-const char *ae_libae(void)
-{
-	static char p[PATH_MAX];
-
-	return tree_path(p, sizeof(p), "AECC_LIBAE", "build/instrument/libae.a");
-}
-
-const char *ae_libaert(void)
-{
-	static char p[PATH_MAX];
-
-	return tree_path(p, sizeof(p), NULL, "build/instrument/libaert.a");
-}
-
-const char *ae_tmpdir(void)
-{
-	return tmpdir;
-}
-
-int ae_verbose(void)
-{
-	return verbose;
-}
-
 static int counter;
 
-static void tmpname(char *buf, size_t n, const char *base, const char *suffix)
+/* buf = a fresh name in the scratch directory. Returns 0, or -1 after one
+ * line when it does not fit. */
+static int tmpname(char *buf, size_t n, const char *base, const char *suffix)
 {
 	char b[PATH_MAX];
 
-	snprintf(b, sizeof(b), "%s", base);
-	snprintf(buf, n, "%s/%d-%s%s", tmpdir, counter++, basename(b), suffix);
+	if ((size_t)snprintf(b, sizeof(b), "%s", base) >= sizeof(b) ||
+	    (size_t)snprintf(buf, n, "%s/%d-%s%s", tmpdir, counter++, basename(b),
+			     suffix) >= n) {
+		fprintf(stderr, "aecc: %s: name too long\n", base);
+		return -1;
+	}
+	return 0;
 }
 
 /* Compile one source (.c .s .S .i) to an instrumented object. */
@@ -159,37 +68,29 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 	const char *e = ext(src);
 	struct ae_instr_opts io = { .verbose = verbose };
 	struct strv cmd = { 0 };
+	int ret;
 
-	tmpname(s_file, sizeof(s_file), src, ".s");
-	tmpname(work, sizeof(work), src, ".d");
-	if (mkdir(work, 0700))
+	if (tmpname(s_file, sizeof(s_file), src, ".s") ||
+	    tmpname(work, sizeof(work), src, ".d"))
 		return -1;
+	if (mkdir(work, 0700)) {
+		fprintf(stderr, "aecc: cannot create %s: %s\n", work, strerror(errno));
+		return -1;
+	}
 	if (!strcmp(e, ".s")) {
-		snprintf(s_file, sizeof(s_file), "%s", src);
-	} else {
-		sv_add(&cmd, "gcc");
-		for (int i = 0; i < cflags->n; i++)
-			sv_add(&cmd, cflags->v[i]);
-		if (!nostdinc) {
-			char inc[PATH_MAX + 16];
-
-			sv_add(&cmd, "-nostdinc");
-			snprintf(inc, sizeof(inc), "%s/include", ae_musl_dir());
-			sv_add(&cmd, "-isystem");
-			sv_add(&cmd, inc);
-			sv_add(&cmd, "-isystem");
-			sv_add(&cmd, GCC_INCLUDE_DIR);
+		if ((size_t)snprintf(s_file, sizeof(s_file), "%s", src) >= sizeof(s_file)) {
+			fprintf(stderr, "aecc: %s: name too long\n", src);
+			return -1;
 		}
-		sv_add(&cmd, "-ffixed-r15");
-		sv_add(&cmd, "-fno-asynchronous-unwind-tables");
-		sv_add(&cmd, "-fno-unwind-tables");
-		sv_add(&cmd, "-fno-pie");
-		sv_add(&cmd, "-fcf-protection=none");
-		sv_add(&cmd, "-S");
-		sv_add(&cmd, "-o");
-		sv_add(&cmd, s_file);
-		sv_add(&cmd, src);
-		if (ae_run(cmd.v))
+	} else {
+		ae_cc_cmd(&cmd, cflags, nostdinc, ae_musl_dir(), AE_CC_TRACED);
+		strv_add(&cmd, "-S");
+		strv_add(&cmd, "-o");
+		strv_add(&cmd, s_file);
+		strv_add(&cmd, src);
+		ret = ae_run(cmd.v, verbose);
+		strv_free(&cmd);
+		if (ret)
 			return -1;
 	}
 	io.tmpdir = work;
@@ -225,7 +126,6 @@ int main(int argc, char **argv)
 	int mode_c = 0, mode_S = 0, mode_E = 0, nostdinc = 0, ret = 1;
 	struct strv objs = { 0 };
 
-	find_top();
 	verbose = getenv("AECC_VERBOSE") != NULL;
 	if (argc < 2) {
 		usage();
@@ -240,7 +140,7 @@ int main(int argc, char **argv)
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {
 			mode_E = 1;
-			sv_add(&cflags, a);
+			strv_add(&cflags, a);
 		} else if (!strcmp(a, "-o")) {
 			if (++i >= argc) {
 				fprintf(stderr, "aecc: -o needs an argument\n");
@@ -265,65 +165,59 @@ int main(int argc, char **argv)
 			/* traced programs are always static, non-PIE */
 		} else if (!strcmp(a, "-nostdinc")) {
 			nostdinc = 1;
-			sv_add(&cflags, a);
+			strv_add(&cflags, a);
 		} else if (!strncmp(a, "-l", 2)) {
 			const char *l = a[2] ? a + 2 : (++i < argc ? argv[i] : "");
 
 			if (!is_musl_lib(l)) {
 				char lib[PATH_MAX + 8];
 
-				snprintf(lib, sizeof(lib), "-l%s", l);
-				sv_add(&inputs, lib);
+				if ((size_t)snprintf(lib, sizeof(lib), "-l%s", l) >= sizeof(lib)) {
+					fprintf(stderr, "aecc: -l%s: name too long\n", l);
+					return 2;
+				}
+				strv_add(&inputs, lib);
 			}
 		} else if (!strncmp(a, "-L", 2)) {
-			sv_add(&libdirs, a[2] ? a + 2 : (++i < argc ? argv[i] : "."));
+			strv_add(&libdirs, a[2] ? a + 2 : (++i < argc ? argv[i] : "."));
 		} else if (!strncmp(a, "-Wl,", 4) || !strcmp(a, "-s")) {
-			sv_add(&ldflags, a);
+			strv_add(&ldflags, a);
 		} else if (!strcmp(a, "-x") || !strcmp(a, "-include") ||
 			   !strcmp(a, "-I") || !strcmp(a, "-D") || !strcmp(a, "-U") ||
 			   !strcmp(a, "-isystem") || !strcmp(a, "-MF") ||
 			   !strcmp(a, "-MT") || !strcmp(a, "-MQ")) {
-			sv_add(&cflags, a);
+			strv_add(&cflags, a);
 			if (++i < argc)
-				sv_add(&cflags, argv[i]);
+				strv_add(&cflags, argv[i]);
 		} else if (a[0] == '-') {
-			sv_add(&cflags, a);
+			strv_add(&cflags, a);
 		} else {
-			sv_add(&inputs, a);
+			strv_add(&inputs, a);
 		}
 	}
 	if (mode_E || mode_S) {
 		struct strv cmd = { 0 };
-		char inc[PATH_MAX + 16];
 
-		sv_add(&cmd, "gcc");
-		for (int i = 0; i < cflags.n; i++)
-			sv_add(&cmd, cflags.v[i]);
-		if (!nostdinc) {
-			sv_add(&cmd, "-nostdinc");
-			snprintf(inc, sizeof(inc), "%s/include", ae_musl_dir());
-			sv_add(&cmd, "-isystem");
-			sv_add(&cmd, inc);
-			sv_add(&cmd, "-isystem");
-			sv_add(&cmd, GCC_INCLUDE_DIR);
-		}
-		sv_add(&cmd, "-ffixed-r15");
+		ae_cc_cmd(&cmd, &cflags, nostdinc, ae_musl_dir(), AE_CC_PREPROCESS);
 		if (mode_S)
-			sv_add(&cmd, "-S");
+			strv_add(&cmd, "-S");
 		if (out) {
-			sv_add(&cmd, "-o");
-			sv_add(&cmd, out);
+			strv_add(&cmd, "-o");
+			strv_add(&cmd, out);
 		}
 		for (int i = 0; i < inputs.n; i++)
-			sv_add(&cmd, inputs.v[i]);
-		return ae_run(cmd.v) ? 1 : 0;
+			strv_add(&cmd, inputs.v[i]);
+		return ae_run(cmd.v, verbose) ? 1 : 0;
 	}
 	if (!inputs.n) {
 		fprintf(stderr, "aecc: no input files\n");
 		return 2;
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s/aecc.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if ((size_t)snprintf(tmpdir, sizeof(tmpdir), "%s/aecc.XXXXXX",
+			     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") >= sizeof(tmpdir)) {
+		fprintf(stderr, "aecc: TMPDIR too long\n");
+		return 1;
+	}
 	if (!mkdtemp(tmpdir)) {
 		fprintf(stderr, "aecc: cannot create a temporary directory: %s\n",
 			strerror(errno));
@@ -348,9 +242,16 @@ int main(int argc, char **argv)
 			if (!strcmp(e, ".o") || !strcmp(e, ".a") || src[0] == '-')
 				continue;
 			if (out) {
-				snprintf(o, sizeof(o), "%s", out);
+				if ((size_t)snprintf(o, sizeof(o), "%s", out) >= sizeof(o)) {
+					fprintf(stderr, "aecc: %s: name too long\n", out);
+					return 2;
+				}
 			} else {
-				snprintf(b, sizeof(b), "%s", src);
+				/* src's basename, its extension replaced by .o */
+				if ((size_t)snprintf(b, sizeof(b), "%s", src) >= sizeof(b) - 2) {
+					fprintf(stderr, "aecc: %s: name too long\n", src);
+					return 2;
+				}
 				snprintf(o, sizeof(o), "%s", basename(b));
 				strcpy(strrchr(o, '.') ? strrchr(o, '.') : o + strlen(o), ".o");
 			}
@@ -369,12 +270,12 @@ int main(int argc, char **argv)
 		    !strcmp(e, ".i")) {
 			char o[PATH_MAX];
 
-			tmpname(o, sizeof(o), in, ".o");
-			if (compile_one(in, o, &cflags, nostdinc))
+			if (tmpname(o, sizeof(o), in, ".o") ||
+			    compile_one(in, o, &cflags, nostdinc))
 				return 1;
-			sv_add(&objs, o);
+			strv_add(&objs, o);
 		} else {
-			sv_add(&objs, in);
+			strv_add(&objs, in);
 		}
 	}
 	{
@@ -383,6 +284,9 @@ int main(int argc, char **argv)
 			.inputs = objs.v, .ninputs = objs.n,
 			.ldflags = ldflags.v, .nldflags = ldflags.n,
 			.libdirs = libdirs.v, .nlibdirs = libdirs.n,
+			.musl_dir = ae_musl_dir(), .libae = ae_libae(),
+			.libaert = ae_libaert(), .tmpdir = tmpdir,
+			.verbose = verbose,
 		};
 
 		ret = ae_link(&lo) ? 1 : 0;

@@ -26,9 +26,21 @@ struct ae_asm {
 	int ninsn;
 };
 
+/*
+ * Split buf (len bytes of the file `path`) into a->st: comments dropped,
+ * prefix-only lines merged into the next instruction, each statement
+ * marked with whether it lies in an executable section, instructions
+ * there numbered. Returns 0, or -1 when out of memory (a holds what was
+ * parsed; free it with ae_asm_free()).
+ */
 int ae_asm_parse(struct ae_asm *a, const char *path, const char *buf, size_t len);
+/* Free what ae_asm_parse() allocated. Returns nothing. */
 void ae_asm_free(struct ae_asm *a);
-/* Mnemonic of an instruction statement (after prefixes) and its operands. */
+/*
+ * Split an instruction statement into its mnemonic after any prefixes
+ * (into mnem, empty when longer than mlen - 1) and its operands (*ops
+ * points into text). Returns nothing.
+ */
 void ae_insn_split(const char *text, char *mnem, size_t mlen, const char **ops);
 
 #endif

@@ -11,16 +11,20 @@ struct ae_link_opts {
 	int nldflags;
 	char **libdirs;		/* -L */
 	int nlibdirs;
+	const char *musl_dir;	/* the tracing musl (lib/crt1.o, lib/libc.a) */
+	const char *libae;	/* the runtime archive */
+	const char *libaert;	/* the libgcc helpers archive */
+	const char *tmpdir;	/* scratch directory (exists) */
+	int verbose;		/* print the commands run */
 };
 
+/*
+ * Link o->out (instrumented, entry _ae_start, sorted __ae_seqtab) and
+ * o->out.orig (the twin, linked from the embedded .ae_orig objects with
+ * the same data layout), and check that every data section has the same
+ * address and size in both. Returns 0, or -1 after one line on stderr
+ * naming the cause.
+ */
 int ae_link(const struct ae_link_opts *o);
-
-/* from aecc.c */
-int ae_run(char *const argv[]);
-const char *ae_musl_dir(void);
-const char *ae_libae(void);
-const char *ae_libaert(void);
-const char *ae_tmpdir(void);
-int ae_verbose(void);
 
 #endif

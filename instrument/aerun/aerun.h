@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * aerun.h - standalone capture: the traced program's threads and children
- * under ptrace, the kernel hooks of DESIGN.md emulated by the tracer
+ * under ptrace, the kernel hooks (docs/ARCHITECTURE.md) emulated by the tracer
  * (overflow, rollback, signal markers, live r15 at sigreturn, fork, exec,
  * exit).
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * trace.c - the ptrace loop of aerun: emulates, for every traced thread,
- * the kernel hooks of DESIGN.md: overflow into a guard page (invariant 7),
+ * the kernel hooks (docs/ARCHITECTURE.md): overflow into a guard page (invariant 7),
  * rollback of a cut sequence before signal delivery (invariants 3 and 6),
  * live r15 at sigreturn (invariant 6), signal/sigreturn/fork/exec/exit
  * markers (invariant 5). Threads and children are followed with

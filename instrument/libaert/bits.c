@@ -4,6 +4,7 @@
  * without -mpopcnt. Traced programs link only instrumented code, so these
  * are compiled by aecc like the program instead of coming from libgcc.
  */
+/* Returns the number of bits set in x. */
 int __popcountdi2(unsigned long x)
 {
 	x = x - ((x >> 1) & 0x5555555555555555ul);
@@ -12,16 +13,19 @@ int __popcountdi2(unsigned long x)
 	return (int)((x * 0x0101010101010101ul) >> 56);
 }
 
+/* Returns the number of bits set in x. */
 int __popcountsi2(unsigned int x)
 {
 	return __popcountdi2(x);
 }
 
+/* Returns 1 when an odd number of bits is set in x, else 0. */
 int __paritydi2(unsigned long x)
 {
 	return __popcountdi2(x) & 1;
 }
 
+/* Returns 1 when an odd number of bits is set in x, else 0. */
 int __paritysi2(unsigned int x)
 {
 	return __popcountdi2(x) & 1;

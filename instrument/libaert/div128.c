@@ -7,6 +7,8 @@
 typedef unsigned __int128 u128;
 typedef __int128 s128;
 
+/* Returns n / d and stores n % d in *rem (when rem is not NULL); d == 0
+ * raises SIGFPE like the div instruction. */
 u128 __udivmodti4(u128 n, u128 d, u128 *rem)
 {
 	u128 q = 0, r = 0;
@@ -25,11 +27,13 @@ u128 __udivmodti4(u128 n, u128 d, u128 *rem)
 	return q;
 }
 
+/* Returns n / d (unsigned). */
 u128 __udivti3(u128 n, u128 d)
 {
 	return __udivmodti4(n, d, 0);
 }
 
+/* Returns n % d (unsigned). */
 u128 __umodti3(u128 n, u128 d)
 {
 	u128 r;
@@ -38,6 +42,7 @@ u128 __umodti3(u128 n, u128 d)
 	return r;
 }
 
+/* Returns n / d, rounded toward zero. */
 s128 __divti3(s128 n, s128 d)
 {
 	int neg = (n < 0) ^ (d < 0);
@@ -47,6 +52,7 @@ s128 __divti3(s128 n, s128 d)
 	return neg ? -(s128)q : (s128)q;
 }
 
+/* Returns n % d, with the sign of n. */
 s128 __modti3(s128 n, s128 d)
 {
 	u128 r;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the tracing musl libc (1.2.3, Debian's source package) and cache it.
 #
-# Everything in a traced task must leave r15 alone (DESIGN.md invariant 1),
-# so on top of Debian's patches we
+# Everything in a traced task must leave r15 alone (docs/ARCHITECTURE.md,
+# invariant 1), so on top of Debian's patches we
 #   - stop setjmp/longjmp from saving/restoring r15 (patches/0001),
 #   - turn off the vDSO, so clock_gettime/time/sched_getcpu make real
 #     system calls (patches/0002),
@@ -79,12 +79,11 @@ run() {
 	"$@" >> "$log" 2>&1
 }
 
-# Source: Debian's package, downloaded once into the cache.
+# Source: Debian's package, downloaded into the cache by `make deps`.
 dsc=$(ls "$cache"/src/musl_$version-*.dsc 2>/dev/null | tail -n 1 || true)
 if [ -z "$dsc" ]; then
-	(cd "$cache/src" && run apt-get source --download-only "musl") || fail "apt-get source musl"
-	dsc=$(ls "$cache"/src/musl_$version-*.dsc 2>/dev/null | tail -n 1 || true)
-	[ -n "$dsc" ] || fail "finding musl_$version-*.dsc in $cache/src"
+	echo "build-musl: no musl_$version-*.dsc in $cache/src: run \`make deps\`" >&2
+	exit 1
 fi
 
 work=$dest.tmp

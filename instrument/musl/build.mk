@@ -1,4 +1,5 @@
-# The tracing musl libc (instrument/musl/build-musl.sh), the real programs
+# The tracing musl libc (instrument/musl/build-musl.sh; its source package
+# comes from `make deps`), the real programs
 # built on it (tests/real/: Lua 5.4, bzip2) with their test suite and the
 # standalone-capture benchmark. Included from instrument/build.mk.
 #
@@ -17,7 +18,6 @@ AE_MUSL_CC_DEPS	?=
 # The script is cheap when the hash-keyed cache entry exists, so it always
 # runs; it touches the stamp only when build/musl changes target.
 $(MUSL_STAMP): FORCE-musl $(filter $(BIN)/%,$(firstword $(AE_MUSL_CC))) | $(OBJ)
-	$(Q)$(DEPS) musl-src
 	$(Q)AE_CACHE='$(AE_CACHE)' MUSL_CC='$(AE_MUSL_CC)' \
 		MUSL_CC_DEPS='$(AE_MUSL_CC_DEPS)' MUSL_LINK='$(MUSL_LINK)' \
 		MUSL_LOG='$(OBJ)/musl-build.log' V='$(V)' \
@@ -28,9 +28,9 @@ FORCE-musl:
 musl: $(MUSL_STAMP)
 
 # Lua and bzip2 (bin/aecc when it exists, else tests/real/cc-standin.sh);
-# cached by hash in $(AE_CACHE), linked from build/real/.
+# cached by hash in $(AE_CACHE), linked from build/real/. Their source
+# packages come from `make deps`.
 real-programs: $(MUSL_STAMP)
-	$(Q)$(DEPS) lua-src
 	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/lua.sh
 	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/bzip2.sh
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fail if any instruction in the given objects/archives/executables writes
-# r15 (DESIGN.md invariant 1: r15 is the trace cursor; nothing but the
+# r15 (docs/ARCHITECTURE.md invariant 1: r15 is the trace cursor; nothing but the
 # instrumentation may write it). The only write allowed is the commit of an
 # instrumentation sequence, `lea N(%r15),%r15`. Reading r15 (as a base
 # register of a witness store, or setjmp saving it) is fine.

@@ -8,7 +8,7 @@
  * data_offset + i * subbuf_size). The runtime maps sub-buffer i at
  * TRBUF_MAP_ADDR + i * (subbuf_size + guard_size), with guard_size bytes of
  * PROT_NONE after each, so an overflowing store faults and aerun (the
- * ptrace tracer) switches sub-buffers (DESIGN.md invariant 7).
+ * ptrace tracer) switches sub-buffers (docs/ARCHITECTURE.md invariant 7).
  *
  * A program started by a traced task (fork + exec) has no fd 1023: its
  * runtime asks aerun through two ioctl calls on fd 1023 that aerun's seccomp

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aerun signal handling (DESIGN.md invariants 3 and 6): a SIGUSR1 storm from
+# aerun signal handling (docs/ARCHITECTURE.md invariants 3, 6): a SIGUSR1 storm from
 # another process while the producer writes; the handler writes its own
 # pattern through r15. SIGNAL/SIGRETURN markers must delimit exactly the
 # handler's bytes and the main stream must stay intact (rollback + live r15

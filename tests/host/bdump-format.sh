@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bdump-format.sh - the trace container codec (bdump/container.c): round trip,
+# bdump-format.sh - the trace container codec (schedlog/container.c): round trip,
 # and clear errors (never a crash) on truncated, bit-flipped, garbage, empty
 # and crafted-bad files. TAP output.
 set -u

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prod_seq.S - witness-writing code of the aerun test producers, written
- * with the real instrumentation sequences (DESIGN.md invariant 2), and the
+ * with the real instrumentation sequences (docs/ARCHITECTURE.md invariant 2), and the
  * producers' own _start and signal restorer. Every sequence is listed in
  * __ae_seqtab, unless AE_PROD_NO_SEQTAB: that variant cannot be rolled
  * back and must be caught corrupt under a signal storm.

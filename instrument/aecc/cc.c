@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+/* cc.c - the one place the traced-compile command is built */
+#include <limits.h>
+#include <stdio.h>
+
+#include "cc.h"
+
+void ae_cc_cmd(struct strv *cmd, const struct strv *cflags, int nostdinc,
+	       const char *musl_dir, enum ae_cc_mode mode)
+{
+	strv_add(cmd, "gcc");
+	for (int i = 0; i < cflags->n; i++)
+		strv_add(cmd, cflags->v[i]);
+	if (!nostdinc) {
+		char inc[PATH_MAX + 16];
+
+		strv_add(cmd, "-nostdinc");
+		snprintf(inc, sizeof(inc), "%s/include", musl_dir);
+		strv_add(cmd, "-isystem");
+		strv_add(cmd, inc);
+		strv_add(cmd, "-isystem");
+		strv_add(cmd, GCC_INCLUDE_DIR);
+	}
+	strv_add(cmd, "-ffixed-r15");
+	if (mode == AE_CC_TRACED) {
+		strv_add(cmd, "-fno-asynchronous-unwind-tables");
+		strv_add(cmd, "-fno-unwind-tables");
+		strv_add(cmd, "-fno-pie");
+		strv_add(cmd, "-fcf-protection=none");
+	}
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * decode.c - the machine code of the twin decoded by capstone: the CFG is
+ * built from what the assembler produced, not from the text.
+ */
+#include <capstone/capstone.h>
+
+#include "decode.h"
+#include "regs.h"
+
+/* Bytes that record an index into a table of n entries (8: size unknown). */
+static int index_width(int n)
+{
+	return n > 0 && n <= 256 ? 1 : n > 0 && n <= 65536 ? 2 : 8;
+}
+
+static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
+{
+	for (int k = 0; k < c->n; k++) {
+		struct insn *x = &c->in[k];
+		Elf_Data *d = x->sec < (int)s->nsec ? s->secdata[x->sec] : NULL;
+		const uint8_t *code;
+		size_t size;
+		uint64_t addr = x->off;
+		cs_insn *ci = cs_malloc(h);
+		cs_x86 *xd;
+		int line = c->a.st[x->stmt].line;
+
+		if (!ci)
+			return ae_err(c, line, "capstone: out of memory");
+		if (!d || x->off >= d->d_size) {
+			cs_free(ci, 1);
+			return ae_err(c, line, "instruction outside its section");
+		}
+		code = (const uint8_t *)d->d_buf + x->off;
+		size = d->d_size - x->off;
+		if (!cs_disasm_iter(h, &code, &size, &addr, ci)) {
+			cs_free(ci, 1);
+			return ae_err(c, line, "capstone cannot decode '%s'",
+				   c->a.st[x->stmt].text);
+		}
+		x->len = ci->size;
+		xd = &ci->detail->x86;
+		x->kind = IK_PLAIN;
+		x->target = -1;
+		x->tload_reg = -1;
+		/* r15 belongs to the instrumentation (invariant 1). */
+		{
+			cs_regs rr, ww;
+			uint8_t nr, nw;
+
+			if (!cs_regs_access(h, ci, rr, &nr, ww, &nw)) {
+				for (int i = 0; i < nr + nw; i++) {
+					int g = ae_gpr_index(h, i < nr ? rr[i] : ww[i - nr]);
+
+					if (g >= 0 && i >= nr)
+						x->writes |= 1u << g;
+					if (g == 15) {
+						cs_free(ci, 1);
+						return ae_err(c, line, "'%s' uses %%r15, which is reserved for tracing (compile with -ffixed-r15)",
+							   c->a.st[x->stmt].text);
+					}
+				}
+			}
+		}
+		switch (ci->id) {
+		case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
+		case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:
+		case X86_INS_STOSD: case X86_INS_STOSQ: case X86_INS_LODSB:
+		case X86_INS_LODSW: case X86_INS_LODSD: case X86_INS_LODSQ:
+			if (xd->prefix[0] == X86_PREFIX_REP || xd->prefix[0] == X86_PREFIX_REPNE)
+				x->rep = 1;
+			break;
+		case X86_INS_CMPSB: case X86_INS_CMPSW: case X86_INS_CMPSD:
+		case X86_INS_CMPSQ: case X86_INS_SCASB: case X86_INS_SCASW:
+		case X86_INS_SCASD: case X86_INS_SCASQ:
+			if (xd->prefix[0] == X86_PREFIX_REP || xd->prefix[0] == X86_PREFIX_REPNE)
+				x->rep = 2;
+			break;
+		case X86_INS_UD2: case X86_INS_HLT:
+			x->kind = IK_STOP;
+			break;
+		case X86_INS_MOV:
+			/* mov TABLE(,%i,8),%r64 from a table of code addresses */
+			if (xd->op_count == 2 && xd->operands[0].type == X86_OP_REG &&
+			    xd->operands[0].size == 8 && xd->operands[1].type == X86_OP_MEM &&
+			    xd->operands[1].mem.base == X86_REG_INVALID &&
+			    xd->operands[1].mem.segment == X86_REG_INVALID &&
+			    xd->operands[1].mem.scale == 8 && xd->encoding.disp_offset) {
+				struct reloc *r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
+				int i = ae_gpr_index(h, xd->operands[1].mem.index);
+				int n = r && r->symsec ? ae_table_entries(s, r->symsec, r->symval + r->addend) : 0;
+
+				if (n > 0 && i >= 0) {
+					x->tload_reg = ae_gpr_index(h, xd->operands[0].reg);
+					x->ind_reg = i;
+					x->jt_width = index_width(n);
+				}
+			}
+			break;
+		case X86_INS_POP: case X86_INS_PUSH:
+			if (xd->op_count == 1 && xd->operands[0].type == X86_OP_MEM) {
+				int b = ae_gpr_index(h, xd->operands[0].mem.base);
+				int i = ae_gpr_index(h, xd->operands[0].mem.index);
+
+				x->stack_mem = ci->id == X86_INS_POP ? 1 : 2;
+				if (b >= 0)
+					x->mem_regs |= 1u << b;
+				if (i >= 0)
+					x->mem_regs |= 1u << i;
+			}
+			break;
+		case X86_INS_RET: case X86_INS_RETF: case X86_INS_RETFQ:
+			x->kind = IK_RET;
+			break;
+		default:
+			break;
+		}
+		if (ci->id == X86_INS_JMP || ci->id == X86_INS_CALL ||
+		    cs_insn_group(h, ci, CS_GRP_JUMP)) {
+			int is_call = ci->id == X86_INS_CALL;
+			int is_jmp = ci->id == X86_INS_JMP;
+			cs_x86_op *op = &xd->operands[0];
+
+			if (xd->op_count < 1)
+				goto bad;
+			if (op->type == X86_OP_IMM) {
+				struct reloc *r = NULL;
+
+				x->kind = is_call ? IK_CALL : is_jmp ? IK_JMP : IK_JCC;
+				if (xd->encoding.imm_offset)
+					r = ae_find_reloc(s, x->sec, x->off + xd->encoding.imm_offset);
+				if (r) {
+					if (!r->symsec) {
+						x->ext = 1;
+					} else {
+						int t = ae_insn_at(c, r->symsec,
+								r->symval + r->addend + 4);
+
+						if (t < 0)
+							x->ext = 1;
+						else
+							x->target = t;
+					}
+				} else {
+					int t = ae_insn_at(c, x->sec, (uint64_t)op->imm);
+
+					if (t < 0)
+						x->ext = 1;
+					else
+						x->target = t;
+				}
+				if (x->kind == IK_JCC && ci->id != X86_INS_JMP &&
+				    (ci->id == X86_INS_LOOP || ci->id == X86_INS_LOOPE ||
+				     ci->id == X86_INS_LOOPNE || ci->id == X86_INS_JRCXZ ||
+				     ci->id == X86_INS_JECXZ || ci->id == X86_INS_JCXZ))
+					x->rep = -1;	/* short-range only */
+			} else if (is_call || is_jmp) {
+				x->kind = is_call ? IK_CALL_IND : IK_JMP_IND;
+				if (op->type == X86_OP_REG) {
+					x->ind = IND_REG;
+					x->ind_reg = ae_gpr_index(h, op->reg);
+				} else if (op->type == X86_OP_MEM) {
+					int b = ae_gpr_index(h, op->mem.base);
+					int i = ae_gpr_index(h, op->mem.index);
+					struct reloc *r = NULL;
+
+					if (xd->encoding.disp_offset)
+						r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
+					if (!is_call && b < 0 && i >= 0 && op->mem.scale == 8 &&
+					    r && r->symsec && op->mem.segment == X86_REG_INVALID) {
+						int n = ae_table_entries(s, r->symsec, r->symval + r->addend);
+
+						x->ind = IND_TABLE;
+						x->ind_reg = i;
+						x->jt_width = index_width(n);
+					} else {
+						x->ind = IND_MEM;
+					}
+					if (b >= 0)
+						x->mem_regs |= 1u << b;
+					if (i >= 0)
+						x->mem_regs |= 1u << i;
+				} else {
+					goto bad;
+				}
+				if (x->ind_reg < 0 && x->ind != IND_MEM)
+					goto bad;
+			} else {
+				goto bad;
+			}
+		}
+		cs_free(ci, 1);
+		continue;
+bad:
+		cs_free(ci, 1);
+		return ae_err(c, line, "unsupported control transfer '%s'",
+			   c->a.st[x->stmt].text);
+	}
+	return 0;
+}
+
+int ae_decode(struct ae_ctx *c, const struct ae_scan *s)
+{
+	csh h;
+	int lj = 0, ssj = 0, ret;
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return ae_err(c, 0, "capstone: cs_open failed");
+	if (cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+		cs_close(&h);
+		return ae_err(c, 0, "capstone: cannot turn on instruction details");
+	}
+	ret = decode_all(c, s, h);
+	cs_close(&h);
+	if (ret)
+		return ret;
+	/* longjmp: every indirect jump in a file defining longjmp */
+	for (int k = 0; k < c->n; k++) {
+		lj |= c->in[k].in_longjmp;
+		ssj |= c->in[k].in_sigsetjmp;
+	}
+	for (int k = 0; k < c->n; k++) {
+		c->in[k].in_longjmp |= lj;
+		c->in[k].in_sigsetjmp |= ssj;
+	}
+	return 0;
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/*
+ * emit.c - the two assembly files written for one object: the twin (the
+ * source with a local label before every instruction and the .ae_imap
+ * table of them) and the instrumented file (witness and value sequences
+ * around the instructions, taken-edge stubs, the sequence table
+ * __ae_seqtab, and the schema and twin object embedded by .incbin).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "regs.h"
+#include "xalloc.h"
+
+struct out {
+	FILE *f;
+	int nseq;
+	int nstub;
+	/* pending taken-edge stubs of the current section */
+	char **stub;
+	int nstubs, capstubs;
+};
+
+static void seq_begin(struct out *o)
+{
+	fprintf(o->f, ".Lss%d:\n", o->nseq);
+}
+
+static void seq_end(struct out *o)
+{
+	fprintf(o->f, ".Lse%d:\n", o->nseq++);
+}
+
+static void emit_witness(struct out *o, FILE *f, int id, int width)
+{
+	static const char sfx[] = { 0, 'b', 'w', 0, 'l' };
+
+	fprintf(f, ".Lss%d:\n\tmov%c\t$%d, (%%r15)\n\tleaq\t%d(%%r15), %%r15\n.Lse%d:\n",
+		o->nseq, sfx[width], id, width, o->nseq);
+	o->nseq++;
+}
+
+static void emit_value_reg(struct out *o, int reg, int width)
+{
+	const char *name = width == 1 ? ae_reg8[reg] : width == 2 ? ae_reg16[reg] :
+			   width == 4 ? ae_reg32[reg] : ae_reg64[reg];
+	static const char sfx[] = { 0, 'b', 'w', 0, 'l', 0, 0, 0, 'q' };
+
+	seq_begin(o);
+	fprintf(o->f, "\tmov%c\t%%%s, (%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
+		sfx[width], name, width);
+	seq_end(o);
+}
+
+static void flush_stubs(struct out *o)
+{
+	for (int i = 0; i < o->nstubs; i++) {
+		fputs(o->stub[i], o->f);
+		free(o->stub[i]);
+	}
+	o->nstubs = 0;
+}
+
+/*
+ * A stub jumps to its branch's target from elsewhere in the section, so a
+ * numeric local label reference ("1f", "2b") is resolved to the unique
+ * name given to that label definition.
+ */
+static const char *stub_target(struct ae_ctx *c, size_t si, const char *ops,
+			       char *buf, size_t len)
+{
+	size_t n = strlen(ops);
+	long dir;
+
+	if (n < 2 || (ops[n - 1] != 'f' && ops[n - 1] != 'b'))
+		return ops;
+	for (size_t i = 0; i < n - 1; i++)
+		if (!isdigit((unsigned char)ops[i]))
+			return ops;
+	dir = ops[n - 1] == 'f' ? 1 : -1;
+	for (long i = (long)si + dir; i >= 0 && i < (long)c->a.n; i += dir) {
+		struct ae_stmt *t = &c->a.st[i];
+
+		if (t->kind == AE_ST_LABEL && strlen(t->text) == n - 1 &&
+		    !strncmp(t->text, ops, n - 1)) {
+			snprintf(buf, len, ".Laenum%ld", i);
+			return buf;
+		}
+	}
+	return ops;
+}
+
+static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
+			      const char *schema_bin)
+{
+	struct out o = { .f = f };
+	int *ev_first = ae_xmalloc((c->n + 1) * sizeof(int));
+	char m[32], numbuf[48];
+
+	/* events are sorted by instruction; index the first of each */
+	for (int k = 0; k <= c->n; k++)
+		ev_first[k] = -1;
+	for (int i = c->nev - 1; i >= 0; i--)
+		ev_first[c->ev[i].insn] = i;
+
+	for (size_t si = 0; si < c->a.n; si++) {
+		struct ae_stmt *s = &c->a.st[si];
+		int k = s->insn;
+
+		if (s->kind == AE_ST_LABEL) {
+			fprintf(f, "%s:\n", s->text);
+			/* a name for numeric labels that stubs can use */
+			if (isdigit((unsigned char)s->text[0]))
+				fprintf(f, ".Laenum%zu:\n", si);
+			continue;
+		}
+		if (s->kind == AE_ST_DIRECTIVE) {
+			if (!strncmp(s->text, ".size", 5) || !strncmp(s->text, ".section", 8) ||
+			    !strcmp(s->text, ".text") || !strncmp(s->text, ".text ", 6) ||
+			    !strncmp(s->text, ".data", 5) || !strncmp(s->text, ".bss", 4) ||
+			    !strcmp(s->text, ".previous") || !strncmp(s->text, ".pushsection", 12) ||
+			    !strcmp(s->text, ".popsection"))
+				flush_stubs(&o);
+			fprintf(f, "\t%s\n", s->text);
+			continue;
+		}
+		if (k < 0) {
+			fprintf(f, "\t%s\n", s->text);
+			continue;
+		}
+		/* the program ends: the runtime may have to save the trace */
+		if (c->in[k].exit_entry)
+			fprintf(f, "\tcall\t__ae_exit_hook\n");
+		/* before the instruction: witnesses, then value records */
+		for (int i = ev_first[k]; i >= 0 && i < c->nev && c->ev[i].insn == (uint32_t)k; i++) {
+			struct ae_event *ev = &c->ev[i];
+			struct insn *x = &c->in[k];
+
+			if (ev->kind == AE_EV_WIT_BEFORE) {
+				emit_witness(&o, f, ev->a, ev->width);
+			} else if (ev->kind == AE_EV_VAL) {
+				if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
+				    ev->flag == AE_VAL_RETADDR) {
+					int scr = -1;
+					static const int cand[] = { 1, 2, 6, 7, 8, 9, 10, 11 };
+
+					for (int j = 0; j < 8; j++)
+						if (!(x->mem_regs & (1u << cand[j]))) {
+							scr = cand[j];
+							break;
+						}
+					{
+						const char *ops;
+
+						ae_insn_split(s->text, m, sizeof(m), &ops);
+						if (*ops == '*')
+							ops++;
+						fprintf(f, "\tmovq\t%%%s, -32(%%rsp)\n", ae_reg64[scr]);
+						seq_begin(&o);
+						fprintf(f, "\tmovq\t%s, %%%s\n\tmovq\t%%%s, (%%r15)\n\tleaq\t8(%%r15), %%r15\n",
+							ops, ae_reg64[scr], ae_reg64[scr]);
+						seq_end(&o);
+						fprintf(f, "\tmovq\t-32(%%rsp), %%%s\n", ae_reg64[scr]);
+					}
+				} else {
+					int reg = ev->flag == AE_VAL_REPCNT ? 1 :
+						  ev->flag == AE_VAL_SETJMP_SP ||
+						  ev->flag == AE_VAL_LONGJMP_SP ? 4 : x->ind_reg;
+
+					emit_value_reg(&o, reg, ev->width);
+				}
+			}
+		}
+		fprintf(f, ".Laei%d:\n", k);
+		/* the instruction itself (taken edge may go through a stub) */
+		{
+			int stub = -1;
+
+			for (int i = ev_first[k]; i >= 0 && i < c->nev && c->ev[i].insn == (uint32_t)k; i++)
+				if (c->ev[i].kind == AE_EV_WIT_TAKEN)
+					stub = i;
+			if (stub >= 0) {
+				struct ae_event *ev = &c->ev[stub];
+				const char *ops;
+				char *buf;
+				size_t bl;
+				FILE *sf;
+
+				ae_insn_split(s->text, m, sizeof(m), &ops);
+				fprintf(f, "\t%s\t.Laestub%d\n", m, o.nstub);
+				sf = open_memstream(&buf, &bl);
+				if (!sf) {
+					fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
+					abort();
+				}
+				fprintf(sf, ".Laestub%d:\n", o.nstub++);
+				emit_witness(&o, sf, ev->a, ev->width);
+				fprintf(sf, "\tjmp\t%s\n", stub_target(c, si, ops, numbuf, sizeof(numbuf)));
+				fclose(sf);
+				if (o.nstubs == o.capstubs) {
+					o.capstubs = o.capstubs ? o.capstubs * 2 : 64;
+					o.stub = ae_xrealloc(o.stub, o.capstubs * sizeof(char *));
+				}
+				o.stub[o.nstubs++] = buf;
+			} else {
+				fprintf(f, "\t%s\n", s->text);
+			}
+		}
+		/* after the instruction: fall-through witness, value-after */
+		for (int i = ev_first[k]; i >= 0 && i < c->nev && c->ev[i].insn == (uint32_t)k; i++) {
+			struct ae_event *ev = &c->ev[i];
+
+			if (ev->kind == AE_EV_WIT_FALL)
+				emit_witness(&o, f, ev->a, ev->width);
+			else if (ev->kind == AE_EV_VAL_AFTER)
+				emit_value_reg(&o, 1, 8);
+		}
+	}
+	flush_stubs(&o);
+	free(o.stub);
+	free(ev_first);
+
+	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
+		c->objid, c->n);
+	for (int k = 0; k < c->n; k++)
+		fprintf(f, "\t.long\t.Laei%d\n", k);
+	if (o.nseq) {
+		fprintf(f, "\t.section\t__ae_seqtab,\"a\",@progbits\n\t.balign 4\n");
+		for (int i = 0; i < o.nseq; i++)
+			fprintf(f, "\t.long\t.Lss%d, .Lse%d\n", i, i);
+	}
+	fprintf(f, "\t.section\t.ae_schema,\"\",@progbits\n\t.balign 4\n\t.incbin\t\"%s\"\n",
+		schema_bin);
+	fprintf(f, "\t.section\t.ae_orig,\"\",@progbits\n\t.balign 8\n\t.incbin\t\"%s\"\n",
+		orig_o);
+	fprintf(f, "\t.section\t.note.GNU-stack,\"\",@progbits\n");
+}
+
+/* (orig_o and schema_bin: unused, the signature of write_instrumented) */
+static void write_orig(struct ae_ctx *c, FILE *f, const char *orig_o,
+		       const char *schema_bin)
+{
+	for (size_t si = 0; si < c->a.n; si++) {
+		struct ae_stmt *s = &c->a.st[si];
+
+		if (s->kind == AE_ST_LABEL)
+			fprintf(f, "%s:\n", s->text);
+		else if (s->insn >= 0)
+			fprintf(f, ".Laei%d:\n\t%s\n", s->insn, s->text);
+		else
+			fprintf(f, "\t%s\n", s->text);
+	}
+	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
+		c->objid, c->a.ninsn);
+	for (int k = 0; k < c->a.ninsn; k++)
+		fprintf(f, "\t.long\t.Laei%d\n", k);
+	fprintf(f, "\t.section\t.note.GNU-stack,\"\",@progbits\n");
+}
+
+/* Write the file `path` with `fn`. Returns 0, or -1 after one line. */
+static int write_asm(struct ae_ctx *c, const char *path,
+		     void (*fn)(struct ae_ctx *c, FILE *f, const char *orig_o,
+				const char *schema_bin),
+		     const char *orig_o, const char *schema_bin)
+{
+	FILE *f = fopen(path, "w");
+	int werr;
+
+	if (!f)
+		return ae_err(c, 0, "cannot create %s: %s", path, strerror(errno));
+	fn(c, f, orig_o, schema_bin);
+	werr = ferror(f);
+	if (fclose(f) || werr)
+		return ae_err(c, 0, "cannot write %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int ae_write_twin_asm(struct ae_ctx *c, const char *path)
+{
+	return write_asm(c, path, write_orig, NULL, NULL);
+}
+
+int ae_write_instrumented_asm(struct ae_ctx *c, const char *path,
+			      const char *orig_o, const char *schema_bin)
+{
+	return write_asm(c, path, write_instrumented, orig_o, schema_bin);
+}

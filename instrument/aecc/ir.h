@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ir.h - the instrumenter's picture of one assembly file: its statements,
+ * the instructions the twin object places and decodes, the control-flow
+ * edges between them, and the schema events derived from the witnesses.
+ * Every stage (scan.c, decode.c, cfg.c, place.c, events.c, emit.c) reads
+ * and fills in a struct ae_ctx; instrument.c runs them in order.
+ */
+#ifndef AE_IR_H
+#define AE_IR_H
+
+#include <stdint.h>
+
+#include <aetrace/schema.h>
+
+#include "asmfile.h"
+#include "instrument.h"
+
+enum insn_kind {
+	IK_PLAIN, IK_JCC, IK_JMP, IK_JMP_IND, IK_CALL, IK_CALL_IND, IK_RET,
+	IK_STOP,
+};
+
+enum ind_kind { IND_NONE, IND_REG, IND_MEM, IND_TABLE };
+
+struct insn {
+	int stmt;
+	int sec;
+	uint64_t off;
+	int len;
+	enum insn_kind kind;
+	int target;		/* internal direct target, -1 if none */
+	int ext;		/* direct target outside the object */
+	int next;		/* physical successor, -1 if none */
+	int func_start;
+	int rep;		/* 1 rep movs/stos, 2 repe/repne cmps/scas */
+	enum ind_kind ind;
+	int ind_reg;		/* capstone register (REG, TABLE index) */
+	int jt_width;
+	int tload_reg;		/* mov TABLE(,%i,8),%r: r (gpr index), else -1 */
+	int tload;		/* this load feeds a later jmp *%r */
+	int from_tload;		/* this jmp *%r takes its target from a load */
+	uint32_t writes;	/* bitmask of gprs written */
+	uint32_t mem_regs;	/* bitmask of regs used by a memory operand */
+	int setjmp_entry;
+	int in_longjmp;
+	int in_sigsetjmp;
+	int exit_entry;		/* first instruction of _Exit */
+	int stack_mem;		/* 1 pop to memory, 2 push from memory */
+	int depth;
+	int nout;
+	int out[2];		/* edge indices */
+};
+
+enum edge_kind { E_FALL, E_TAKEN, E_EXIT };
+enum edge_state { S_FREE, S_TREE, S_FORCED, S_WIT };
+
+struct edge {
+	int from, to;		/* to == n means EXIT */
+	enum edge_kind kind;
+	enum edge_state state;
+	double w;
+	int id;
+};
+
+struct ae_ctx {
+	const char *src;
+	struct ae_asm a;
+	struct insn *in;
+	int n;
+	int *by_place;		/* instruction indexes sorted by (sec, off) */
+	struct edge *e;
+	int ne, cape;
+	int *comp;		/* component of each insn */
+	int *compw;		/* witness width per component */
+	int *compn;		/* witnesses per component */
+	uint32_t objid;
+	/* events */
+	struct ae_event *ev;
+	int nev, capev;
+	uint32_t *pool;
+	int npool, cappool;
+};
+
+/*
+ * Print "aecc: SRC[:LINE]: message" on stderr (LINE <= 0: no line).
+ * Returns -1, so failures read `return ae_err(c, line, ...)`.
+ */
+int ae_err(const struct ae_ctx *c, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Steps 1-2 of instrumenting `src_s` and its events: parse, assemble the
+ * twin in o->tmpdir (orig.o), scan and decode it, build the graph, place
+ * the witnesses, derive the sorted events. Returns 0 with c filled in,
+ * or -1 after one line on stderr; free c with ae_ctx_free() either way.
+ */
+int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *o);
+/* Free what ae_analyze() allocated in c. Returns nothing. */
+void ae_ctx_free(struct ae_ctx *c);
+
+#endif

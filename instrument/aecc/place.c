@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * place.c - witness placement (paper section 2.2, after Ball & Larus):
+ * blocking witnesses on predicate -> call/value/exit paths first, then the
+ * complement of a maximum spanning tree (loop-depth weights; exits are
+ * tree leaves, see place_mst()), then a check of the tracing property
+ * (disjoint witness sets at every predicate) that adds witnesses where it
+ * fails. Witness ids are numbered per connected component.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "place.h"
+#include "xalloc.h"
+
+static int uf_find(int *p, int x)
+{
+	while (p[x] != x) {
+		p[x] = p[p[x]];
+		x = p[x];
+	}
+	return x;
+}
+
+static int uf_union(int *p, int a, int b)
+{
+	a = uf_find(p, a);
+	b = uf_find(p, b);
+	if (a == b)
+		return 0;
+	p[a] = b;
+	return 1;
+}
+
+static int edge_w_cmp(const void *a, const void *b, void *arg)
+{
+	const struct ae_ctx *c = arg;
+	const struct edge *x = &c->e[*(const int *)a];
+	const struct edge *y = &c->e[*(const int *)b];
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return *(const int *)a - *(const int *)b;
+}
+
+
+/* Blocking witnesses: no witness-free predicate -> call/value/exit path. */
+static void place_blocking(struct ae_ctx *c)
+{
+	int n = c->n;
+	int *seen = ae_xcalloc(n + 1, sizeof(int));
+	int stamp = 0;
+
+	for (int p = 0; p < n; p++) {
+		if (c->in[p].kind != IK_JCC)
+			continue;
+		for (int j = 0; j < c->in[p].nout; j++) {
+			struct edge *e = &c->e[c->in[p].out[j]];
+			int v = e->to, block = 0;
+
+			stamp++;
+			for (;;) {
+				struct insn *x;
+
+				if (v == n) {
+					block = 1;
+					break;
+				}
+				x = &c->in[v];
+				if (ae_is_block(x)) {
+					block = 1;
+					break;
+				}
+				if (x->kind == IK_JCC || x->nout != 1 || seen[v] == stamp)
+					break;
+				seen[v] = stamp;
+				if (c->e[x->out[0]].state == S_WIT)
+					break;
+				v = c->e[x->out[0]].to;
+			}
+			if (block)
+				e->state = S_WIT;
+		}
+	}
+	free(seen);
+}
+
+static void place_mst(struct ae_ctx *c)
+{
+	int n = c->n;
+	int *uf = ae_xmalloc((n + 1) * sizeof(int));
+	int *order = ae_xmalloc(c->ne * sizeof(int));
+	int no = 0;
+
+	/*
+	 * Exit edges lead to a fresh EXIT vertex each: a procedure is entered
+	 * only through calls, which the regenerator follows itself, so (unlike
+	 * edge profiling, where the imaginary EXIT -> ENTRY edge joins them)
+	 * entries and exits need no witness of their own; blocking witnesses
+	 * already cover predicate -> exit paths.
+	 */
+	for (int i = 0; i <= n; i++)
+		uf[i] = i;
+	for (int i = 0; i < c->ne; i++) {
+		if (c->e[i].to == n && c->e[i].state == S_FREE)
+			c->e[i].state = S_TREE;
+		else if (c->e[i].state == S_FORCED && c->e[i].to < n)
+			uf_union(uf, c->e[i].from, c->e[i].to);
+		else if (c->e[i].state == S_FREE)
+			order[no++] = i;
+	}
+	qsort_r(order, no, sizeof(int), edge_w_cmp, c);
+	for (int i = 0; i < no; i++) {
+		struct edge *e = &c->e[order[i]];
+
+		e->state = uf_union(uf, e->from, e->to) ? S_TREE : S_WIT;
+	}
+	free(uf);
+	free(order);
+}
+
+int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *stack, char *color)
+{
+	int n = c->n, sp = 0, bad = 0;
+	struct edge *e = &c->e[ei];
+
+	if (e->state == S_WIT) {
+		set[e->id] = 1;
+		return 0;
+	}
+	memset(color, 0, n + 1);
+	/* iterative DFS with colours to detect witness-free cycles */
+	stack[sp++] = e->to;
+	while (sp && !bad) {
+		int v = stack[sp - 1];
+		struct insn *x;
+
+		if (v < 0) {	/* post-order marker */
+			color[-v - 1] = 2;
+			sp--;
+			continue;
+		}
+		if (v == n || ae_is_block(&c->in[v])) {
+			bad = 1;
+			break;
+		}
+		if (color[v] == 2) {
+			sp--;
+			continue;
+		}
+		if (color[v] == 1) {
+			bad = 1;	/* witness-free cycle */
+			break;
+		}
+		color[v] = 1;
+		stack[sp - 1] = -v - 1;
+		x = &c->in[v];
+		for (int j = 0; j < x->nout; j++) {
+			struct edge *f = &c->e[x->out[j]];
+
+			if (f->state == S_WIT)
+				set[f->id] = 1;
+			else if (f->to == n || color[f->to] != 2)
+				stack[sp++] = f->to;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+static void assign_ids(struct ae_ctx *c)
+{
+	int n = c->n;
+
+	for (int i = 0; i < n + 1; i++)
+		c->compn[i] = 0;
+	for (int i = 0; i < c->ne; i++) {
+		struct edge *e = &c->e[i];
+
+		if (e->state == S_WIT && e->id < 0)
+			e->id = c->compn[c->comp[e->from]]++;
+	}
+}
+
+int ae_place(struct ae_ctx *c)
+{
+	int n = c->n, changed;
+	int *uf = ae_xmalloc((n + 1) * sizeof(int));
+	char *set0, *set1, *color;
+	int *stack;
+
+	/* components: instructions joined by real edges */
+	for (int i = 0; i <= n; i++)
+		uf[i] = i;
+	for (int i = 0; i < c->ne; i++)
+		if (c->e[i].to < n)
+			uf_union(uf, c->e[i].from, c->e[i].to);
+	c->comp = ae_xmalloc((n + 1) * sizeof(int));
+	c->compn = ae_xcalloc(n + 1, sizeof(int));
+	c->compw = ae_xcalloc(n + 1, sizeof(int));
+	for (int i = 0; i < n; i++)
+		c->comp[i] = uf_find(uf, i);
+	free(uf);
+
+	place_blocking(c);
+	place_mst(c);
+
+	/* Check the tracing property; instrument both edges where it fails. */
+	stack = ae_xmalloc((c->ne + n + 2) * sizeof(int) * 2);
+	color = ae_xmalloc(n + 1);
+	do {
+		changed = 0;
+		assign_ids(c);
+		for (int p = 0; p < n; p++) {
+			struct insn *x = &c->in[p];
+			int m, ok;
+
+			if (x->kind != IK_JCC)
+				continue;
+			m = c->compn[c->comp[p]] + 1;
+			set0 = ae_xcalloc(m, 1);
+			set1 = ae_xcalloc(m, 1);
+			ok = ae_witness_set(c, x->out[0], set0, stack, color) == 0 &&
+			     ae_witness_set(c, x->out[1], set1, stack, color) == 0;
+			for (int i = 0; ok && i < m; i++)
+				if (set0[i] && set1[i])
+					ok = 0;
+			free(set0);
+			free(set1);
+			if (!ok) {
+				for (int j = 0; j < 2; j++) {
+					struct edge *e = &c->e[x->out[j]];
+
+					if (e->state != S_WIT) {
+						e->state = S_WIT;
+						changed = 1;
+					}
+				}
+				if (!changed) {
+					free(color);
+					free(stack);
+					return ae_err(c, c->a.st[x->stmt].line,
+						      "cannot make branch '%s' traceable",
+						      c->a.st[x->stmt].text);
+				}
+			}
+		}
+	} while (changed);
+	free(color);
+	free(stack);
+
+	for (int i = 0; i < n; i++) {
+		int m = c->compn[c->comp[i]];
+
+		c->compw[c->comp[i]] = m <= 256 ? 1 : m <= 65536 ? 2 : 4;
+	}
+	return 0;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# aecc-errors: aecc's error contract on bad input. Every failure exits
+# non-zero with exactly one line on stderr that names the cause (the file,
+# the line, the option), never a crash or a silent success. TAP output.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+aecc=${AE_BIN:-$top/bin}/aecc
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+
+if [ ! -x "$aecc" ]; then
+	echo "ok 1 - aecc errors # SKIP $aecc not built yet"
+	exit 0
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/aecc-errors.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# expect NAME PATTERN CMD...: CMD fails (status 1..125: not a crash) with
+# one stderr line matching PATTERN (extended regex).
+expect() {
+	local name=$1 pat=$2 rc lines
+	shift 2
+	"$@" >out 2>err
+	rc=$?
+	lines=$(wc -l <err)
+	if [ "$rc" -ge 1 ] && [ "$rc" -le 125 ] && [ "$lines" -eq 1 ] && grep -Eq -e "$pat" err; then
+		ok "$name: $(head -c 120 err)"
+	else
+		not_ok "$name (status $rc, $lines stderr lines)"
+		sed 's/^/# /' err | head -5
+	fi
+}
+
+printf 'f:\n\tmovq\t%%r15, %%rax\n\tret\n' >r15.s
+printf 'f:\n\tret\n' >good.s
+printf '\t.text\n\t.globl\tmain\nmain:\n\txorl\t%%eax, %%eax\n\tret\n' >main.s
+
+expect "missing source" 'nosuch\.s: cannot read: No such file' "$aecc" -c nosuch.s
+expect "r15 in the source" 'r15\.s:2: .*%r15.*reserved' "$aecc" -c r15.s
+expect "TMPDIR too long" 'TMPDIR too long' env TMPDIR="$(printf 'x%.0s' {1..5000})" "$aecc" -c good.s
+expect "TMPDIR missing" 'temporary directory' env TMPDIR=/nonexistent/dir "$aecc" -c good.s
+expect "-o with -c and two sources" '-o with -c needs exactly one source' "$aecc" -c -o x.o good.s r15.s
+expect "-shared" '-shared is not supported' "$aecc" -shared -o x good.s
+expect "-o without argument" '-o needs an argument' "$aecc" good.s -o
+expect "no input" 'no input files' "$aecc" -O2
+
+# Linking: needs the tracing musl (make musl).
+if [ -e "$top/build/musl/lib/libc.a" ]; then
+	as --64 -o plain.o main.s
+	expect "object not built by aecc" 'plain\.o was not built by aecc' "$aecc" -o p plain.o
+	"$aecc" -c -o main.o main.s
+	head -c 200 main.o >cut.o
+	expect "truncated object" 'cannot read cut\.o' "$aecc" -o p cut.o
+	printf 'not an object\n' >text.o
+	expect "not an object" 'cannot read text\.o' "$aecc" -o p text.o
+	expect "missing library" 'cannot find libnosuch\.a' "$aecc" -o p main.o -lnosuch
+	expect "missing runtime" 'tracing runtime not found at /nonexistent' \
+		env AECC_LIBAE=/nonexistent/libae.a "$aecc" -o p main.o
+else
+	n=$((n + 1)); echo "ok $n - linking errors # SKIP build/musl not built (make musl)"
+fi
+expect "missing tracing libc" 'tracing libc not found' env AECC_MUSL=/nonexistent "$aecc" -o p good.s
+echo "1..$n"

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * aecc_place - unit tests of aecc's witness placement on hand-written
+ * assembly, one small control-flow graph per corner (loops and diamonds,
+ * a call behind a branch, a jump table, computed goto, rep string
+ * instructions, setjmp/longjmp), no program run. TAP output.
+ *
+ * The tracing property is checked by brute force, independently of the
+ * placement's own check: from every instruction, every path (bounded in
+ * length) to the next point where the regenerator stops (exit, call,
+ * indirect jump, rep, setjmp, ...) writes a witness sequence, computed
+ * from the schema events the traced program acts on; replaying that
+ * sequence from the same instruction, deciding each branch as the
+ * regenerator does (next witness in the predicate's pool or not), must
+ * give back exactly that path and consume exactly those witnesses.
+ * A control run flips one predicate's side in the schema and must be
+ * caught by the same check. Each corner also checks the value records its
+ * construct needs (jump-table index width, table load, rep counts, %rsp
+ * at setjmp and longjmp).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "ir.h"
+
+#define MAX_DEPTH	48	/* edges per path */
+#define MAX_VISITS	3	/* times one edge is taken in one path */
+#define MAX_PATHS	20000	/* complete paths checked per start */
+
+static int ntest, nfail;
+
+static void result(int ok, const char *fmt, const char *name, const char *what)
+{
+	printf("%sok %d - %s: ", ok ? "" : "not ", ++ntest, name);
+	printf(fmt, what);
+	putchar('\n');
+	if (!ok)
+		nfail++;
+}
+
+struct walk {
+	struct ae_ctx *c;
+	int path[MAX_DEPTH];		/* edge indices */
+	int depth;
+	unsigned char visits[4096];	/* per edge, this path */
+	long paths, bad, truncated;
+	char why[256];
+};
+
+/* Returns the event of `kind` at instruction k (flag == -1: any), or NULL. */
+static const struct ae_event *event_at(const struct ae_ctx *c, int k, int kind, int flag)
+{
+	for (int i = 0; i < c->nev; i++)
+		if ((int)c->ev[i].insn == k && c->ev[i].kind == kind &&
+		    (flag < 0 || c->ev[i].flag == flag))
+			return &c->ev[i];
+	return NULL;
+}
+
+/* Returns the witness id the program writes when it leaves k by edge ei,
+ * or -1 if none. */
+static long edge_witness(const struct ae_ctx *c, int ei)
+{
+	const struct edge *e = &c->e[ei];
+	const struct insn *x = &c->in[e->from];
+
+	for (int i = 0; i < c->nev; i++) {
+		const struct ae_event *ev = &c->ev[i];
+
+		if ((int)ev->insn != e->from)
+			continue;
+		if (x->kind == IK_JCC) {
+			if ((ev->kind == AE_EV_WIT_TAKEN && e->kind == E_TAKEN) ||
+			    (ev->kind == AE_EV_WIT_FALL && e->kind == E_FALL))
+				return ev->a;
+		} else if (ev->kind == AE_EV_WIT_BEFORE || ev->kind == AE_EV_WIT_TAKEN ||
+			   ev->kind == AE_EV_WIT_FALL) {
+			return ev->a;
+		}
+	}
+	return -1;
+}
+
+/* Does the regenerator stop at vertex v (exit, or a point it resolves
+ * from a value or a call)? */
+static int stops(const struct ae_ctx *c, int v)
+{
+	return v >= c->n || ae_is_block(&c->in[v]) || c->in[v].nout == 0;
+}
+
+/*
+ * Replay the witnesses of w->path from its start, deciding branches from
+ * the schema alone. Returns 0 when it reproduces the path, else -1 with
+ * w->why set.
+ */
+static int replay(struct walk *w)
+{
+	struct ae_ctx *c = w->c;
+	long wit[MAX_DEPTH];
+	int nw = 0, pos = 0;
+	int v = c->e[w->path[0]].from;
+
+	for (int i = 0; i < w->depth; i++) {
+		long id = edge_witness(c, w->path[i]);
+
+		if (id >= 0)
+			wit[nw++] = id;
+	}
+	for (int i = 0; i < w->depth; i++) {
+		const struct insn *x = &c->in[v];
+		int ei = x->out[0];
+		long id;
+
+		if (x->kind == IK_JCC) {
+			const struct ae_event *pe = event_at(c, v, AE_EV_PRED, -1);
+			int in = 0, taken;
+
+			if (!pe) {
+				snprintf(w->why, sizeof(w->why), "branch at insn %d has no PRED event", v);
+				return -1;
+			}
+			if (pos == nw) {
+				snprintf(w->why, sizeof(w->why),
+					 "branch at insn %d: no witness before the path stops", v);
+				return -1;
+			}
+			for (uint32_t j = 0; j < pe->b; j++)
+				in |= c->pool[pe->a + j] == wit[pos];
+			taken = in ? pe->flag : !pe->flag;
+			for (int j = 0; j < x->nout; j++)
+				if ((c->e[x->out[j]].kind == E_TAKEN) == taken)
+					ei = x->out[j];
+		}
+		if (ei != w->path[i]) {
+			snprintf(w->why, sizeof(w->why),
+				 "from insn %d the witnesses lead elsewhere at insn %d",
+				 c->e[w->path[0]].from, v);
+			return -1;
+		}
+		id = edge_witness(c, ei);
+		if (id >= 0) {
+			if (pos == nw || wit[pos] != id) {
+				snprintf(w->why, sizeof(w->why), "witness %ld out of order", id);
+				return -1;
+			}
+			pos++;
+		}
+		v = c->e[ei].to;
+	}
+	if (pos != nw) {
+		snprintf(w->why, sizeof(w->why), "witnesses left over");
+		return -1;
+	}
+	return 0;
+}
+
+/* Every path from the end of w->path on; checks each complete one. */
+static void walk_from(struct walk *w, int v)
+{
+	const struct insn *x;
+
+	if (w->depth && stops(w->c, v)) {
+		w->paths++;
+		if (w->bad == 0 && replay(w))
+			w->bad++;
+		return;
+	}
+	if (w->depth == MAX_DEPTH || w->paths >= MAX_PATHS) {
+		w->truncated++;
+		return;
+	}
+	x = &w->c->in[v];
+	for (int j = 0; j < x->nout; j++) {
+		int ei = x->out[j];
+
+		if (ei >= (int)sizeof(w->visits) || w->visits[ei] == MAX_VISITS)
+			continue;
+		w->visits[ei]++;
+		w->path[w->depth++] = ei;
+		walk_from(w, w->c->e[ei].to);
+		w->depth--;
+		w->visits[ei]--;
+	}
+}
+
+/* Returns the number of complete paths checked, or -1 (why in *why). */
+static long check_tracing(struct ae_ctx *c, char *why, size_t len)
+{
+	long total = 0;
+
+	for (int s = 0; s < c->n; s++) {
+		struct walk w = { .c = c };
+
+		walk_from(&w, s);
+		if (w.bad) {
+			snprintf(why, len, "%s", w.why);
+			return -1;
+		}
+		total += w.paths;
+	}
+	return total;
+}
+
+/* Index of the first instruction whose text starts with `prefix`, or -1. */
+static int insn_with(const struct ae_ctx *c, const char *prefix)
+{
+	for (int k = 0; k < c->n; k++)
+		if (!strncmp(c->a.st[c->in[k].stmt].text, prefix, strlen(prefix)))
+			return k;
+	return -1;
+}
+
+/* Expect a value record of `kind` (width `width`, 0: any) at the first
+ * instruction starting with `prefix`. */
+static void expect_value(const char *name, const struct ae_ctx *c, const char *prefix,
+			 int evkind, int flag, int width, const char *what)
+{
+	int k = insn_with(c, prefix);
+	const struct ae_event *ev = k >= 0 ? event_at(c, k, evkind, flag) : NULL;
+
+	result(ev && (!width || ev->width == width), "%s", name, what);
+}
+
+struct corner {
+	const char *name;
+	const char *asm_text;
+	void (*values)(const char *name, const struct ae_ctx *c);
+};
+
+static void values_jump_table(const char *name, const struct ae_ctx *c)
+{
+	expect_value(name, c, "jmp\t*.L12", AE_EV_VAL, AE_VAL_JTIDX, 1,
+		     "5-entry jump table recorded as a 1-byte index");
+}
+
+static void values_computed_goto(const char *name, const struct ae_ctx *c)
+{
+	int k = insn_with(c, "jmp\t*%rdx");
+
+	expect_value(name, c, "movq\t.Ltab(", AE_EV_VAL, AE_VAL_JTLOAD, 1,
+		     "table load recorded as a 1-byte index");
+	result(k >= 0 && event_at(c, k, AE_EV_TARGET_LOADED, -1) &&
+	       !event_at(c, k, AE_EV_VAL, -1), "%s", name,
+	       "its jmp *%rdx writes nothing (target from the load)");
+}
+
+static void values_rep(const char *name, const struct ae_ctx *c)
+{
+	expect_value(name, c, "rep movsb", AE_EV_VAL, AE_VAL_REPCNT, 8,
+		     "rep movsb records %rcx before");
+	expect_value(name, c, "repe cmpsb", AE_EV_VAL, AE_VAL_REPCNT, 8,
+		     "repe cmpsb records %rcx before");
+	expect_value(name, c, "repe cmpsb", AE_EV_VAL_AFTER, AE_VAL_REPCNT_AFTER, 8,
+		     "repe cmpsb records %rcx after");
+}
+
+static void values_longjmp(const char *name, const struct ae_ctx *c)
+{
+	expect_value(name, c, "movq\t%rbx, (%rdi)", AE_EV_VAL, AE_VAL_SETJMP_SP, 8,
+		     "%rsp recorded at setjmp entry");
+	expect_value(name, c, "jmp\t*%rdx", AE_EV_VAL, AE_VAL_LONGJMP_SP, 8,
+		     "%rsp recorded at longjmp's jump");
+	expect_value(name, c, "jmp\t*%rdx", AE_EV_VAL, AE_VAL_TARGET, 8,
+		     "longjmp's target recorded");
+}
+
+static void values_call(const char *name, const struct ae_ctx *c)
+{
+	int k = insn_with(c, "call\th");
+	int p = insn_with(c, "je\t.L7");
+	int ok = k >= 0 && p >= 0;
+
+	/* the regenerator must know whether the call happened before it
+	 * follows it: a witness on the branch (blocking witness) */
+	ok = ok && (event_at(c, p, AE_EV_WIT_TAKEN, -1) || event_at(c, p, AE_EV_WIT_FALL, -1));
+	result(ok, "%s", name, "a witness between the branch and the call");
+}
+
+static const struct corner corners[] = {
+	{ "loop_diamond",
+	  "\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
+	  "f:\n\txorl\t%eax, %eax\n"
+	  ".L2:\n\ttestl\t%edi, %edi\n\tje\t.L3\n\ttestl\t$1, %edi\n\tjne\t.L5\n"
+	  "\taddl\t$1, %eax\n\tjmp\t.L6\n"
+	  ".L5:\n\taddl\t$3, %eax\n"
+	  ".L6:\n\tsubl\t$1, %edi\n\tjmp\t.L2\n"
+	  ".L3:\n\tcmpl\t$5, %eax\n\tjg\t.L4\n\tret\n"
+	  ".L4:\n\taddl\t$2, %eax\n\tret\n", NULL },
+	{ "call_behind_branch",
+	  "\t.text\n\t.globl\tg\n\t.type\tg, @function\n"
+	  "g:\n\ttestl\t%edi, %edi\n\tje\t.L7\n\tsubq\t$8, %rsp\n\tcall\th\n"
+	  "\taddq\t$8, %rsp\n"
+	  ".L7:\n\tret\n", values_call },
+	{ "jump_table",
+	  "\t.text\n\t.globl\tsw\n\t.type\tsw, @function\n"
+	  "sw:\n\tcmpl\t$4, %edi\n\tja\t.L10\n\tmovl\t%edi, %edi\n\tjmp\t*.L12(,%rdi,8)\n"
+	  "\t.section\t.rodata\n\t.align 8\n"
+	  ".L12:\n\t.quad\t.L11\n\t.quad\t.L13\n\t.quad\t.L14\n\t.quad\t.L15\n\t.quad\t.L10\n"
+	  "\t.text\n"
+	  ".L11:\n\tmovl\t$1, %eax\n\tret\n"
+	  ".L13:\n\ttestl\t%esi, %esi\n\tjne\t.L10\n\tmovl\t$2, %eax\n\tret\n"
+	  ".L14:\n\tmovl\t$3, %eax\n\tret\n"
+	  ".L15:\n\tmovl\t$4, %eax\n\tret\n"
+	  ".L10:\n\txorl\t%eax, %eax\n\tret\n", values_jump_table },
+	{ "computed_goto",
+	  "\t.text\n\t.globl\tinterp\n\t.type\tinterp, @function\n"
+	  "interp:\n\txorl\t%esi, %esi\n\tmovl\t(%rdi), %eax\n\tmovq\t.Ltab(,%rax,8), %rdx\n"
+	  "\taddq\t$4, %rdi\n\tjmp\t*%rdx\n"
+	  ".La:\n\taddl\t$1, %esi\n\tcmpl\t$9, %esi\n\tjg\t.Lb\n\tmovl\t(%rdi), %eax\n"
+	  "\tmovq\t.Ltab(,%rax,8), %rcx\n\taddq\t$4, %rdi\n\tjmp\t*%rcx\n"
+	  ".Lb:\n\tmovl\t%esi, %eax\n\tret\n"
+	  "\t.section\t.rodata\n\t.align 8\n"
+	  ".Ltab:\n\t.quad\t.La\n\t.quad\t.Lb\n", values_computed_goto },
+	{ "rep",
+	  "\t.text\n\t.globl\tcp\n\t.type\tcp, @function\n"
+	  "cp:\n\tmovq\t%rdx, %rcx\n\ttestq\t%rcx, %rcx\n\tje\t.L1\n\trep movsb\n"
+	  ".L1:\n\tmovq\t%r8, %rcx\n\trepe cmpsb\n\tjne\t.L9\n\txorl\t%eax, %eax\n\tret\n"
+	  ".L9:\n\tmovl\t$1, %eax\n\tret\n", values_rep },
+	{ "setjmp_longjmp",
+	  "\t.text\n\t.globl\tsetjmp\n\t.type\tsetjmp, @function\n"
+	  "setjmp:\n\tmovq\t%rbx, (%rdi)\n\tmovq\t%rbp, 8(%rdi)\n\tleaq\t8(%rsp), %rdx\n"
+	  "\tmovq\t%rdx, 16(%rdi)\n\tmovq\t(%rsp), %rdx\n\tmovq\t%rdx, 24(%rdi)\n"
+	  "\txorl\t%eax, %eax\n\tret\n"
+	  "\t.globl\tlongjmp\n\t.type\tlongjmp, @function\n"
+	  "longjmp:\n\tmovl\t%esi, %eax\n\ttestl\t%eax, %eax\n\tjne\t1f\n\tincl\t%eax\n"
+	  "1:\n\tmovq\t(%rdi), %rbx\n\tmovq\t8(%rdi), %rbp\n\tmovq\t16(%rdi), %rsp\n"
+	  "\tmovq\t24(%rdi), %rdx\n\tjmp\t*%rdx\n", values_longjmp },
+};
+
+/* Flip the side of the first predicate event; returns 0 if there is none. */
+static int flip_a_predicate(struct ae_ctx *c)
+{
+	for (int i = 0; i < c->nev; i++)
+		if (c->ev[i].kind == AE_EV_PRED) {
+			c->ev[i].flag = !c->ev[i].flag;
+			return 1;
+		}
+	return 0;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/aecc_place.XXXXXX";
+	char path[64], work[64], why[256];
+
+	if (!mkdtemp(dir)) {
+		perror("aecc_place: mkdtemp");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++) {
+		const struct corner *t = &corners[i];
+		struct ae_instr_opts o = { .tmpdir = work };
+		struct ae_ctx c;
+		FILE *f;
+		long n;
+
+		snprintf(path, sizeof(path), "%s/%s.s", dir, t->name);
+		snprintf(work, sizeof(work), "%s/%s.d", dir, t->name);
+		f = fopen(path, "w");
+		if (!f || fputs(t->asm_text, f) < 0 || fclose(f) || mkdir(work, 0700)) {
+			perror(path);
+			return 1;
+		}
+		if (ae_analyze(&c, path, &o)) {
+			result(0, "%s", t->name, "aecc analyses it");
+			ae_ctx_free(&c);
+			continue;
+		}
+		n = check_tracing(&c, why, sizeof(why));
+		if (n > 0) {
+			snprintf(why, sizeof(why), "%ld paths: each witness sequence gives back its path", n);
+			result(1, "%s", t->name, why);
+		} else {
+			result(0, "%s", t->name, n ? why : "no path checked");
+		}
+		if (flip_a_predicate(&c))
+			result(check_tracing(&c, why, sizeof(why)) < 0, "%s", t->name,
+			       "control: a flipped predicate is caught");
+		else
+			result(0, "%s", t->name, "control: has a predicate to flip");
+		if (t->values)
+			t->values(t->name, &c);
+		ae_ctx_free(&c);
+	}
+	{
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			fprintf(stderr, "aecc_place: cannot remove %s\n", dir);
+	}
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}
