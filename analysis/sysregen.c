@@ -49,6 +49,7 @@ struct task {
 	uint64_t slice_t, slice_insns, slice_bytes;
 	int in_slice;
 	int closed;			/* its EXIT/EXEC/STOP was seen */
+	int ran;			/* switched in at least once */
 	struct sr *sr;
 	struct task *next;
 };
@@ -300,7 +301,9 @@ static void co_main(unsigned int lo, unsigned int hi)
 
 static void resume(struct sr *r, struct task *t)
 {
-	if (t->state == T_DONE || t->state == T_FAILED || t->state == T_WAIT_FORK || t->failed)
+	/* a child that never switched in did not run within the capture */
+	if (t->state == T_DONE || t->state == T_FAILED || t->state == T_WAIT_FORK ||
+	    t->failed || !t->ran)
 		return;
 	if (!t->running) {
 		uintptr_t p = (uintptr_t)t;
@@ -333,7 +336,7 @@ static void resume(struct sr *r, struct task *t)
 static void resume_ready(struct sr *r)
 {
 	for (struct task *t = r->tasks; t; t = t->next)
-		if (t->state == T_READY && !t->running && !t->failed)
+		if (t->state == T_READY && !t->running && !t->failed && t->ran)
 			resume(r, t);
 }
 
@@ -397,6 +400,7 @@ static void slice_begin(struct sr *r, struct task *t, uint32_t cpu, uint64_t now
 		if (r->cpu_owner[c] == t || (c == cpu && r->cpu_owner[c]))
 			slice_end(r, c, now);
 	r->cpu_owner[cpu] = t;
+	t->ran = 1;
 	t->info.cpu = cpu;
 	t->in_slice = 1;
 	t->slice_t = now;
@@ -645,8 +649,8 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 finish:
 	/* the capture ended: tasks still running end here */
 	for (struct task *t = r.tasks; t; t = t->next) {
-		if (t->state == T_DONE || t->state == T_FAILED || t->failed)
-			continue;
+		if (t->state == T_DONE || t->state == T_FAILED || t->failed || !t->ran)
+			continue;	/* (a fork child that never ran: nothing to do) */
 		if (t->state == T_WAIT_FORK) {
 			tfail(t, "its parent's regeneration never reached the fork that created it");
 			continue;
@@ -659,7 +663,7 @@ finish:
 	for (uint32_t c = 0; c < r.ncpu; c++)
 		slice_end(&r, c, r.now);
 	for (struct task *t = r.tasks; t; t = t->next)
-		if (t->state != T_DONE && t->state != T_FAILED && !t->failed)
+		if (t->state != T_DONE && t->state != T_FAILED && !t->failed && t->ran)
 			tfail(t, "regeneration did not finish");
 out:
 	schedlog_demux_close(d);
