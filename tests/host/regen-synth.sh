@@ -96,6 +96,17 @@ else
 	ok "forks, threads, execs # SKIP build/tests/workload not built"
 fi
 
+# memory follows the sub-buffer geometry, not the trace: the same program
+# with 100x the trace (64 KiB sub-buffers) regenerates in about the same RSS
+"$B/aecc" -O2 -o bw "$top/tests/corpus/big_witness.c" || exit 1
+"$B/aerun" -q --subbuf-size 64K -o bw1.zst -- ./bw 10 >/dev/null 2>&1
+"$B/aerun" -q --subbuf-size 64K -o bw2.zst -- ./bw 1000 >/dev/null 2>&1
+/usr/bin/time -o rss1 -f %M "$B/aetrace" regen --format=bin -o /dev/null bw1.zst bw
+/usr/bin/time -o rss2 -f %M "$B/aetrace" regen --format=bin -o /dev/null bw2.zst bw
+raw1=$(zstd -dc bw1.zst | wc -c) raw2=$(zstd -dc bw2.zst | wc -c)
+check "memory bounded: ${raw1} vs ${raw2} trace bytes regenerate in $(cat rss1) vs $(cat rss2) KB" \
+	'[ $raw2 -gt $((50 * raw1)) ] && [ $(cat rss2) -lt $(($(cat rss1) + 2048)) ]'
+
 # expect_error NAME PATTERN CMD...: exit 1, the message on stderr
 expect_error() {
 	local name=$1 pat=$2 rc
