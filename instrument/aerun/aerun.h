@@ -6,10 +6,13 @@
  * exit).
  *
  * Every traced thread writes into its own region, a virtual cpu of the
- * capture (0 = the first program's first thread, then in the order aerun
- * sees them start), taking sub-buffers from one shared pool: markers place
- * each event at (cpu, seq, offset) exactly as trbuf.ko does for real CPUs,
- * so one regeneration path serves both. A new thread or child starts its
+ * capture, taking sub-buffers from one shared pool: markers place each
+ * event at (cpu, seq, offset) exactly as trbuf.ko does for real CPUs, so
+ * one regeneration path serves both. A thread keeps its cpu for life (no
+ * migration); a new thread takes the lowest free cpu (0 = the first
+ * program), so a cpu hosts successive threads, each beginning with its
+ * START or SWITCH_IN marker in a new sub-buffer, and the session's nr_cpus
+ * (= nr_subbufs: a live thread owns one sub-buffer) bounds them. A new thread or child starts its
  * region with SWITCH_IN (its first ip and sp), its parent's stream has FORK
  * (arg = child tid, arg2 = clone flags); exec ends the old image with EXEC
  * and, when the new program is instrumented, START follows at the same
@@ -116,7 +119,8 @@ struct aerun {
 
 	struct aerun_task *tasks;
 	struct aerun_img *imgs;
-	uint32_t nr_cpus;		/* regions handed out */
+	uint8_t *cpu_used;		/* per region: a live thread has it */
+	uint64_t *cpu_seq;		/* per region: next sub-buffer seq */
 
 	/* Markers of tasks that vanished without an exit stop. */
 	struct trbuf_marker *mk;

@@ -225,7 +225,7 @@ static int write_session(struct aerun *a)
 	struct ae_session s = {
 		.version = AE_FORMAT_VERSION,
 		.mode = AE_MODE_STANDALONE,
-		.nr_cpus = 1,
+		.nr_cpus = a->ctl.nr_subbufs,	/* regions: aerun.h */
 		.subbuf_size = a->ctl.subbuf_size,
 		.nr_subbufs = a->ctl.nr_subbufs,
 	};
@@ -248,7 +248,7 @@ static int write_session(struct aerun *a)
 	p += sprintf(p, "tool=aerun") + 1;
 	p += sprintf(p, "host=%s", host) + 1;
 	p += sprintf(p, "prog=%s", a->o.path) + 1;
-	/* cpu numbers are regions, one per traced thread (aerun.h) */
+	/* cpus are regions, one per live traced thread (aerun.h) */
 	p += sprintf(p, "cpus=per-thread") + 1;
 	for (char **v = a->o.argv; *v; v++)
 		p += sprintf(p, "argv=%s", *v) + 1;

@@ -271,28 +271,33 @@ static int poke_string(pid_t tid, uint64_t addr, const char *s)
 	return 0;
 }
 
-/* Give a task a region: a new virtual cpu and a free sub-buffer. */
+/* Give a task a region: the lowest free virtual cpu and a free sub-buffer. */
 static int region_new(struct aerun *a, struct aerun_task *t)
 {
+	uint32_t c;
 	int ret;
 
-	if (a->nr_cpus > UINT16_MAX) {
-		fprintf(stderr, "aerun: more than %u traced threads\n", UINT16_MAX + 1);
+	for (c = 0; c < a->ctl.nr_subbufs && a->cpu_used[c]; c++)
+		;
+	if (c == a->ctl.nr_subbufs) {
+		report_ring_error(a, -ENOSPC);
 		return -ENOSPC;
 	}
-	t->cpu = a->nr_cpus++;
-	t->cur_seq = 0;
+	t->cpu = c;
+	t->cur_seq = a->cpu_seq[c];
 	t->resume_off = 0;
 	ret = aerun_ring_next(a, t);
 	if (ret) {
 		report_ring_error(a, ret);
 		return ret;
 	}
+	a->cpu_used[c] = 1;
 	t->region = 1;
 	return 0;
 }
 
-/* The task leaves its region: commit its last bytes (len) with its markers. */
+/* The task leaves its region: commit its last bytes (len) with its
+ * markers; the cpu is free for the next new thread. */
 static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 {
 	int ret;
@@ -301,6 +306,8 @@ static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 		return 0;
 	t->region = 0;
 	ret = aerun_ring_commit(a, t, len);
+	a->cpu_seq[t->cpu] = t->cur_seq;
+	a->cpu_used[t->cpu] = 0;
 	if (ret)
 		report_ring_error(a, ret);
 	return ret;
@@ -415,20 +422,18 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
 	return t;
 }
 
-/* The task is gone (reaped): keep markers it left, free it. */
+/* The task is gone (reaped); one that vanished without an exit stop
+ * (SIGKILL) loses its last sub-buffer: committed empty, without its
+ * markers, so its cpu's sequence stays without gaps. */
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
-	if (t->region && t->traced)
-		fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer is lost\n",
-			t->tid);
-	for (uint32_t i = 0; i < t->nr_mk; i++)
-		aerun_add_marker(a, NULL, &t->mk[i]);
-	a->markers -= t->nr_mk;
 	if (t->region) {
-		/* its sub-buffer goes back to the pool unwritten */
-		pthread_mutex_lock(&a->ring.lock);
-		a->ring.state[t->cur] = AERUN_SB_FREE;
-		pthread_mutex_unlock(&a->ring.lock);
+		if (t->traced)
+			fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer and %u markers are lost\n",
+				t->tid, t->nr_mk);
+		a->markers -= t->nr_mk;
+		t->nr_mk = 0;
+		region_end(a, t, 0);
 	}
 	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -658,7 +663,11 @@ static int root_task(struct aerun *a)
 	t->region = 1;
 	t->cpu = 0;
 	t->cur = 0;
-	a->nr_cpus = 1;
+	a->cpu_used = calloc(a->ctl.nr_subbufs, sizeof(*a->cpu_used));
+	a->cpu_seq = calloc(a->ctl.nr_subbufs, sizeof(*a->cpu_seq));
+	if (!a->cpu_used || !a->cpu_seq)
+		return -ENOMEM;
+	a->cpu_used[0] = 1;
 	a->nr_traced = 1;
 	return 0;
 }

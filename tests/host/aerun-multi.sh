@@ -4,9 +4,9 @@
 # ping-pong pair, forkexec (which forks and execs the traced leaf twice),
 # the 4-thread program and Lua n-queens, all traced by one aerun.
 #   - the capture keeps the marker contract (build/tests/host/aerun/
-#     aerun_region --check: per region seq without gaps, markers in order and
-#     inside their sub-buffers, START/SWITCH_IN first, every FORK's child has
-#     a region, EXEC then START, nothing after EXIT), one region per thread
+#     aerun_region --check: per cpu seq without gaps, markers in order and
+#     inside their sub-buffers, each thread between START/SWITCH_IN and
+#     EXIT, every FORK's child begins, EXEC then START), one thread for each
 #     the stepper saw;
 #   - every program image that begins with START (the first program and
 #     every exec'd one: runall, pingpong, forkexec, threads' main thread,
@@ -124,22 +124,23 @@ run_capture() {
 		nok "$name: capture keeps the marker contract: $(cat "$d/check.err")"
 		return
 	fi
-	local nreg nstep
+	local nreg nstep ncpu
 	nreg=$(wc -l <"$d/regions")
+	ncpu=$(awk '{ print $4 }' "$d/regions" | sort -u | wc -l)
 	nstep=$(ls "$work/step" | cut -d. -f2 | sort -u | wc -l)
-	check "$name: capture keeps the marker contract, $nreg regions for $nstep threads" \
+	check "$name: capture keeps the marker contract, $nreg threads on $ncpu regions for the stepper's $nstep threads" \
 		test "$nreg" = "$nstep"
 	while read -r label image prog; do
 		local cpu tid f skips=
-		cpu=$(awk -v l="$label" '($4 "") == l { print $2 }' "$d/regions")
+		cpu=$(awk -v l="$label" '($2 "") == l { print $4 }' "$d/regions")
 		tid=$(awk -v l="$label" '($1 "") == l { print $2 }' "$work/step.labels")
 		f=$(ls "$work/step/"*".$tid.$prog.lackey" 2>/dev/null | head -1)
 		if [ -z "$cpu" ] || [ -z "$f" ]; then
-			nok "$name: $prog ($label): no region ($cpu) or stepper trace ($tid)"
+			nok "$name: $prog ($label): no thread in the capture ($cpu) or stepper trace ($tid)"
 			continue
 		fi
 		[ "$prog" = threads ] && skips=$join_skips
-		if ! "$region" --extract "$d/t.zst" "$cpu" "$image" "$d/$label.zst" 2>"$d/x.err" ||
+		if ! "$region" --extract "$d/t.zst" "$label" "$image" "$d/$label.zst" 2>"$d/x.err" ||
 		   ! "$aetrace" regen --format=lackey "$d/$label.zst" "$work/i/$prog" \
 			>"$d/$label.regen" 2>"$d/regen.err"; then
 			nok "$name: $prog ($label) regenerates: $(cat "$d/x.err" "$d/regen.err" | head -3)"
@@ -157,17 +158,16 @@ run_capture() {
 run_capture default --subbufs 32
 run_capture tiny --subbufs 64 --subbuf-size 4K
 
-# Same witness bytes per region in both geometries (by label).
+# Same witness bytes per thread in both geometries (by label).
 bad= n=0
-while read -r _ cpu _ label _; do
+while read -r _ label _; do
 	[ "$label" = 0.2 ] && continue	# joins: timing-dependent
-	c2=$(awk -v l="$label" '($4 "") == l { print $2 }' "$work/tiny/regions" 2>/dev/null)
-	"$region" --bytes "$work/default/t.zst" "$cpu" "$work/b1" 2>/dev/null
-	"$region" --bytes "$work/tiny/t.zst" "${c2:-99999}" "$work/b2" 2>/dev/null
+	"$region" --bytes "$work/default/t.zst" "$label" "$work/b1" 2>/dev/null
+	"$region" --bytes "$work/tiny/t.zst" "$label" "$work/b2" 2>/dev/null
 	cmp -s "$work/b1" "$work/b2" || bad="$bad $label"
 	n=$((n + 1))
 done <"$work/default/regions"
-check "every region but the joining thread has the same witness bytes with 4M and 4K sub-buffers ($n regions${bad:+; differ:$bad})" \
+check "every thread but the joining one has the same witness bytes with 4M and 4K sub-buffers ($n threads${bad:+; differ:$bad})" \
 	test -z "$bad" -a "$n" -gt 5
 
 # An exec'd program not built with aecc: reported, left untraced.
