@@ -19,6 +19,9 @@
 #     region except the joining main thread has the same witness bytes in
 #     both captures (threads and fork children, which today's aetrace cannot
 #     regenerate on its own, are at least deterministic);
+#   - `aetrace regen --split` (whole-capture regeneration) of a one-program
+#     capture: every thread, worker threads and the fork child included,
+#     equals the stepper's same thread of the twin;
 #   - an exec'd program not built with aecc is reported and left untraced;
 #     too few sub-buffers for the live threads is a clear error.
 set -u
@@ -169,6 +172,62 @@ while read -r _ label _; do
 done <"$work/default/regions"
 check "every thread but the joining one has the same witness bytes with 4M and 4K sub-buffers ($n threads${bad:+; differ:$bad})" \
 	test -z "$bad" -a "$n" -gt 5
+
+# Whole-capture regeneration (`aetrace regen --split`): every thread of a
+# one-program capture, fork children and worker threads included, equals
+# the stepper's thread of the twin (mapped by creation order).
+# whole NAME ARGS...: capture ./NAME ARGS with aerun and compare.
+whole() {
+	local name=$1 d=$work/whole-$1
+	shift
+	mkdir -p "$d/regen" "$d/step"
+	(cd "$work/i" && $clean_env "$aerun" -q --subbufs 16 --subbuf-size 8K -o "$d/t.zst" -- \
+		"./$name" "$@" >/dev/null 2>"$d/err") &&
+	(cd "$work/o" && $clean_env "$step" --split "$d/step" --forks "$d/forks" -- \
+		"./$name" "$@" >/dev/null 2>>"$d/err") &&
+	"$region" --check "$d/t.zst" >"$d/threads" 2>>"$d/err" &&
+	"$aetrace" regen --split "$d/regen" "$d/t.zst" "$work/i/$name" 2>>"$d/err"
+	rc=$?
+	if [ $rc != 0 ]; then
+		nok "$name: capture, stepper and whole-capture regeneration run: $(head -3 "$d/err")"
+		return
+	fi
+	python3 - "$d/forks" >"$d/labels" <<'PY'
+import sys
+pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
+kids = {c for _, c in pairs}
+label = {}
+for p, c in pairs:
+	if p not in kids and p not in label:
+		label[p] = "0"
+n = {}
+for p, c in pairs:
+	k = n.get(p, 0)
+	n[p] = k + 1
+	label[c] = "%s.%d" % (label[p], k)
+for t, l in label.items():
+	print(l, t)
+PY
+	while read -r _ label _ _ _ pid _ tid _; do
+		local st a skips=
+		st=$(awk -v l="$label" '($1 "") == l { print $2 }' "$d/labels")
+		a=$d/regen/$pid.$tid.$name.lackey
+		[ "$name" = threads ] && [ "$label" = 0 ] && skips=$join_skips
+		# shellcheck disable=SC2086
+		if [ -n "$st" ] && "$cmp" $skips "$a" "$d/step/"*".$st.$name.lackey" >"$d/cmp.$label" 2>&1; then
+			ok "whole-capture regen: $name thread $label = stepper ($(head -1 "$d/cmp.$label")${skips:+, without pthread_join})"
+		else
+			nok "whole-capture regen: $name thread $label differs from the stepper"
+			sed 's/^/# /' "$d/cmp.$label" | head -16
+		fi
+	done <"$d/threads"
+}
+if "$aetrace" regen --help 2>&1 | grep -q -- "--split"; then
+	whole threads 60
+	whole pingpong 30
+else
+	ok "whole-capture regeneration # SKIP this aetrace has no regen --split"
+fi
 
 # An exec'd program not built with aecc: reported, left untraced.
 (cd "$work/i" && $clean_env "$aerun" -o "$work/u.zst" -- ./forkexec ./leaf.orig 20 \
