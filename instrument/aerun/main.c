@@ -325,6 +325,9 @@ static int start(struct aerun *a)
 		a->status = status;
 		return -ECHILD;	/* the child reported why */
 	}
+	/* fd 1023 is for this process alone (standalone.h) */
+	__atomic_store_n(&((struct ae_standalone_ctl *)a->map)->first_pid, a->pid,
+			 __ATOMIC_RELEASE);
 	if (ptrace(PTRACE_SETOPTIONS, a->pid, 0,
 		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
 		   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |

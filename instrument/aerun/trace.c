@@ -325,6 +325,15 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 	if (r->rsi == AE_STANDALONE_IOC_ATTACH && t->traced && t->region) {
 		char path[64];
 
+		/*
+		 * An instrumented first program maps the control page before it
+		 * can start anything; once another program attaches, the page
+		 * says nothing more about the first one.
+		 */
+		for (struct aerun_task *o = a->tasks; o; o = o->next)
+			if (o->active < 0 && !task_active(a, o) && o->active < 0)
+				o->active = 0;
+
 		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), a->memfd);
 		ans = poke_string(t->tid, r->rdx, path);
 	} else if (r->rsi == AE_STANDALONE_IOC_CURSOR && t->traced && t->region &&
@@ -382,9 +391,12 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 	if (t->tid == a->pid)
 		a->final_ip = r.rip;
 	if (!task_active(a, t)) {
-		if (t->tid == a->pid && t->traced)
+		if (t->tid == a->pid && t->traced && t->execs == 1 && t->region) {
 			fprintf(stderr, "aerun: %s never mapped the trace buffer (not built with aecc?): no trace\n",
 				a->o.prog);
+			/* its START has an end: an empty stream */
+			marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), r.rip, r.rsp, code, 0);
+		}
 		return region_end(a, t, 0);
 	}
 	off = cursor_offset(a, t, r.r15);

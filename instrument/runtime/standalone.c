@@ -77,10 +77,18 @@ static unsigned long ae_standalone_attach(void)
 /* Returns the initial r15 under aerun, 0 when not run by aerun. */
 unsigned long ae_standalone_setup(void)
 {
+	struct ae_standalone_ctl ctl;
 	unsigned long addr;
 
 	if (ae_sys2(__NR_fcntl, AE_STANDALONE_FD, AE_F_GETFD) < 0)
 		return ae_standalone_attach();
+	if (ae_sys4(__NR_pread64, AE_STANDALONE_FD, &ctl, sizeof(ctl), 0) == sizeof(ctl) &&
+	    ctl.magic == AE_STANDALONE_MAGIC && ctl.first_pid &&
+	    ctl.first_pid != (__u32)ae_sys0(__NR_getpid)) {
+		/* aerun's fd, inherited through an uninstrumented program */
+		ae_sys1(__NR_close, AE_STANDALONE_FD);
+		return ae_standalone_attach();
+	}
 	addr = ae_standalone_map(AE_STANDALONE_FD);
 	if (addr)
 		ae_sys1(__NR_close, AE_STANDALONE_FD);

@@ -44,6 +44,11 @@ struct ae_standalone_ctl {
 	__u64 map_addr;		/* where the runtime maps them: TRBUF_MAP_ADDR */
 	/* Written by the runtime once mapped (aerun checks it at exit). */
 	__u64 mapped_addr;	/* 0 until mapped */
+	/* The first program's pid: fd 1023 is for it alone; another process
+	 * that inherited it (through an uninstrumented first program) closes
+	 * it and attaches like any exec'd program. 0: no check. */
+	__u32 first_pid;
+	__u32 pad2;
 };
 
 /* Offset of a sub-buffer's first byte in the traced process. */

@@ -18,12 +18,15 @@
  *
  * Threads are labelled by creation: "0" the first program, "L.k" the k-th
  * thread or child that L created (in FORK order), so two runs compare
- * thread by thread although tids differ.
+ * thread by thread although tids differ; "?" for a thread no traced one
+ * created (a traced program exec'd by an untraced process). LABEL may also
+ * be "tid=N".
  *
  * --check: each cpu's sub-buffers run 0, 1, ... without gaps; its markers
  * come in (seq, offset) order, each before the DATA chunk of its sub-buffer
  * and inside it; on each cpu a thread begins with START (the first
- * program) or SWITCH_IN at a sub-buffer's start and ends with EXIT (or EXEC
+ * program; or a program exec'd by an untraced one) or SWITCH_IN at a
+ * sub-buffer's start and ends with EXIT (or EXEC
  * of an untraced program) before the next begins; EXEC of a traced program
  * is followed by START at the same position; every FORK's child begins
  * later than the FORK. Exit 0, or 1 with a message naming the marker
@@ -201,8 +204,11 @@ static int check(void)
 			if (i && g->pos[i] < g->pos[i - 1])
 				return fail(e, c, i, "out of (seq, offset) order");
 			if (!t) {
-				/* a thread begins: first program START, others SWITCH_IN */
-				if (m->type != (c == 0 && !ntasks ? TRBUF_MK_START : TRBUF_MK_SWITCH_IN))
+				/* a thread begins: the first program with START, others
+				 * with SWITCH_IN (created by a traced one) or START (a
+				 * traced program exec'd by an untraced one) */
+				if (c == 0 && !ntasks ? m->type != TRBUF_MK_START :
+				    m->type != TRBUF_MK_SWITCH_IN && m->type != TRBUF_MK_START)
 					return fail(e, c, i, "a cpu's next thread does not begin with START (first program) or SWITCH_IN");
 				if (m->offset)
 					return fail(e, c, i, "a thread does not begin at a sub-buffer's start");
@@ -290,8 +296,11 @@ static int check(void)
 	return 0;
 }
 
+/* The thread labelled @label, or "tid=N": the thread N. */
 static struct task *task_of_label(const char *label)
 {
+	if (!strncmp(label, "tid=", 4) && task_of_tid(atoi(label + 4)))
+		return task_of_tid(atoi(label + 4));
 	for (size_t k = 0; k < ntasks; k++)
 		if (!strcmp(tasks[k].label, label))
 			return &tasks[k];
