@@ -27,14 +27,14 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
-		"                     TRACE PROG...\n"
+		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] TRACE PROG...\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
 		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
 		"  PROG   the instrumented programs (PROG.orig beside each); a task's program\n"
-		"         is the one whose image id its registration record names (else the\n"
-		"         path it recorded, if that is the same image)\n"
+		"         is the one whose image id its registration record names; without\n"
+		"         PROG, the path each task recorded (if it is the same image)\n"
 		"  -o FILE       every instruction of every task (default: standard output)\n"
 		"  --split DIR   one file per task and program image: DIR/PID.TID.PROG.FMT\n"
 		"  --per-cpu DIR each CPU's instructions in execution order, DIR/cpuN.FMT,\n"
@@ -107,7 +107,7 @@ static int cmd_regen(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind < 2) {
+	if (argc - optind < 1) {
 		usage(stderr);
 		return 2;
 	}

@@ -13,3 +13,5 @@ $(BIN)/aetrace: $(AETRACE_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(AETRACE_OBJS) $(AE_CONTAINER_LIB) -lcapstone -lzstd
 
 ALL_TARGETS += $(BIN)/aetrace
+CHECK_TARGETS += tests/host/regen-workload.sh
+BENCH_TARGETS += bench/regen-bench.sh

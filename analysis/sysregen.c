@@ -24,7 +24,7 @@
 
 #define CO_STACK	(4u << 20)
 
-enum tstate { T_NEW, T_WAIT_FORK, T_READY, T_DONE };
+enum tstate { T_NEW, T_WAIT_FORK, T_READY, T_DONE, T_FAILED };
 
 struct prog {
 	char *path;
@@ -38,6 +38,7 @@ struct task {
 	struct ae_tstream s;
 	struct ae_regen *g;
 	struct ae_regen_sink sink;
+	struct ae_regen_ops ops;
 	struct prog *prog;
 	uint64_t pc;			/* fork child: where it continues */
 	enum tstate state;
@@ -47,19 +48,19 @@ struct task {
 	int running;			/* coroutine made */
 	uint64_t slice_t, slice_insns, slice_bytes;
 	int in_slice;
+	int closed;			/* its EXIT/EXEC/STOP was seen */
 	struct sr *sr;
 	struct task *next;
 };
 
 struct sr {
 	const struct ae_sysregen_opts *o;
-	struct prog *progs;
+	struct prog **progs;		/* stable: tasks point at them */
 	int nprogs, capprogs;
 	struct task *tasks;		/* live and finished-not-freed */
 	ucontext_t main;
 	struct task *cur;
 	int failed;
-	int *cpu_owner_valid;
 	struct task **cpu_owner;
 	uint32_t ncpu;
 	uint64_t now;
@@ -82,19 +83,22 @@ static int add_prog(struct sr *r, const char *path)
 
 	if (r->nprogs == r->capprogs) {
 		int cap = r->capprogs ? r->capprogs * 2 : 8;
-		struct prog *n = realloc(r->progs, cap * sizeof(*n));
+		struct prog **n = realloc(r->progs, cap * sizeof(*n));
 
 		if (!n)
 			return -1;
 		r->progs = n;
 		r->capprogs = cap;
 	}
-	pr = &r->progs[r->nprogs];
-	memset(pr, 0, sizeof(*pr));
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return -1;
 	if (ae_program_load(&pr->p, path)) {
 		ae_program_free(pr->p);
+		free(pr);
 		return -1;
 	}
+	r->progs[r->nprogs] = pr;
 	pr->path = strdup(path);
 	pr->base = base_name(pr->path);
 	tab = (const uint32_t *)ae_image_section(&pr->p->prog, "__ae_seqtab", &len, NULL);
@@ -106,7 +110,16 @@ static int add_prog(struct sr *r, const char *path)
 static struct task *find_task(struct sr *r, int32_t tid)
 {
 	for (struct task *t = r->tasks; t; t = t->next)
-		if (t->info.tid == tid && t->state != T_DONE)
+		if (t->info.tid == tid && t->state != T_DONE && !t->closed)
+			return t;
+	return NULL;
+}
+
+/* The child a FORK marker announced, waiting for its parent's state. */
+static struct task *find_child(struct sr *r, int32_t tid)
+{
+	for (struct task *t = r->tasks; t; t = t->next)
+		if (t->info.tid == tid && t->state == T_WAIT_FORK)
 			return t;
 	return NULL;
 }
@@ -144,12 +157,10 @@ static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m,
 
 static const struct ae_regen_ops *task_ops(struct task *t)
 {
-	static __thread struct ae_regen_ops ops;
-
-	ops.wait = co_wait;
-	ops.fork = co_fork;
-	ops.ctx = t;
-	return &ops;
+	t->ops.wait = co_wait;
+	t->ops.fork = co_fork;
+	t->ops.ctx = t;
+	return &t->ops;
 }
 
 static void name_regen(struct task *t)
@@ -163,9 +174,9 @@ static void name_regen(struct task *t)
 
 static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
 {
-	struct task *t = ctx, *c = find_task(t->sr, (int32_t)m->arg);
+	struct task *t = ctx, *c = find_child(t->sr, (int32_t)m->arg);
 
-	if (!c || c->state != T_WAIT_FORK)
+	if (!c)
 		return;
 	if (ae_regen_level(g) > 0) {
 		tfail(c, "forked inside a signal handler of its parent: not supported");
@@ -207,8 +218,8 @@ static struct prog *task_image(struct task *t)
 
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		/* no record: a trace of a runtime without records */
-		if (r->nprogs == 1)
-			return &r->progs[0];
+		if (r->nprogs == 1 && r->o->nprogs == 1)
+			return r->progs[0];
 		tfail(t, "its stream has no registration record and %d programs were given: cannot tell which it runs",
 		      r->nprogs);
 		return NULL;
@@ -235,22 +246,24 @@ static struct prog *task_image(struct task *t)
 	memmove(t->s.buf, t->s.buf + rec.len, t->s.end - t->s.base - rec.len);
 	t->s.base += rec.len;
 	for (int i = 0; i < r->nprogs; i++)
-		if (r->progs[i].id == rec.image_id)
-			return &r->progs[i];
-	/* not given: the path it was started as, if that is the same image */
-	if (path[0] && !access(path, R_OK)) {
+		if (r->progs[i]->id == rec.image_id)
+			return r->progs[i];
+	/* no programs given: the path it was started as, if the same image */
+	if (!r->o->nprogs && path[0] && !access(path, R_OK)) {
 		int n = r->nprogs;
 
-		if (!add_prog(r, path) && r->progs[n].id == rec.image_id)
-			return &r->progs[n];
+		if (!add_prog(r, path) && r->progs[n]->id == rec.image_id)
+			return r->progs[n];
 		if (r->nprogs > n) {
-			ae_program_free(r->progs[n].p);
-			free(r->progs[n].path);
+			ae_program_free(r->progs[n]->p);
+			free(r->progs[n]->path);
+			free(r->progs[n]);
 			r->nprogs = n;
 		}
 	}
-	tfail(t, "no binary for program %s (image id %016llx): give it on the command line",
-	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id);
+	tfail(t, "no binary for program %s (image id %016llx)%s: give it on the command line",
+	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id,
+	      r->o->nprogs ? ", which none of the given programs is" : "");
 	return NULL;
 }
 
@@ -278,7 +291,7 @@ static void co_main(unsigned int lo, unsigned int hi)
 		if (ret < 0)
 			t->failed = t->sr->failed = 1;
 	}
-	t->state = T_DONE;
+	t->state = t->failed ? T_FAILED : T_DONE;
 	if (t->sr->o->task_end)
 		t->sr->o->task_end(t->sr->o->ctx, &t->info, t->failed ? -1 : t->end,
 				   t->g ? ae_regen_stats(t->g) : &(struct ae_regen_stats){ 0 });
@@ -287,7 +300,7 @@ static void co_main(unsigned int lo, unsigned int hi)
 
 static void resume(struct sr *r, struct task *t)
 {
-	if (t->state == T_DONE || t->state == T_WAIT_FORK || t->failed)
+	if (t->state == T_DONE || t->state == T_FAILED || t->state == T_WAIT_FORK || t->failed)
 		return;
 	if (!t->running) {
 		uintptr_t p = (uintptr_t)t;
@@ -310,7 +323,7 @@ static void resume(struct sr *r, struct task *t)
 	r->cur = t;
 	swapcontext(&r->main, &t->uc);
 	r->cur = NULL;
-	if (t->state == T_DONE && t->stack) {
+	if ((t->state == T_DONE || t->state == T_FAILED) && t->stack) {
 		munmap(t->stack, CO_STACK);
 		t->stack = NULL;
 	}
@@ -436,6 +449,11 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 	r->now = m->time_ns;
 	switch (m->type) {
 	case TRBUF_MK_START:
+		if (t && t->failed) {
+			forget_task(r, t);
+			t->state = T_DONE;
+			t = NULL;
+		}
 		if (t) {
 			tfail(t, "marker %llu: START while it is traced already",
 			      (unsigned long long)ev->index);
@@ -454,6 +472,11 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		if (!t)
 			break;
 		c = find_task(r, (int32_t)m->arg);
+		if (c && c->failed) {
+			forget_task(r, c);
+			c->state = T_DONE;
+			c = NULL;
+		}
 		if (c) {
 			tfail(c, "marker %llu: forked while it is traced already",
 			      (unsigned long long)ev->index);
@@ -492,6 +515,7 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 			t->s.final = 1;
 		else if (m->type == TRBUF_MK_STOP)
 			t->s.final = 2;
+		t->closed = t->s.final != 0;
 		resume(r, t);
 		if (t->s.final)
 			forget_task(r, t);
@@ -616,13 +640,15 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 		if (ret < 0)
 			break;
 	}
+	if (ret < 0)
+		goto out;	/* the rest of the capture cannot be read */
 finish:
 	/* the capture ended: tasks still running end here */
 	for (struct task *t = r.tasks; t; t = t->next) {
-		if (t->state == T_DONE || t->failed)
+		if (t->state == T_DONE || t->state == T_FAILED || t->failed)
 			continue;
 		if (t->state == T_WAIT_FORK) {
-			tfail(t, "its parent never reached the fork that created it");
+			tfail(t, "its parent's regeneration never reached the fork that created it");
 			continue;
 		}
 		if (!t->s.final)
@@ -633,7 +659,7 @@ finish:
 	for (uint32_t c = 0; c < r.ncpu; c++)
 		slice_end(&r, c, r.now);
 	for (struct task *t = r.tasks; t; t = t->next)
-		if (t->state != T_DONE && !t->failed)
+		if (t->state != T_DONE && t->state != T_FAILED && !t->failed)
 			tfail(t, "regeneration did not finish");
 out:
 	schedlog_demux_close(d);
@@ -648,8 +674,9 @@ out:
 		free(t);
 	}
 	for (int i = 0; i < r.nprogs; i++) {
-		ae_program_free(r.progs[i].p);
-		free(r.progs[i].path);
+		ae_program_free(r.progs[i]->p);
+		free(r.progs[i]->path);
+		free(r.progs[i]);
 	}
 	free(r.progs);
 	free(r.cpu_owner);

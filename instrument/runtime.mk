@@ -17,7 +17,7 @@ RT_CFLAGS += $(if $(RT_TRBUF_MODE),-DAE_HAVE_TRBUF_MODE)
 
 RT_SRCS := $(wildcard instrument/runtime/*.c) $(wildcard instrument/runtime/*.S)
 RT_OBJS := $(patsubst instrument/runtime/%,$(RT_OBJ)/%.o,$(RT_SRCS))
-RT_HDRS := $(wildcard instrument/runtime/*.h) include/uapi/linux/trbuf.h include/aetrace/capture.h
+RT_HDRS := $(wildcard instrument/runtime/*.h) include/uapi/linux/trbuf.h include/aetrace/capture.h include/aetrace/regrec.h
 
 $(RT_OBJ)/%.c.o: instrument/runtime/%.c $(RT_HDRS) | $(RT_OBJ)
 	$(quiet) CC $@

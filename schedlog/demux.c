@@ -473,6 +473,28 @@ const struct schedlog_geom *schedlog_demux_geom(const struct schedlog_demux *d)
 	return &d->g;
 }
 
+/* A separate schedule of an aerun capture: its regions, too. */
+static int max_sched_cpu(struct schedlog_demux *d)
+{
+	struct schedlog_markers *ms;
+	struct trbuf_marker m;
+	uint64_t index;
+	int ret;
+
+	if (schedlog_markers_open(&ms, d->sched, -1)) {
+		derr(d, "%s", schedlog_markers_error(ms));
+		schedlog_markers_close(ms);
+		return -1;
+	}
+	while ((ret = schedlog_markers_next(ms, &m, &index)) == 1)
+		if (m.cpu >= d->g.nr_cpus && m.cpu < 4096)
+			d->g.nr_cpus = m.cpu + 1;
+	if (ret < 0)
+		derr(d, "%s", schedlog_markers_error(ms));
+	schedlog_markers_close(ms);
+	return ret < 0 ? -1 : 0;
+}
+
 static int read_session(struct schedlog_demux *d)
 {
 	struct ae_reader *r;
@@ -502,10 +524,30 @@ static int read_session(struct schedlog_demux *d)
 	d->g.nr_cpus = ss->nr_cpus ? ss->nr_cpus : 1;
 	d->g.subbuf_size = ss->subbuf_size;
 	d->g.nr_subbufs = ss->nr_subbufs;
-	if (d->g.nr_cpus > 4096)
+	if (d->g.nr_cpus > 4096) {
 		ret = derr(d, "%s: SESSION claims %u cpus", d->trace, d->g.nr_cpus);
-	else
-		ret = 0;
+		goto out;
+	}
+	ret = 0;
+	if (d->g.mode != AE_MODE_STANDALONE)
+		goto out;
+	/* aerun: one region per thread, as many as it had threads */
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
+		if (h.type == AE_CHUNK_DATA && h.cpu >= d->g.nr_cpus)
+			d->g.nr_cpus = h.cpu + 1;
+		if (h.type == AE_CHUNK_MARKERS && !d->sched)
+			for (size_t i = 0; i + sizeof(struct trbuf_marker) <= h.len;
+			     i += sizeof(struct trbuf_marker)) {
+				const struct trbuf_marker *m = (const void *)((const char *)pl + i);
+
+				if (m->cpu >= d->g.nr_cpus && m->cpu < 4096)
+					d->g.nr_cpus = m->cpu + 1;
+			}
+	}
+	if (ret < 0)
+		derr(d, "%s", ae_reader_error(r));
+	else if (d->sched && max_sched_cpu(d))
+		ret = -1;
 out:
 	ae_reader_close(r);
 	return ret < 0 ? -1 : 0;

@@ -95,26 +95,126 @@ static int bad(const char *file, uint64_t index, const struct trbuf_marker *m, c
 	return 1;
 }
 
+struct imk {
+	struct trbuf_marker m;
+	uint64_t index;
+};
+
+static int imk_cmp(const void *a, const void *b)
+{
+	const struct imk *x = a, *y = b;
+
+	if (x->m.time_ns != y->m.time_ns)
+		return x->m.time_ns < y->m.time_ns ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Per task pairing, in time order (across CPUs the file has no order). */
+static int check_pairing(const char *sched, struct imk *v, size_t n)
+{
+	char what[160];
+
+	qsort(v, n, sizeof(*v), imk_cmp);
+	for (size_t i = 0; i < n; i++) {
+		const struct trbuf_marker m = v[i].m;
+		uint64_t index = v[i].index;
+		struct task *t;
+
+		if (m.type == TRBUF_MK_SUBBUF || m.type == TRBUF_MK_STOP ||
+		    m.type == TRBUF_MK_ROLLBACK)
+			continue;	/* may name an untraced task (flush, detach) */
+		t = task_find(m.tid, 0);
+		if (m.type == TRBUF_MK_START) {
+			if (t && t->started && !t->exited) {
+				snprintf(what, sizeof(what), "START of task %d that is traced already", m.tid);
+				return bad(sched, index, &m, what);
+			}
+			t = task_find(m.tid, 1);
+			memset(t, 0, sizeof(*t));
+			t->tid = m.tid;
+			t->pid = m.pid;
+			t->started = 1;
+			t->cpu = -1;
+			t->first_index = index;
+			continue;
+		}
+		if (!t || !t->started) {
+			snprintf(what, sizeof(what), "task %d/%d has no START marker and no parent's FORK before", m.pid, m.tid);
+			return bad(sched, index, &m, what);
+		}
+		if (t->exited) {
+			snprintf(what, sizeof(what), "task %d has a marker after its %s", m.tid,
+				 t->exited == 2 ? "EXEC" : "EXIT");
+			return bad(sched, index, &m, what);
+		}
+		switch (m.type) {
+		case TRBUF_MK_SWITCH_IN:
+			t->switches++;
+			t->cpu = m.cpu;
+			break;
+		case TRBUF_MK_SIGNAL:
+			t->sig_depth++;
+			break;
+		case TRBUF_MK_SIGRETURN:
+			if (!t->sig_depth)
+				return bad(sched, index, &m, "SIGRETURN without a SIGNAL");
+			t->sig_depth--;
+			break;
+		case TRBUF_MK_FORK: {
+			struct task *c = task_find((int32_t)m.arg, 0);
+
+			if (c && c->started && !c->exited) {
+				snprintf(what, sizeof(what), "FORK of child %llu that is traced already",
+					 (unsigned long long)m.arg);
+				return bad(sched, index, &m, what);
+			}
+			c = task_find((int32_t)m.arg, 1);
+			memset(c, 0, sizeof(*c));
+			c->tid = (int32_t)m.arg;
+			c->pid = (m.arg2 & 0x10000) ? m.pid : (int32_t)m.arg;	/* CLONE_THREAD */
+			c->started = 1;
+			c->first_index = index;
+			c->cpu = -2;	/* must switch in */
+			break;
+		}
+		case TRBUF_MK_EXIT:
+		case TRBUF_MK_EXEC:
+			/* a signal taken at the end needs no sigreturn */
+			t->exited = m.type == TRBUF_MK_EXIT ? 1 : 2;
+			t->sig_depth = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	for (size_t i = 0; i < ntasks; i++) {
+		if (tasks[i].cpu == -2) {
+			fprintf(stderr, "schedlog: %s: marker %llu: the child %d of this FORK never starts\n",
+				sched, (unsigned long long)tasks[i].first_index, tasks[i].tid);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Marker-level rules: per cpu time and position order, per task pairing. */
 static int check_markers(const char *sched)
 {
 	struct schedlog_markers *ms;
-	struct trbuf_marker m;
-	uint64_t index, n = 0;
+	struct imk *v = NULL;
+	size_t n = 0, cap = 0;
 	struct { uint64_t t, seq; uint32_t off; int seen; } *cpus = NULL;
 	size_t ncpus = 0;
+	struct trbuf_marker m;
+	uint64_t index;
 	int ret, fail = 0;
-	char what[160];
 
 	if (schedlog_markers_open(&ms, sched, -1)) {
 		fprintf(stderr, "schedlog: %s\n", schedlog_markers_error(ms));
 		schedlog_markers_close(ms);
 		return 1;
 	}
-	while (!fail && (ret = schedlog_markers_next(ms, &m, &index)) == 1) {
-		struct task *t;
-
-		n++;
+	while ((ret = schedlog_markers_next(ms, &m, &index)) == 1) {
 		if (m.type < TRBUF_MK_START || m.type > TRBUF_MK_ROLLBACK) {
 			fail = bad(sched, index, &m, "unknown marker type");
 			break;
@@ -123,6 +223,8 @@ static int check_markers(const char *sched)
 			size_t nc = m.cpu + 1;
 
 			cpus = realloc(cpus, nc * sizeof(*cpus));
+			if (!cpus)
+				break;
 			memset(cpus + ncpus, 0, (nc - ncpus) * sizeof(*cpus));
 			ncpus = nc;
 		}
@@ -139,94 +241,27 @@ static int check_markers(const char *sched)
 		cpus[m.cpu].t = m.time_ns;
 		cpus[m.cpu].seq = m.seq;
 		cpus[m.cpu].off = m.offset;
-		if (m.type == TRBUF_MK_SUBBUF || m.type == TRBUF_MK_STOP)
-			continue;	/* may name an untraced task (flush, detach) */
-		t = task_find(m.tid, 0);
-		if (m.type == TRBUF_MK_START) {
-			if (t && t->started && !t->exited) {
-				snprintf(what, sizeof(what), "START of task %d that is traced already", m.tid);
-				fail = bad(sched, index, &m, what);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 4096;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v) {
+				fprintf(stderr, "schedlog: out of memory\n");
+				fail = 1;
 				break;
 			}
-			t = task_find(m.tid, 1);
-			memset(t, 0, sizeof(*t));
-			t->tid = m.tid;
-			t->pid = m.pid;
-			t->started = 1;
-			t->first_index = index;
-			continue;
 		}
-		if (!t || !t->started) {
-			snprintf(what, sizeof(what), "task %d/%d has no START marker and no parent's FORK before", m.pid, m.tid);
-			fail = bad(sched, index, &m, what);
-			break;
-		}
-		if (t->exited) {
-			snprintf(what, sizeof(what), "task %d has a marker after its %s", m.tid,
-				 t->exited == 2 ? "EXEC" : "EXIT");
-			fail = bad(sched, index, &m, what);
-			break;
-		}
-		switch (m.type) {
-		case TRBUF_MK_SWITCH_IN:
-			t->switches++;
-			break;
-		case TRBUF_MK_SIGNAL:
-			t->sig_depth++;
-			break;
-		case TRBUF_MK_SIGRETURN:
-			if (!t->sig_depth) {
-				fail = bad(sched, index, &m, "SIGRETURN without a SIGNAL");
-				break;
-			}
-			t->sig_depth--;
-			break;
-		case TRBUF_MK_FORK: {
-			struct task *c = task_find((int32_t)m.arg, 0);
-
-			if (c && c->started && !c->exited) {
-				snprintf(what, sizeof(what), "FORK of child %llu that is traced already",
-					 (unsigned long long)m.arg);
-				fail = bad(sched, index, &m, what);
-				break;
-			}
-			c = task_find((int32_t)m.arg, 1);
-			memset(c, 0, sizeof(*c));
-			c->tid = (int32_t)m.arg;
-			c->pid = (m.arg2 & 0x10000) ? m.pid : (int32_t)m.arg;	/* CLONE_THREAD */
-			c->started = 1;
-			c->first_index = index;
-			c->cpu = -2;	/* must switch in */
-			break;
-		}
-		case TRBUF_MK_EXIT:
-			t->exited = 1;
-			t->sig_depth = 0;
-			break;
-		case TRBUF_MK_EXEC:
-			t->exited = 2;
-			t->sig_depth = 0;
-			break;
-		default:
-			break;
-		}
-		if (m.type == TRBUF_MK_SWITCH_IN)
-			t->cpu = m.cpu;
+		v[n].m = m;
+		v[n++].index = index;
 	}
 	if (!fail && ret < 0) {
 		fprintf(stderr, "schedlog: %s\n", schedlog_markers_error(ms));
 		fail = 1;
 	}
-	for (size_t i = 0; !fail && i < ntasks; i++) {
-		if (tasks[i].cpu == -2) {
-			fprintf(stderr, "schedlog: %s: marker %llu: the child %d of this FORK never starts\n",
-				sched, (unsigned long long)tasks[i].first_index, tasks[i].tid);
-			fail = 1;
-		}
-	}
 	if (!fail)
-		printf("%s: %llu markers, %zu tasks: order and pairing ok\n", sched,
-		       (unsigned long long)n, ntasks);
+		fail = check_pairing(sched, v, n);
+	if (!fail)
+		printf("%s: %zu markers, %zu tasks: order and pairing ok\n", sched, n, ntasks);
+	free(v);
 	free(cpus);
 	schedlog_markers_close(ms);
 	return fail;

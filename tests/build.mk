@@ -45,3 +45,11 @@ $(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) 
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
 CHECK_TARGETS += tests/host/aetrace-errors.sh
+
+# capmix: hand-built whole-system captures for tests/host/regen-synth.sh.
+$(TESTS_OBJ)/capmix: $(TOP)/tests/host/capmix.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+
+ALL_TARGETS += $(TESTS_OBJ)/capmix
+CHECK_TARGETS += tests/host/regen-synth.sh

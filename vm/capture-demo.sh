@@ -1,32 +1,66 @@
 #!/usr/bin/env bash
-# capture-demo.sh - a whole-system capture in the VM: bdump on /dev/trbuf
-# writes build/demo/trace.zst (+ sched.bin) while 3 instances of the
-# aecc-built tests/corpus/interp.c and 2 self-checking producer processes
-# (2 threads each) run; then bdump is stopped with SIGINT.  Prints bdump's
-# summary line and `bin/bdump --check` of the capture.  About 15 s under TCG
-# (limit 110 s).  Called by `make demo`; needs `make all` and trbuf.ko
-# (vm/build-module.sh) first.
+# capture-demo.sh - the whole pipeline on the tracing kernel (make demo):
+# boot the VM (2 CPUs), run the workload (tests/workload/runall: the pipe
+# ping-pong pair, forkexec + the traced leaf, the 4-thread program, Lua
+# n-queens when built) under `bdump trace.zst sched.bin`, then in the same
+# guest the ptrace single-stepper on the twins; on the host check the
+# schedule, regenerate every thread (`aetrace regen --split`), print the
+# instructions per process and thread and the exactness result against the
+# stepper. Results in build/demo/. About a minute under TCG.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-d=build/demo
-for f in bin/bdump bin/aecc build/tests/host/bdump_vm_prod; do
+d=build/demo wl=build/tests/workload
+for f in bin/bdump bin/aetrace bin/schedlog build/tests/ae-step $wl/runall; do
 	[ -x "$f" ] || { echo "capture-demo: $f missing (run make all)" >&2; exit 1; }
 done
 vm/build-module.sh >/dev/null || { echo "capture-demo: trbuf.ko does not build (vm/build-module.sh)" >&2; exit 1; }
-mkdir -p "$d/bin"
-bin/aecc -O2 -o "$d/bin/interp" tests/corpus/interp.c || exit 1
-rm -f "$d/trace.zst"
-
+rm -rf "$d" && mkdir -p "$d/i" "$d/o"
+for p in runall pingpong forkexec leaf threads; do
+	cp "$wl/$p" "$wl/$p.orig" "$d/i/"
+	cp "$wl/$p.orig" "$d/o/$p"
+done
+cmd=(./runall ./pingpong 30 : ./forkexec ./leaf 60 : ./threads 40)
+lua=build/real/lua/lua
+if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema; then
+	cp "$lua" "$lua.orig" tests/real/queens.lua "$d/i/"
+	cp "$lua.orig" "$d/o/lua"
+	cp tests/real/queens.lua "$d/o/"
+	cmd+=(: ./lua queens.lua 5 1)
+fi
+echo "workload: ${cmd[*]}"
 start=$(date +%s)
-vm/run --smp 2 --timeout 110 -- tests/host/bdump-vm-guest.sh \
-	"$d" "$d/trace.zst" 2 2 20000 "$d/bin/interp" 3
+vm/run --smp 2 --timeout 600 -- tests/host/regen-vm-guest.sh "$d" "$d/run" 0 "${cmd[@]}" >"$d/vm.log" 2>&1
 rc=$?
-echo "capture-demo: VM run $(($(date +%s) - start)) s, exit $rc; statuses (producers, programs, bdump): $(cat $d/status 2>/dev/null)"
-cat "$d/bdump.log"
-bin/bdump --check "$d/trace.zst" "$d/sched.bin" || rc=1
-# the producers' records, split per task with the schedule markers
-if [ -x build/tests/host/bdump_vm_check ]; then
-	build/tests/host/bdump_vm_check "$d/trace.zst" 20000 4 $(cat "$d/pids") || rc=1
+echo "VM run $(($(date +%s) - start)) s, exit $rc; statuses (workload, bdump, stepper): $(tr '\n' ' ' <"$d/run/status" 2>/dev/null)"
+cat "$d/run/bdump.log"
+bin/schedlog check "$d/run/sched.bin" "$d/run/trace.zst" || rc=1
+echo
+echo "regeneration: aetrace regen --sched sched.bin --split DIR trace.zst"
+t0=$(date +%s.%N)
+(cd "$d/i" && "$top/bin/aetrace" regen --sched "$top/$d/run/sched.bin" --split "$top/$d/run/sp" \
+	"$top/$d/run/trace.zst") || rc=1
+t1=$(date +%s.%N)
+(cd "$d/i" && "$top/bin/aetrace" regen --sched "$top/$d/run/sched.bin" --per-cpu "$top/$d/run/pc" \
+	"$top/$d/run/trace.zst") || rc=1
+echo
+echo "instructions per thread (pid.tid.program):"
+for f in "$d"/run/sp/*.lackey; do
+	printf '  %-40s %10d\n' "$(basename "$f" .lackey)" "$(wc -l <"$f")"
+done
+echo "instructions per process:"
+for f in "$d"/run/sp/*.lackey; do
+	echo "$(basename "$f" | cut -d. -f1) $(wc -l <"$f")"
+done | awk '{ s[$1] += $2 } END { for (p in s) printf "  pid %-8s %10d\n", p, s[p] }' | sort
+total=$(cat "$d"/run/sp/*.lackey | wc -l)
+echo "per CPU (--per-cpu): $(for f in "$d"/run/pc/*; do printf '%s %d  ' "$(basename "$f" .lackey)" "$(grep -c '^I' "$f")"; done)= $(cat "$d"/run/pc/* | grep -c '^I') of $total"
+awk -v t="$total" -v a="$t0" -v b="$t1" 'BEGIN { printf "regenerated %d instructions in %.2f s\n", t, b - a }'
+echo
+echo "exactness: every thread vs the ptrace single-stepper on the twins (same guest)"
+if tests/host/regen-compare.sh "$d/run" "$wl/threads.orig" | sed 's/^/  /'; then
+	echo "EXACT: every regenerated thread equals the stepper's, instruction for instruction"
+else
+	echo "NOT EXACT (see above)"
+	rc=1
 fi
 exit $rc

@@ -33,6 +33,8 @@ _ae_start:
 	jz	1f
 	mov	%rax, %r15		/* the write cursor (invariant 1) */
 1:
+	lea	112(%rbx), %rdi		/* first bytes: which program this is */
+	call	ae_write_regrec
 	mov	%rbx, %rsp
 	pop	%r14
 	pop	%r13
@@ -87,6 +89,29 @@ __ae_exit_hook:
 	pop	%rax
 	ret
 	.size	__ae_exit_hook, . - __ae_exit_hook
+
+/*
+ * ae_write_words(words, n): n 8-byte words through r15, each a restartable
+ * sequence (store, commit) listed in __ae_seqtab: an interrupt between the
+ * store and the commit rewinds to the store (kernel, aerun).
+ */
+	.globl	ae_write_words
+	.type	ae_write_words, @function
+ae_write_words:
+	test	%rsi, %rsi
+	jz	2f
+1:	mov	(%rdi), %rax
+3:	mov	%rax, (%r15)
+	lea	8(%r15), %r15
+4:	add	$8, %rdi
+	dec	%rsi
+	jnz	1b
+2:	ret
+	.size	ae_write_words, . - ae_write_words
+	.pushsection __ae_seqtab, "a", @progbits
+	.balign	4
+	.long	3b, 4b
+	.popsection
 
 /* Signal restorer for the runtime's own handler (discard mode). */
 	.globl	ae_rt_restorer

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <linux/trbuf.h>
 #include <aetrace/container.h>
+#include <aetrace/regrec.h>
 #include "producers/prod.h"
 
 struct trace {
@@ -173,6 +174,14 @@ int main(int argc, char **argv)
 	if (load(&t, argv[optind]))
 		return 1;
 
+	/* The runtime's registration record comes first (regrec.h). */
+	if (t.len >= sizeof(struct ae_reg_record) && !memcmp(t.data, &(uint64_t){ AE_REG_MAGIC }, 8)) {
+		const struct ae_reg_record *rec = (const void *)t.data;
+
+		if (rec->len < sizeof(*rec) || rec->len % 8 || rec->len > t.len)
+			return fail("registration record of bad length %u", rec->len);
+		last = rec->len;
+	}
 	/* Cut the handlers' bytes out, checking them on the way. */
 	main_stream = malloc(t.len + 1);
 	for (size_t i = 0; i < t.nr_mk; i++) {
@@ -181,6 +190,8 @@ int main(int argc, char **argv)
 
 		if (marker_pos(&t, m, &pos))
 			return 1;
+		if (m->type == TRBUF_MK_START)
+			continue;
 		if (pos < last)
 			return fail("marker %zu (type %u) at stream offset %llu goes back from %llu",
 				    i, m->type, (unsigned long long)pos, (unsigned long long)last);

@@ -39,7 +39,7 @@ expect_error() {
 expect_error "missing trace file" "nosuch.zst" "$top/bin/aetrace" regen nosuch.zst p
 cp p lone
 expect_error "missing twin" "lone.orig" "$top/bin/aetrace" regen t.zst lone
-expect_error "wrong program" "offset|not instrumented|witness|left unread" \
+expect_error "wrong program" "offset|not instrumented|witness|left unread|none of the given programs" \
 	"$top/bin/aetrace" regen t.zst q
 cp p notaecc
 objcopy --remove-section=.ae_schema notaecc

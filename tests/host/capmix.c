@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/*
+ * capmix - hand-build a whole-system capture from standalone ones (no
+ * tracer needed, in the spirit of DynamoRIO's raw2trace tests): every task
+ * of every input (its bytes and its SIGNAL/SIGRETURN/FORK/EXEC/EXIT
+ * markers, read with the schedlog demultiplexer) is replayed by a seeded
+ * random scheduler onto NCPU CPUs with SUBBUF-byte sub-buffers: random
+ * slice lengths, migrations, ROLLBACK markers, SUBBUF markers at every
+ * sub-buffer, each sub-buffer's MARKERS chunk before its DATA chunk, the
+ * CPUs' chunks interleaved. `aetrace regen --split` of the result must equal
+ * that of the inputs, task for task.
+ *
+ *   capmix [--sched FILE] [--break KIND] OUT NCPU SUBBUF SEED IN...
+ *   KIND: drop-subbuf | bad-offset | unknown-task | order   (malformed pairs)
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <aetrace/container.h>
+#include <aetrace/schedlog.h>
+
+struct tmk {
+	struct trbuf_marker m;
+	uint64_t pos;
+};
+
+struct task {
+	int32_t pid, tid;
+	uint8_t *data;
+	uint64_t len, cap, done;
+	struct tmk *mk;
+	size_t nmk, capmk, mdone;
+	int ready, finished, started, cpu;
+	int first;		/* START (1) or FORK child (0) */
+};
+
+static struct task *tasks;
+static size_t ntasks;
+
+struct cpu {
+	uint64_t seq;
+	uint8_t *buf;
+	uint32_t len;
+	struct trbuf_marker *mk;
+	size_t nmk, capmk;
+	int owner;		/* task index or -1 */
+};
+
+static struct cpu *cpus;
+static int ncpu;
+static uint32_t subbuf;
+static uint64_t now = 1000;
+static struct ae_writer *w;
+static FILE *schedf;
+static const char *breakage;
+static uint64_t nsub, bad_done;
+
+static uint64_t rnd_state;
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elt)
+{
+	if (need <= *cap)
+		return p;
+	while (*cap < need)
+		*cap = *cap ? *cap * 2 : 64;
+	p = realloc(p, *cap * elt);
+	if (!p) {
+		fprintf(stderr, "capmix: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static struct task *task_of(int32_t tid, int create)
+{
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].tid == tid && !tasks[i].finished)
+			return &tasks[i];
+	if (!create)
+		return NULL;
+	tasks = realloc(tasks, (ntasks + 1) * sizeof(*tasks));
+	memset(&tasks[ntasks], 0, sizeof(*tasks));
+	tasks[ntasks].tid = tid;
+	tasks[ntasks].cpu = -1;
+	return &tasks[ntasks++];
+}
+
+/* Read one input: per task bytes and markers (tids offset by `shift`). */
+static int load(const char *path, int32_t shift)
+{
+	struct schedlog_demux *d;
+	struct schedlog_ev ev;
+	int ret;
+	size_t first = ntasks;
+
+	if (schedlog_demux_open(&d, path, NULL))
+		return -1;
+	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
+		struct task *t;
+
+		if (ev.kind == SCHEDLOG_EV_DATA) {
+			t = task_of(ev.tid + shift, 0);
+			if (!t)
+				continue;
+			t->data = grow(t->data, (size_t *)&t->cap, t->len + ev.len, 1);
+			memcpy(t->data + t->len, ev.data, ev.len);
+			t->len += ev.len;
+			continue;
+		}
+		switch (ev.m->type) {
+		case TRBUF_MK_START: {
+			int prior = 0;
+
+			for (size_t i = first; i < ntasks; i++)
+				prior |= tasks[i].tid == ev.tid + shift;
+			t = task_of(ev.tid + shift, 1);
+			t->pid = ev.pid + shift;
+			t->first = 1;
+			t->ready = !prior;	/* after an exec: once the EXEC is placed */
+			break;
+		}
+		case TRBUF_MK_FORK:
+		case TRBUF_MK_SIGNAL:
+		case TRBUF_MK_SIGRETURN:
+		case TRBUF_MK_EXIT:
+		case TRBUF_MK_EXEC:
+			t = task_of(ev.tid + shift, 0);
+			if (!t)
+				break;
+			t->mk = grow(t->mk, &t->capmk, t->nmk + 1, sizeof(*t->mk));
+			t->mk[t->nmk].m = *ev.m;
+			t->mk[t->nmk].m.pid += shift;
+			t->mk[t->nmk].m.tid += shift;
+			t->mk[t->nmk].pos = t->len;
+			if (ev.m->type == TRBUF_MK_FORK) {
+				struct task *c;
+
+				t->mk[t->nmk].m.arg += shift;
+				c = task_of((int32_t)ev.m->arg + shift, 1);
+				c->pid = (ev.m->arg2 & 0x10000) ? t->pid : (int32_t)ev.m->arg + shift;
+			}
+			t->nmk++;
+			if (ev.m->type == TRBUF_MK_EXIT || ev.m->type == TRBUF_MK_EXEC)
+				t->finished = 1;	/* a later START of the tid is a new task */
+			break;
+		default:
+			break;
+		}
+	}
+	schedlog_demux_close(d);
+	for (size_t i = first; i < ntasks; i++)
+		tasks[i].finished = 0;
+	return ret < 0 ? -1 : 0;
+}
+
+static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *t,
+		       const struct trbuf_marker *src)
+{
+	struct trbuf_marker m;
+
+	if (src)
+		m = *src;
+	else
+		memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.time_ns = now++;
+	m.cpu = ci;
+	if (t) {
+		m.pid = t->pid;
+		m.tid = t->tid;
+	}
+	m.seq = c->seq;
+	m.offset = c->len;
+	if (breakage && !strcmp(breakage, "bad-offset") && !bad_done && type == TRBUF_MK_SWITCH_IN && c->len) {
+		m.offset = subbuf + 100;	/* outside the sub-buffer */
+		bad_done = 1;
+	}
+	if (breakage && !strcmp(breakage, "unknown-task") && !bad_done && type == TRBUF_MK_SWITCH_IN) {
+		m.tid = 999999;
+		bad_done = 1;
+	}
+	c->mk = grow(c->mk, &c->capmk, c->nmk + 1, sizeof(*c->mk));
+	c->mk[c->nmk++] = m;
+}
+
+static int flush_cpu(struct cpu *c, int ci)
+{
+	int drop = breakage && !strcmp(breakage, "drop-subbuf") && nsub++ == 3;
+
+	if (c->nmk) {
+		if (ae_writer_chunk(w, AE_CHUNK_MARKERS, 0, 0, c->mk, c->nmk * sizeof(*c->mk), 0))
+			return -1;
+		if (schedf && fwrite(c->mk, sizeof(*c->mk), c->nmk, schedf) != c->nmk)
+			return -1;
+	}
+	if (!drop && ae_writer_chunk(w, AE_CHUNK_DATA, ci, c->seq, c->buf, c->len, 0))
+		return -1;
+	c->nmk = 0;
+	c->len = 0;
+	c->seq++;
+	return 0;
+}
+
+/* Markers of t due at its current position. */
+static void due_markers(struct cpu *c, int ci, struct task *t)
+{
+	while (t->mdone < t->nmk && t->mk[t->mdone].pos == t->done) {
+		struct tmk *k = &t->mk[t->mdone++];
+
+		put_marker(c, ci, k->m.type, t, &k->m);
+		if (k->m.type == TRBUF_MK_FORK) {
+			struct task *ch = task_of((int32_t)k->m.arg, 0);
+
+			if (ch)
+				ch->ready = 1;
+		}
+		if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
+			t->finished = 1;
+			c->owner = -1;
+			t->cpu = -1;
+			/* the same tid may START again (exec) */
+			for (size_t i = 0; i < ntasks; i++)
+				if (&tasks[i] != t && tasks[i].tid == t->tid && !tasks[i].started)
+					tasks[i].ready = 1;
+			return;
+		}
+	}
+}
+
+/* Run task t on cpu ci for up to n bytes. */
+static int run_slice(int ci, struct task *t, uint64_t n)
+{
+	struct cpu *c = &cpus[ci];
+
+	if (t->cpu >= 0 && t->cpu != ci)
+		cpus[t->cpu].owner = -1;
+	c->owner = t - tasks;
+	t->cpu = ci;
+	put_marker(c, ci, t->started || !t->first ? TRBUF_MK_SWITCH_IN : TRBUF_MK_START, t, NULL);
+	t->started = 1;
+	if (rnd() % 5 == 0)
+		put_marker(c, ci, TRBUF_MK_ROLLBACK, t, NULL);
+	for (;;) {
+		uint64_t k;
+
+		due_markers(c, ci, t);
+		if (t->finished || !n || t->done == t->len)
+			break;
+		k = t->len - t->done;
+		if (k > n)
+			k = n;
+		if (t->mdone < t->nmk && t->mk[t->mdone].pos - t->done < k)
+			k = t->mk[t->mdone].pos - t->done;
+		if (k > subbuf - c->len)
+			k = subbuf - c->len;
+		memcpy(c->buf + c->len, t->data + t->done, k);
+		c->len += k;
+		t->done += k;
+		n -= k;
+		if (c->len == subbuf) {
+			if (flush_cpu(c, ci))
+				return -1;
+			put_marker(c, ci, TRBUF_MK_SUBBUF, t, NULL);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ae_writer_opts o = { .level = 1 };
+	struct ae_session s = { .version = AE_FORMAT_VERSION, .mode = AE_MODE_KERNEL };
+	int fd, ai = 1;
+	const char *schedp = NULL;
+
+	while (ai < argc && argv[ai][0] == '-') {
+		if (!strcmp(argv[ai], "--sched") && ai + 1 < argc)
+			schedp = argv[ai + 1];
+		else if (!strcmp(argv[ai], "--break") && ai + 1 < argc)
+			breakage = argv[ai + 1];
+		else
+			break;
+		ai += 2;
+	}
+	if (argc - ai < 5) {
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] OUT NCPU SUBBUF SEED IN...\n");
+		return 2;
+	}
+	ncpu = atoi(argv[ai + 1]);
+	subbuf = strtoul(argv[ai + 2], NULL, 0);
+	rnd_state = strtoull(argv[ai + 3], NULL, 0) * 2654435761u + 1;
+	if (ncpu < 1 || ncpu > 64 || subbuf < 16)
+		return 2;
+	for (int i = ai + 4; i < argc; i++)
+		if (load(argv[i], (i - ai - 3) * 1000000))
+			return 1;
+	cpus = calloc(ncpu, sizeof(*cpus));
+	for (int c = 0; c < ncpu; c++) {
+		cpus[c].buf = malloc(subbuf);
+		cpus[c].owner = -1;
+	}
+	fd = open(argv[ai], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ae_writer_open(&w, fd, &o))
+		return 1;
+	if (schedp && !(schedf = fopen(schedp, "wb")))
+		return 1;
+	s.nr_cpus = ncpu;
+	s.subbuf_size = subbuf;
+	s.nr_subbufs = 4;
+	if (ae_writer_chunk(w, AE_CHUNK_SESSION, 0, 0, &s, sizeof(s), 1))
+		return 1;
+	for (;;) {
+		size_t live = 0, pick;
+		int ci;
+
+		for (size_t i = 0; i < ntasks; i++)
+			live += tasks[i].ready && !tasks[i].finished;
+		if (!live)
+			break;
+		pick = rnd() % live;
+		for (size_t i = 0; i < ntasks; i++) {
+			if (!tasks[i].ready || tasks[i].finished)
+				continue;
+			if (pick--)
+				continue;
+			ci = rnd() % ncpu;
+			if (run_slice(ci, &tasks[i], 1 + rnd() % (3 * subbuf)))
+				return 1;
+			break;
+		}
+	}
+	for (int c = 0; c < ncpu; c++)
+		if ((cpus[c].len || cpus[c].nmk) && flush_cpu(&cpus[c], c))
+			return 1;
+	if (ae_writer_close(w) || close(fd))
+		return 1;
+	if (schedf && fclose(schedf))
+		return 1;
+	for (size_t i = 0; i < ntasks; i++)
+		if (tasks[i].done != tasks[i].len)
+			fprintf(stderr, "capmix: task %d: %llu of %llu bytes placed\n", tasks[i].tid,
+				(unsigned long long)tasks[i].done, (unsigned long long)tasks[i].len);
+	return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# regen-compare.sh DIR THREADS_ORIG: compare DIR/sp/*.lackey (aetrace regen
+# --split of DIR/trace.zst with DIR/sched.bin) with the single-stepper's
+# DIR/step/*.lackey (ae-step --split, forks in DIR/step.forks), threads
+# matched by creation order (labels 0, 0.0, 0.1, ...: k-th child of its
+# parent); the joining main thread of the workload's `threads` program
+# (THREADS_ORIG: its twin, for the symbols) without pthread_join's waits.
+# Prints one TAP-style line per thread image ("ok - ..." / "not ok - ...")
+# and exits 0 when every image equals the stepper's and there are as many
+# as the stepper's. Used by tests/host/regen-vm.sh and vm/capture-demo.sh.
+set -u
+d=$1 torig=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/oracle/corpus-lib.sh"
+cmp=$top/build/tests/ae-tracecmp
+labels() {
+	python3 -c '
+import sys
+pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
+children, kids = {}, set()
+for p, c in pairs:
+	children.setdefault(p, []).append(c)
+	kids.add(c)
+roots = [p for p, _ in pairs if p not in kids]
+label = {roots[0]: "0"} if roots else {}
+todo = list(label)
+while todo:
+	p = todo.pop()
+	for k, c in enumerate(children.get(p, [])):
+		label[c] = "%s.%d" % (label[p], k)
+		todo.append(c)
+for t, l in label.items():
+	print(t, l)
+' "$1"
+}
+join_skips=
+for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
+	 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
+	 __tl_sync __wake; do
+	r=$(ae_sym_range "$torig" "$s")
+	[ -n "$r" ] && join_skips="$join_skips --skip-range $r"
+done
+"$top/bin/schedlog" print "$d/sched.bin" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
+	awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
+labels "$d/forks" >"$d/labels"
+[ -s "$d/step.forks" ] && labels "$d/step.forks" >"$d/step.labels" || : >"$d/step.labels"
+n=0 good=0 insns=0
+for f in "$d"/sp/*.lackey; do
+	[ -e "$f" ] || continue
+	tid=$(basename "$f" | cut -d. -f2)
+	prog=$(basename "$f" | cut -d. -f3)
+	label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
+	other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$d/step.labels")
+	other=$(ls "$d/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
+	n=$((n + 1))
+	if [ -z "$label" ] || [ -z "$other" ]; then
+		echo "not ok - $prog thread $tid: no stepper thread for label '$label'"
+		continue
+	fi
+	skips=
+	# the main thread of `threads` joins its workers
+	[ "$prog" = threads ] && [ -n "$(awk -v t="$tid" '($1 "") == t' "$d/forks")" ] && skips=$join_skips
+	# shellcheck disable=SC2086
+	if "$cmp" $skips "$f" "$other" >"$d/cmp.out" 2>&1; then
+		good=$((good + 1))
+		insns=$((insns + $(wc -l <"$f")))
+		echo "ok - $prog thread $label (tid $tid) = stepper ($(head -1 "$d/cmp.out")${skips:+, without pthread_join})"
+	else
+		echo "not ok - $prog thread $label (tid $tid) differs from the stepper"
+		sed 's/^/# /' "$d/cmp.out" | head -8
+	fi
+done
+nstep=$(ls "$d/step" 2>/dev/null | wc -l)
+echo "# $good of $n thread images equal the stepper's ($nstep), $insns instructions"
+[ "$good" = "$n" ] && [ "$n" = "$nstep" ] && [ "$n" -gt 0 ]

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# regen-synth.sh - whole-system regeneration on hand-built captures (no
+# tracer, no VM): standalone traces of corpus programs (signals, longjmp,
+# recursion) are re-cut by build/tests/capmix onto 1-3 CPUs with tiny
+# sub-buffers, random slices and migrations, ROLLBACK and SUBBUF markers;
+# `aetrace regen --split` must give every task exactly its standalone
+# trace, --per-cpu files must add up, --thread must pick one task, and
+# malformed captures (a missing sub-buffer, a marker outside the data, a
+# marker of an unknown task, a missing binary, a cut file) must fail with a
+# clear error while the other tasks still regenerate. TAP output.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+B=$top/bin
+mix=$top/build/tests/capmix
+for t in "$B/aecc" "$B/aerun" "$B/aetrace" "$B/schedlog" "$mix"; do
+	[ -x "$t" ] || { echo "ok 1 - regen-synth # SKIP $t not built"; exit 0; }
+done
+d=$(mktemp -d "${TMPDIR:-/tmp}/regen-synth.XXXXXX")
+trap 'rm -rf "$d"' EXIT
+cd "$d"
+progs="interp signal_async setjmp_nested recursion"
+for p in $progs; do
+	"$B/aecc" -O2 -o $p "$top/tests/corpus/$p.c" || exit 1
+	"$B/aerun" -q -o $p.zst -- ./$p >/dev/null 2>&1
+	"$B/aetrace" regen $p.zst $p > ref.$p || { echo "not ok 1 - standalone regen of $p"; exit 1; }
+done
+traces=$(for p in $progs; do echo $p.zst; done)
+
+# same_split DIR: each program's split file equals its standalone trace
+same_split() {
+	local dir=$1 p f
+	for p in $progs; do
+		f=$(ls "$dir"/*.$p.lackey 2>/dev/null)
+		[ -n "$f" ] && [ "$(echo "$f" | wc -l)" = 1 ] && cmp -s "$f" ref.$p || return 1
+	done
+}
+for cfg in "1 4096 1" "2 64 7" "2 200 8" "3 16 9" "2 1000 10"; do
+	set -- $cfg
+	"$mix" --sched s.bin m.zst $1 $2 $3 $traces 2>mix.err
+	rm -rf sp
+	"$B/aetrace" regen --split sp m.zst $progs 2>err
+	rc=$?
+	nmk=$(($(stat -c %s s.bin) / 64))
+	check "$1 cpus, $2-byte sub-buffers, seed $3 ($nmk markers): every task's trace equals its standalone trace" \
+		'[ $rc -eq 0 ] && [ ! -s mix.err ] && same_split sp'
+done
+# the same from a separate schedule file
+"$mix" --sched s.bin m.zst 2 100 11 $traces
+rm -rf sp
+"$B/aetrace" regen --sched s.bin --split sp m.zst $progs
+check "--sched s.bin: the same traces" 'same_split sp'
+check "schedlog check: order, pairing and positions of the hand-built capture" \
+	'"$B/schedlog" check s.bin m.zst >/dev/null'
+# per cpu: execution order, counts add up
+rm -rf pc
+"$B/aetrace" regen --per-cpu pc m.zst $progs
+total=$(cat ref.* | wc -l)
+percpu=$(cat pc/cpu*.lackey | grep -c '^I')
+switches=$(cat pc/cpu*.lackey | grep -c '^# switch')
+check "--per-cpu: $percpu instructions in $(ls pc | wc -l) cpu files = $total of all tasks, $switches switch lines" \
+	'[ "$percpu" = "$total" ] && [ "$switches" -ge $(grep -c "^0*[0-9]* [0-9.]* cpu[0-9]* [0-9]*/[0-9]* SWITCH_IN\|START" <("$B/schedlog" print s.bin)) ]'
+tid=$(ls sp | grep '\.recursion\.' | cut -d. -f2)
+"$B/aetrace" regen --thread "$tid" m.zst $progs > one
+check "--thread $tid: only that task's trace" 'cmp -s one ref.recursion'
+"$B/aetrace" regen --format=bin --split spb m.zst $progs
+check "--format=bin --split: 9 bytes per instruction" \
+	'[ $(stat -c %s spb/*.interp.bin) -eq $((9 * $(wc -l < ref.interp))) ]'
+
+# expect_error NAME PATTERN CMD...: exit 1, the message on stderr
+expect_error() {
+	local name=$1 pat=$2 rc
+	shift 2
+	"$@" > out 2> err
+	rc=$?
+	if [ $rc -eq 1 ] && grep -qE "$pat" err; then
+		ok "$name: $(head -c 200 err | tr '\n' ' ')"
+	else
+		not_ok "$name (status $rc)"
+		sed 's/^/# /' err | head -5
+	fi
+}
+"$mix" --break drop-subbuf bad.zst 2 64 7 $traces
+expect_error "a missing sub-buffer is named" "cpu [0-9]+: sub-buffer seq [0-9]+ is missing" \
+	"$B/aetrace" regen --split x1 bad.zst $progs
+"$mix" --break bad-offset bad.zst 2 64 7 $traces
+expect_error "a marker outside the data is named" "points to offset [0-9]+ of sub-buffer seq [0-9]+, which holds" \
+	"$B/aetrace" regen --split x2 bad.zst $progs
+"$mix" --break unknown-task bad.zst 2 64 7 $traces
+expect_error "a marker of an unknown task names the marker index" "marker [0-9]+ \(SWITCH_IN\) of a task that has no START" \
+	"$B/aetrace" regen --split x3 bad.zst $progs
+expect_error "schedlog check names the first violation's marker" "marker [0-9]+: task [0-9]+/999999 has no START" \
+	"$B/schedlog" check bad.zst
+"$mix" --sched s.bin m.zst 2 64 7 $traces
+mv recursion recursion.hidden
+expect_error "a missing binary is named" "no binary for program ./recursion" \
+	"$B/aetrace" regen --split x4 m.zst interp signal_async setjmp_nested
+mv recursion.hidden recursion
+check "... and the other tasks are regenerated exactly" \
+	'cmp -s x4/*.interp.lackey ref.interp && cmp -s x4/*.signal_async.lackey ref.signal_async && cmp -s x4/*.setjmp_nested.lackey ref.setjmp_nested'
+zstd -dc m.zst 2>/dev/null | head -c 30000 | zstd -q -1 > cut.zst
+expect_error "a cut capture: clear error" "cut.zst: .*offset|trace ends|capture ends|truncated" \
+	"$B/aetrace" regen --split x5 cut.zst $progs
+head -c 6400 s.bin > short.bin
+expect_error "a schedule that ends early: the bytes after it do not fit (clear error)" "belong to no traced task|left unread|truncated|ends|corrupt trace: witness" \
+	"$B/aetrace" regen --sched short.bin --split x6 m.zst $progs
+echo "1..$n"
