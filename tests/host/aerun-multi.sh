@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # aerun-multi: aerun follows threads, forks and execs (issue 9, item 5) on
-# the whole workload at once: tests/workload/runall starts the pipe
-# ping-pong pair, forkexec (which forks and execs the traced leaf twice),
-# the 4-thread program and Lua n-queens, all traced by one aerun.
+# the workload at once: tests/workload/runall starts the pipe ping-pong
+# pair, forkexec (which forks and execs the traced leaf twice) and the
+# 4-thread program, all traced by one aerun. This suite checks the capture
+# with a reader of its own (aerun_region) and the single-image `aetrace
+# regen`; tests/host/regen-workload.sh regenerates the whole capture (Lua
+# included), every thread against the stepper.
 #   - the capture keeps the marker contract (build/tests/host/aerun/
 #     aerun_region --check: per cpu seq without gaps, markers in order and
 #     inside their sub-buffers, each thread between START/SWITCH_IN and
@@ -10,7 +13,7 @@
 #     the stepper saw;
 #   - every program image that begins with START (the first program and
 #     every exec'd one: runall, pingpong, forkexec, threads' main thread,
-#     lua, both leaves) regenerates with `aetrace regen` exactly as the
+#     both leaves) regenerates with `aetrace regen` exactly as the
 #     ptrace single-stepper (ae-step --split) runs the same thread of the
 #     twins, instruction for instruction (threads' main thread without
 #     pthread_join and the futex waits, whose iteration count depends on
@@ -19,9 +22,6 @@
 #     region except the joining main thread has the same witness bytes in
 #     both captures (threads and fork children, which today's aetrace cannot
 #     regenerate on its own, are at least deterministic);
-#   - `aetrace regen --split` (whole-capture regeneration) of a one-program
-#     capture: every thread, worker threads and the fork child included,
-#     equals the stepper's same thread of the twin;
 #   - an exec'd program not built with aecc is reported and left untraced,
 #     and traced programs a shell (not traced) starts are traced;
 #     too few sub-buffers for the live threads is a clear error.
@@ -62,19 +62,6 @@ expect="0 0 runall
 0.2 1 threads
 0.1.0 1 leaf
 0.1.1 1 leaf"
-lua=$top/build/real/lua/lua
-if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema; then
-	cp "$lua" "$work/i/lua"
-	cp "$lua.orig" "$work/i/lua.orig"
-	cp "$lua.orig" "$work/o/lua"
-	cp "$top/tests/real/queens.lua" "$work/i/"
-	cp "$top/tests/real/queens.lua" "$work/o/"
-	cmd+=(: ./lua queens.lua 4 1)
-	expect="$expect
-0.3 1 lua"
-else
-	ok "lua in the workload # SKIP build/real/lua not built with aecc (make real-programs)"
-fi
 
 # The stepper on the twins: one file per thread and image, and the forks.
 mkdir -p "$work/step"
@@ -173,62 +160,6 @@ while read -r _ label _; do
 done <"$work/default/regions"
 check "every thread but the joining one has the same witness bytes with 4M and 4K sub-buffers ($n threads${bad:+; differ:$bad})" \
 	test -z "$bad" -a "$n" -gt 5
-
-# Whole-capture regeneration (`aetrace regen --split`): every thread of a
-# one-program capture, fork children and worker threads included, equals
-# the stepper's thread of the twin (mapped by creation order).
-# whole NAME ARGS...: capture ./NAME ARGS with aerun and compare.
-whole() {
-	local name=$1 d=$work/whole-$1
-	shift
-	mkdir -p "$d/regen" "$d/step"
-	(cd "$work/i" && $clean_env "$aerun" -q --subbufs 16 --subbuf-size 8K -o "$d/t.zst" -- \
-		"./$name" "$@" >/dev/null 2>"$d/err") &&
-	(cd "$work/o" && $clean_env "$step" --split "$d/step" --forks "$d/forks" -- \
-		"./$name" "$@" >/dev/null 2>>"$d/err") &&
-	"$region" --check "$d/t.zst" >"$d/threads" 2>>"$d/err" &&
-	"$aetrace" regen --split "$d/regen" "$d/t.zst" "$work/i/$name" 2>>"$d/err"
-	rc=$?
-	if [ $rc != 0 ]; then
-		nok "$name: capture, stepper and whole-capture regeneration run: $(head -3 "$d/err")"
-		return
-	fi
-	python3 - "$d/forks" >"$d/labels" <<'PY'
-import sys
-pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
-kids = {c for _, c in pairs}
-label = {}
-for p, c in pairs:
-	if p not in kids and p not in label:
-		label[p] = "0"
-n = {}
-for p, c in pairs:
-	k = n.get(p, 0)
-	n[p] = k + 1
-	label[c] = "%s.%d" % (label[p], k)
-for t, l in label.items():
-	print(l, t)
-PY
-	while read -r _ label _ _ _ pid _ tid _; do
-		local st a skips=
-		st=$(awk -v l="$label" '($1 "") == l { print $2 }' "$d/labels")
-		a=$d/regen/$pid.$tid.$name.lackey
-		[ "$name" = threads ] && [ "$label" = 0 ] && skips=$join_skips
-		# shellcheck disable=SC2086
-		if [ -n "$st" ] && "$cmp" $skips "$a" "$d/step/"*".$st.$name.lackey" >"$d/cmp.$label" 2>&1; then
-			ok "whole-capture regen: $name thread $label = stepper ($(head -1 "$d/cmp.$label")${skips:+, without pthread_join})"
-		else
-			nok "whole-capture regen: $name thread $label differs from the stepper"
-			sed 's/^/# /' "$d/cmp.$label" | head -16
-		fi
-	done <"$d/threads"
-}
-if "$aetrace" regen --help 2>&1 | grep -q -- "--split"; then
-	whole threads 60
-	whole pingpong 30
-else
-	ok "whole-capture regeneration # SKIP this aetrace has no regen --split"
-fi
 
 # An exec'd program not built with aecc: reported, left untraced.
 (cd "$work/i" && $clean_env "$aerun" -o "$work/u.zst" -- ./forkexec ./leaf.orig 20 \
