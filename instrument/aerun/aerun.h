@@ -97,6 +97,7 @@ struct aerun_task {
 	uint64_t cur_seq;
 	uint32_t resume_off;		/* where START goes after exec */
 	int in_exec;			/* between execve entry and the exec event */
+	pid_t exec_tid;			/* exec'd from a non-leader: the tid it takes */
 	uint64_t exec_r15, exec_ip, exec_sp;
 	struct aerun_img *img;
 	/* Markers not yet attached to a commit. */

@@ -577,7 +577,9 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 	ssize_t n;
 	int ret;
 
-	ret = getregs(t->tid, &r);
+	pid_t tid = t->exec_tid ? t->exec_tid : t->tid;
+
+	ret = getregs(tid, &r);
 	if (ret)
 		return ret;
 	if (!t->execs++) {
@@ -599,6 +601,8 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		off = t->resume_off;	/* exec'd again before its runtime started */
 	}
 	t->in_exec = 0;
+	t->tid = tid;		/* the new image runs as the leader */
+	t->exec_tid = 0;
 	snprintf(link, sizeof(link), "/proc/%d/exe", t->tid);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n <= 0) {
@@ -645,8 +649,25 @@ static int on_event(struct aerun *a, struct aerun_task *t, int event)
 		return on_seccomp(a, t);
 	case PTRACE_EVENT_EXIT:
 		return exiting(a, t);
-	case PTRACE_EVENT_EXEC:
+	case PTRACE_EVENT_EXEC: {
+		unsigned long former = t->tid;
+
+		/*
+		 * A thread other than the leader exec'd: it takes the leader's
+		 * tid; the leader (killed by the exec) is done.
+		 */
+		ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+		if ((pid_t)former != t->tid) {
+			struct aerun_task *x = task_find(a, (pid_t)former);
+
+			if (x) {
+				x->exec_tid = t->tid;
+				task_free(a, t);
+				t = x;
+			}
+		}
 		return on_exec(a, t);
+	}
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:

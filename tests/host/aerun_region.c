@@ -225,10 +225,13 @@ static int check(void)
 				t->images = 1;
 				continue;
 			}
-			if (m->tid != t->tid)
+			if (m->tid != t->tid && !(t->images > 1 && m->tid == t->pid))
 				return fail(e, c, i, "another thread's marker before this one's EXIT (a thread vanished?)");
+			/* exec: the next image starts at the same place, under the
+			 * leader's tid when another thread exec'd */
 			if (m->type == TRBUF_MK_EXEC && i + 1 < g->nmk &&
-			    g->mk[i + 1].tid == t->tid) {
+			    (g->mk[i + 1].tid == t->tid ||
+			     (g->mk[i + 1].tid == t->pid && g->mk[i + 1].type == TRBUF_MK_START))) {
 				if (g->mk[i + 1].type != TRBUF_MK_START || g->mk[i + 1].offset != m->offset ||
 				    g->mk[i + 1].seq != m->seq)
 					return fail(e, c, i, "EXEC not followed by START at the same position");
