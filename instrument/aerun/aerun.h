@@ -129,7 +129,8 @@ struct aerun {
 
 	/* Statistics. */
 	uint64_t raw_bytes, commits, rollbacks, signals, sigreturns, markers;
-	uint64_t nr_tasks, nr_traced, nr_untraced, forks, execs;
+	uint64_t nr_tasks, forks, execs;
+	uint64_t nr_traced, nr_untraced;	/* program images (threads, execs) */
 	int status;			/* wait status of the program */
 	uint64_t final_ip;
 	int failed;			/* aerun killed the program */

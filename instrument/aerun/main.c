@@ -394,7 +394,7 @@ static void summary(struct aerun *a)
 	fprintf(stderr, ", %llu signals, %llu rollbacks",
 		(unsigned long long)a->signals, (unsigned long long)a->rollbacks);
 	if (a->nr_tasks > 1)
-		fprintf(stderr, ", %llu threads (%llu traced, %llu untraced), %llu forks, %llu execs",
+		fprintf(stderr, ", %llu threads, %llu traced and %llu untraced images, %llu forks, %llu execs",
 			(unsigned long long)a->nr_tasks, (unsigned long long)a->nr_traced,
 			(unsigned long long)a->nr_untraced, (unsigned long long)a->forks,
 			(unsigned long long)a->execs);

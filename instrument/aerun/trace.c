@@ -619,13 +619,11 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		if (!a->o.quiet)
 			fprintf(stderr, "aerun: task %d exec'd %s, not built with aecc: left untraced\n",
 				t->tid, path);
-		if (t->traced)
-			a->nr_untraced++;
+		a->nr_untraced++;
 		t->traced = 0;
 		return region_end(a, t, off);
 	}
-	if (!t->traced)
-		a->nr_traced++;
+	a->nr_traced++;
 	t->traced = 1;
 	if (!t->region)
 		return region_new(a, t);
