@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"  -o FILE          write the trace container to FILE (default trace.zst)\n"
 		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
 		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
-		"  --subbufs N      number of sub-buffers (default 8)\n"
+		"  --subbufs N      number of sub-buffers (default 8; each live traced thread\n"
+		"                   holds one, so more than the threads alive at once)\n"
 		"  -l LEVEL         zstd level, -7 (fastest) .. 22 (default 1)\n"
 		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
 }
