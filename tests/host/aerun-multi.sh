@@ -22,8 +22,9 @@
 #     region except the joining main thread has the same witness bytes in
 #     both captures (threads and fork children, which today's aetrace cannot
 #     regenerate on its own, are at least deterministic);
-#   - signals in threads (tests/workload/sigthreads) and an exec from a
-#     thread that is not the leader (mtexec): every thread image
+#   - signals in threads (tests/workload/sigthreads), an exec from a
+#     thread that is not the leader (mtexec), vfork and posix_spawn
+#     children (spawn): every thread image
 #     regenerates (`aetrace regen --split`) equal to the stepper's same
 #     thread and program;
 #   - an exec'd program not built with aecc is reported and left untraced,
@@ -41,7 +42,7 @@ nok() { i=$((i + 1)); echo "not ok $i - $*"; failed=1; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else nok "$name"; fi; }
 
 for t in "$aerun" "$aetrace" "$step" "$cmp" "$region" "$wl/runall" "$wl/threads.orig" \
-	 "$wl/sigthreads.orig" "$wl/mtexec.orig"; do
+	 "$wl/sigthreads.orig" "$wl/mtexec.orig" "$wl/spawn.orig" "$wl/barrier"; do
 	if [ ! -x "$t" ]; then
 		echo "ok 1 - aerun-multi # SKIP $t not built"
 		exit 0
@@ -231,9 +232,10 @@ PY
 		test "$n" = "$(ls "$d/step" | wc -l)"
 }
 
-cp "$wl/sigthreads" "$wl/sigthreads.orig" "$wl/mtexec" "$wl/mtexec.orig" "$work/i/"
-cp "$wl/sigthreads.orig" "$work/o/sigthreads"
-cp "$wl/mtexec.orig" "$work/o/mtexec"
+for p in sigthreads mtexec spawn; do
+	cp "$wl/$p" "$wl/$p.orig" "$work/i/"
+	cp "$wl/$p.orig" "$work/o/$p"
+done
 if "$aetrace" regen --help 2>&1 | grep -q -- "--split"; then
 	# Signals in threads: every thread raises SIGUSR1 at itself.
 	whole sigthreads 10
@@ -255,8 +257,10 @@ PY
 	# A thread that is not the leader execs the leaf: it takes the
 	# leader's tid; the leader's stream ends where the exec killed it.
 	whole mtexec ./leaf 20
+	# vfork children: posix_spawn (own stack, shared memory) and vfork.
+	whole spawn ./leaf 20
 else
-	ok "sigthreads, mtexec # SKIP this aetrace has no regen --split"
+	ok "sigthreads, mtexec, spawn # SKIP this aetrace has no regen --split"
 fi
 
 # An exec'd program not built with aecc: reported, left untraced.
@@ -300,12 +304,19 @@ else
 	sed 's/^/# /' "$work/sh.cmp" 2>/dev/null | head -16
 fi
 
-# More live threads than sub-buffers: a clear error, not a hang.
-(cd "$work/i" && timeout 60 $clean_env "$aerun" --subbufs 3 -o "$work/n.zst" -- ./threads 20 \
+# More live threads than sub-buffers: a clear error, not a hang (barrier:
+# 7 threads alive at once); enough sub-buffers: it runs.
+cp "$wl/barrier" "$work/i/"
+(cd "$work/i" && timeout 60 $clean_env "$aerun" --subbufs 4 -o "$work/n.zst" -- ./barrier 6 \
 	>/dev/null 2>"$work/n.err")
 rc=$?
-check "5 threads with 3 sub-buffers: exit $rc (125), names --subbufs" \
+check "7 live threads with 4 sub-buffers: exit $rc (125), names --subbufs" \
 	eval 'test $rc = 125 && grep -q -- "--subbufs" "$work/n.err"'
+(cd "$work/i" && timeout 60 $clean_env "$aerun" --subbufs 8 -o "$work/n.zst" -- ./barrier 6 \
+	>/dev/null 2>"$work/n.err")
+rc=$?
+check "7 live threads with 8 sub-buffers: exit $rc (0), 7 threads in the capture" \
+	eval 'test $rc = 0 && "$region" --check "$work/n.zst" >"$work/n.threads" && test "$(wc -l <"$work/n.threads")" = 7'
 
 echo "1..$i"
 exit $failed
