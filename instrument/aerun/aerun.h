@@ -33,6 +33,13 @@
 #define AERUN_EXIT_NOEXEC	126	/* program found but not executable */
 #define AERUN_EXIT_NOENT	127	/* program not found */
 
+/* The exec calls of the other system call entries of a 64-bit process
+ * (the i386 one through int 0x80, x32), which aerun's filter traps too. */
+#define AERUN_I386_EXECVE	11
+#define AERUN_I386_EXECVEAT	358
+#define AERUN_X32_EXECVE	(0x40000000 + 520)
+#define AERUN_X32_EXECVEAT	(0x40000000 + 545)
+
 struct aerun_opts {
 	const char *out;		/* NULL with --discard */
 	uint32_t subbuf_size;

@@ -264,20 +264,31 @@ static int write_session(struct aerun *a)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) child(struct aerun *a)
 {
+	/*
+	 * Trapped: rt_sigreturn, execve and execveat of every entry a 64-bit
+	 * process has (x86-64, x32, and i386 through int 0x80: an exec aerun
+	 * did not see coming would put the new image's START on the old
+	 * image's bytes), and ioctl on fd 1023 (the runtime asking aerun,
+	 * standalone.h). Jump offsets count from the next instruction.
+	 */
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
-		/* ioctl on fd 1023: the runtime asking aerun (standalone.h) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 4, 0),	/* 6 */
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 13),	/* 16 */
+		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 10, 0),	/* 15 */
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 9, 10),	/* 15, 16 */
+		/* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 7, 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 6, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 5, 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 4, 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 3, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),		/* 16 */
+		/* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),	/* 16 */
+		/* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		/* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
 		.len = sizeof(filter) / sizeof(filter[0]),

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -351,24 +352,58 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 	return setregs(t->tid, r);
 }
 
-/* Seccomp stop (aerun's filter): rt_sigreturn, execve, runtime requests. */
+/* The entry of the system call @t stopped at: AUDIT_ARCH_I386 for int
+ * 0x80, AUDIT_ARCH_X86_64 for syscall (x32 included), 0 if unknown. */
+static uint32_t syscall_arch(pid_t tid)
+{
+	struct __ptrace_syscall_info si = { 0 };
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
+		return 0;
+	return si.arch;
+}
+
+static void exec_entry(struct aerun_task *t, const struct user_regs_struct *r)
+{
+	t->in_exec = 1;
+	t->exec_r15 = r->r15;
+	t->exec_ip = r->rip;
+	t->exec_sp = r->rsp;
+}
+
+/*
+ * Seccomp stop (aerun's filter, main.c; a program's own filter may add
+ * stops of other calls): rt_sigreturn, exec, runtime requests. The
+ * numbers are those of the entry the call came through.
+ */
 static int on_seccomp(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
+	uint32_t arch;
 	int ret;
 
 	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
+	arch = syscall_arch(t->tid);
+	if (arch == AUDIT_ARCH_I386) {
+		if (r.orig_rax == AERUN_I386_EXECVE || r.orig_rax == AERUN_I386_EXECVEAT)
+			exec_entry(t, &r);
+		return 0;
+	}
+	if (arch != AUDIT_ARCH_X86_64) {
+		fprintf(stderr, "aerun: task %d: system call %lld from an unknown entry\n",
+			t->tid, (long long)r.orig_rax);
+		return -EINVAL;
+	}
 	switch (r.orig_rax) {
 	case SYS_rt_sigreturn:
 		return on_sigreturn(a, t, &r);
 	case SYS_execve:
 	case SYS_execveat:
-		t->in_exec = 1;
-		t->exec_r15 = r.r15;
-		t->exec_ip = r.rip;
-		t->exec_sp = r.rsp;
+	case AERUN_X32_EXECVE:
+	case AERUN_X32_EXECVEAT:
+		exec_entry(t, &r);
 		return 0;
 	case SYS_ioctl:
 		return on_runtime_ioctl(a, t, &r);
@@ -589,7 +624,12 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		return 0;
 	}
 	a->execs++;
-	if (task_active(a, t) && t->in_exec) {
+	if (task_active(a, t) && !t->in_exec) {
+		fprintf(stderr, "aerun: task %d exec'd without aerun seeing the call: where its old image's trace ends is unknown\n",
+			t->tid);
+		return -EFAULT;
+	}
+	if (task_active(a, t)) {
 		off = cursor_offset(a, t, t->exec_r15);
 		if (off < 0) {
 			fprintf(stderr, "aerun: task %d execs with r15 %#llx outside sub-buffer %u\n",

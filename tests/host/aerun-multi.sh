@@ -24,7 +24,8 @@
 #     regenerate on its own, are at least deterministic);
 #   - signals in threads (tests/workload/sigthreads), an exec from a
 #     thread that is not the leader (mtexec), vfork and posix_spawn
-#     children (spawn): every thread image
+#     children (spawn), an exec through int 0x80 (int80exec): every
+#     thread image
 #     regenerates (`aetrace regen --split`) equal to the stepper's same
 #     thread and program;
 #   - an exec'd program not built with aecc is reported and left untraced,
@@ -208,6 +209,8 @@ for p, c in pairs:
 for t, l in label.items():
 	print(l, t)
 PY
+	# no fork: the stepper's only thread is 0
+	[ -s "$d/labels" ] || echo "0 $(ls "$d/step" | head -1 | cut -d. -f2)" >"$d/labels"
 	for f in "$d/regen/"*.lackey; do
 		tid=$(basename "$f" | cut -d. -f2)
 		prog=$(basename "$f" | cut -d. -f3)
@@ -232,7 +235,7 @@ PY
 		test "$n" = "$(ls "$d/step" | wc -l)"
 }
 
-for p in sigthreads mtexec spawn; do
+for p in sigthreads mtexec spawn int80exec; do
 	cp "$wl/$p" "$wl/$p.orig" "$work/i/"
 	cp "$wl/$p.orig" "$work/o/$p"
 done
@@ -259,6 +262,14 @@ PY
 	whole mtexec ./leaf 20
 	# vfork children: posix_spawn (own stack, shared memory) and vfork.
 	whole spawn ./leaf 20
+	# An exec through the i386 entry (int 0x80): aerun's seccomp filter
+	# must see it like execve, or the leaf's START lands on the old
+	# image's bytes.
+	if (cd "$work/o" && ./int80exec ./leaf 1 >/dev/null 2>&1); then
+		whole int80exec ./leaf 20
+	else
+		ok "int80exec # SKIP this kernel has no int 0x80 entry"
+	fi
 else
 	ok "sigthreads, mtexec, spawn # SKIP this aetrace has no regen --split"
 fi
