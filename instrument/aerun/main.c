@@ -320,6 +320,42 @@ err:
 	_exit(AERUN_EXIT_FAIL);
 }
 
+/* The first program, for forward_signal(). */
+static volatile pid_t aerun_fwd_pid;
+
+/*
+ * aerun is in the program's process group: a signal sent to the whole
+ * group (the terminal's ^C, a program's kill(0, sig)) reaches the program
+ * too, and must not end aerun; one sent to aerun alone by a process of
+ * another group is passed on to the program, as if aerun were not there.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if ((si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL) &&
+	    si->si_pid > 0 && getpgid(si->si_pid) != getpgrp() && aerun_fwd_pid > 0)
+		kill(aerun_fwd_pid, sig);
+	errno = saved;
+}
+
+/* The signals aerun passes on or leaves to the program: those a process
+ * group gets; not aerun's own faults, SIGPIPE or job control stops. */
+static void install_forwarding(pid_t pid)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+				    SIGTERM, SIGSTKFLT, SIGVTALRM, SIGPROF, SIGIO, SIGPWR };
+	struct sigaction sa = { .sa_sigaction = forward_signal,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+
+	aerun_fwd_pid = pid;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		sigaction(s, &sa, NULL);
+}
+
 static int start(struct aerun *a)
 {
 	int status;
@@ -348,6 +384,7 @@ static int start(struct aerun *a)
 		kill(a->pid, SIGKILL);
 		return -errno;
 	}
+	install_forwarding(a->pid);
 	ptrace(PTRACE_CONT, a->pid, 0, 0);
 	return 0;
 }

@@ -329,5 +329,33 @@ rc=$?
 check "7 live threads with 8 sub-buffers: exit $rc (0), 7 threads in the capture" \
 	eval 'test $rc = 0 && "$region" --check "$work/n.zst" >"$work/n.threads" && test "$(wc -l <"$work/n.threads")" = 7'
 
+# Signals to the process group (aerun is in the program's group): a
+# program's kill(0, SIGUSR1) reaches the program as without aerun, and
+# does not kill aerun; a signal sent to aerun alone is passed to the
+# program. setsid: the group must not be this suite's.
+if [ -x "$wl/grpsig" ]; then
+	cp "$wl/grpsig" "$work/i/"
+	(cd "$work/i" && timeout 60 setsid $clean_env "$aerun" -o "$work/g.zst" -- ./grpsig group \
+		>"$work/g.out" 2>"$work/g.err")
+	rc=$?
+	check "kill(0, SIGUSR1) by the traced program: exit $rc (0), its handler ran$(head -c 200 "$work/g.err" | tr '\n' ' ')" \
+		eval 'test $rc = 0 && grep -q "got SIGUSR1" "$work/g.out" && "$region" --check "$work/g.zst" >/dev/null'
+	(cd "$work/i" && timeout 60 setsid $clean_env "$aerun" -o "$work/w.zst" -- ./grpsig wait 20 \
+		>"$work/w.out" 2>"$work/w.err") &
+	bg=$!
+	for _ in $(seq 200); do
+		grep -q waiting "$work/w.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	apid=$(pgrep -f -n "aerun -o $work/w.zst")
+	[ -n "$apid" ] && kill -USR1 "$apid"
+	wait $bg
+	rc=$?
+	check "SIGUSR1 sent to aerun ($apid) reaches the program: exit $rc (0)" \
+		eval 'test $rc = 0 && grep -q "got SIGUSR1" "$work/w.out" && "$region" --check "$work/w.zst" >/dev/null'
+else
+	ok "grpsig # SKIP not built"
+fi
+
 echo "1..$i"
 exit $failed
