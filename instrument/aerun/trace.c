@@ -316,12 +316,14 @@ static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 
 /*
  * The runtime's requests (standalone.h) from a program exec'd by a traced
- * task: where the trace buffer is, then its initial r15 (START marker).
+ * task: where the trace buffer is, then its initial r15 (START marker), or
+ * that it cannot open the buffer (it is left untraced).
  * The syscall is skipped; rax is the answer.
  */
 static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
 	long ans = -EPERM;
+	int ret;
 
 	if (r->rsi == AE_STANDALONE_IOC_ATTACH && t->traced && t->region) {
 		char path[64];
@@ -344,6 +346,19 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 		t->active = 1;
 		marker(a, t, TRBUF_MK_START, r15, r->rip, r->rsp, 0, 0);
 		ans = r15;
+	} else if (r->rsi == AE_STANDALONE_IOC_DETACH && t->traced && t->region &&
+		   !t->active) {
+		/* its runtime cannot open the buffer: untraced from here */
+		if (!a->o.quiet)
+			fprintf(stderr, "aerun: task %d (%s) cannot open aerun's trace buffer (credentials changed?): left untraced\n",
+				t->tid, t->img->path);
+		t->traced = 0;
+		a->nr_traced--;
+		a->nr_untraced++;
+		ret = region_end(a, t, t->resume_off);
+		if (ret)
+			return ret;
+		ans = 0;
 	} else {
 		return 0;	/* not ours: the ioctl runs (EBADF) */
 	}
