@@ -6,10 +6,13 @@
  * exit).
  *
  * Every traced thread writes into its own region, a virtual cpu of the
- * capture (0 = the first program's first thread, then in the order aerun
- * sees them start), taking sub-buffers from one shared pool: markers place
- * each event at (cpu, seq, offset) exactly as trbuf.ko does for real CPUs,
- * so one regeneration path serves both. A new thread or child starts its
+ * capture, taking sub-buffers from one shared pool: markers place each
+ * event at (cpu, seq, offset) exactly as trbuf.ko does for real CPUs, so
+ * one regeneration path serves both. A thread keeps its cpu for life (no
+ * migration); a new thread takes the lowest free cpu (0 = the first
+ * program), so a cpu hosts successive threads, each beginning with its
+ * START or SWITCH_IN marker in a new sub-buffer, and the session's nr_cpus
+ * (= nr_subbufs: a live thread owns one sub-buffer) bounds them. A new thread or child starts its
  * region with SWITCH_IN (its first ip and sp), its parent's stream has FORK
  * (arg = child tid, arg2 = clone flags); exec ends the old image with EXEC
  * and, when the new program is instrumented, START follows at the same
@@ -29,6 +32,13 @@
 #define AERUN_EXIT_FAIL		125	/* aerun itself failed */
 #define AERUN_EXIT_NOEXEC	126	/* program found but not executable */
 #define AERUN_EXIT_NOENT	127	/* program not found */
+
+/* The exec calls of the other system call entries of a 64-bit process
+ * (the i386 one through int 0x80, x32), which aerun's filter traps too. */
+#define AERUN_I386_EXECVE	11
+#define AERUN_I386_EXECVEAT	358
+#define AERUN_X32_EXECVE	(0x40000000 + 520)
+#define AERUN_X32_EXECVEAT	(0x40000000 + 545)
 
 struct aerun_opts {
 	const char *out;		/* NULL with --discard */
@@ -94,6 +104,7 @@ struct aerun_task {
 	uint64_t cur_seq;
 	uint32_t resume_off;		/* where START goes after exec */
 	int in_exec;			/* between execve entry and the exec event */
+	pid_t exec_tid;			/* exec'd from a non-leader: the tid it takes */
 	uint64_t exec_r15, exec_ip, exec_sp;
 	struct aerun_img *img;
 	/* Markers not yet attached to a commit. */
@@ -116,7 +127,8 @@ struct aerun {
 
 	struct aerun_task *tasks;
 	struct aerun_img *imgs;
-	uint32_t nr_cpus;		/* regions handed out */
+	uint8_t *cpu_used;		/* per region: a live thread has it */
+	uint64_t *cpu_seq;		/* per region: next sub-buffer seq */
 
 	/* Markers of tasks that vanished without an exit stop. */
 	struct trbuf_marker *mk;
@@ -124,7 +136,8 @@ struct aerun {
 
 	/* Statistics. */
 	uint64_t raw_bytes, commits, rollbacks, signals, sigreturns, markers;
-	uint64_t nr_tasks, nr_traced, nr_untraced, forks, execs;
+	uint64_t nr_tasks, forks, execs;
+	uint64_t nr_traced, nr_untraced;	/* program images (threads, execs) */
 	int status;			/* wait status of the program */
 	uint64_t final_ip;
 	int failed;			/* aerun killed the program */

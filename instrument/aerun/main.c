@@ -40,7 +40,8 @@ static void usage(FILE *f)
 		"  -o FILE          write the trace container to FILE (default trace.zst)\n"
 		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
 		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
-		"  --subbufs N      number of sub-buffers (default 8)\n"
+		"  --subbufs N      number of sub-buffers (default 8; each live traced thread\n"
+		"                   holds one, so more than the threads alive at once)\n"
 		"  -l LEVEL         zstd level, -7 (fastest) .. 22 (default 1)\n"
 		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
 }
@@ -225,7 +226,7 @@ static int write_session(struct aerun *a)
 	struct ae_session s = {
 		.version = AE_FORMAT_VERSION,
 		.mode = AE_MODE_STANDALONE,
-		.nr_cpus = 1,
+		.nr_cpus = a->ctl.nr_subbufs,	/* regions: aerun.h */
 		.subbuf_size = a->ctl.subbuf_size,
 		.nr_subbufs = a->ctl.nr_subbufs,
 	};
@@ -248,7 +249,7 @@ static int write_session(struct aerun *a)
 	p += sprintf(p, "tool=aerun") + 1;
 	p += sprintf(p, "host=%s", host) + 1;
 	p += sprintf(p, "prog=%s", a->o.path) + 1;
-	/* cpu numbers are regions, one per traced thread (aerun.h) */
+	/* cpus are regions, one per live traced thread (aerun.h) */
 	p += sprintf(p, "cpus=per-thread") + 1;
 	for (char **v = a->o.argv; *v; v++)
 		p += sprintf(p, "argv=%s", *v) + 1;
@@ -263,20 +264,31 @@ static int write_session(struct aerun *a)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) child(struct aerun *a)
 {
+	/*
+	 * Trapped: rt_sigreturn, execve and execveat of every entry a 64-bit
+	 * process has (x86-64, x32, and i386 through int 0x80: an exec aerun
+	 * did not see coming would put the new image's START on the old
+	 * image's bytes), and ioctl on fd 1023 (the runtime asking aerun,
+	 * standalone.h). Jump offsets count from the next instruction.
+	 */
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
-		/* ioctl on fd 1023: the runtime asking aerun (standalone.h) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 4, 0),	/* 6 */
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 13),	/* 16 */
+		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 10, 0),	/* 15 */
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 9, 10),	/* 15, 16 */
+		/* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 7, 0),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 6, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 5, 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 4, 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 3, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),		/* 16 */
+		/* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),	/* 16 */
+		/* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		/* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
 		.len = sizeof(filter) / sizeof(filter[0]),
@@ -308,6 +320,42 @@ err:
 	_exit(AERUN_EXIT_FAIL);
 }
 
+/* The first program, for forward_signal(). */
+static volatile pid_t aerun_fwd_pid;
+
+/*
+ * aerun is in the program's process group: a signal sent to the whole
+ * group (the terminal's ^C, a program's kill(0, sig)) reaches the program
+ * too, and must not end aerun; one sent to aerun alone by a process of
+ * another group is passed on to the program, as if aerun were not there.
+ */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+
+	if ((si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL) &&
+	    si->si_pid > 0 && getpgid(si->si_pid) != getpgrp() && aerun_fwd_pid > 0)
+		kill(aerun_fwd_pid, sig);
+	errno = saved;
+}
+
+/* The signals aerun passes on or leaves to the program: those a process
+ * group gets; not aerun's own faults, SIGPIPE or job control stops. */
+static void install_forwarding(pid_t pid)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+				    SIGTERM, SIGSTKFLT, SIGVTALRM, SIGPROF, SIGIO, SIGPWR };
+	struct sigaction sa = { .sa_sigaction = forward_signal,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+
+	aerun_fwd_pid = pid;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+		sigaction(s, &sa, NULL);
+}
+
 static int start(struct aerun *a)
 {
 	int status;
@@ -325,6 +373,9 @@ static int start(struct aerun *a)
 		a->status = status;
 		return -ECHILD;	/* the child reported why */
 	}
+	/* fd 1023 is for this process alone (standalone.h) */
+	__atomic_store_n(&((struct ae_standalone_ctl *)a->map)->first_pid, a->pid,
+			 __ATOMIC_RELEASE);
 	if (ptrace(PTRACE_SETOPTIONS, a->pid, 0,
 		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
 		   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
@@ -333,6 +384,7 @@ static int start(struct aerun *a)
 		kill(a->pid, SIGKILL);
 		return -errno;
 	}
+	install_forwarding(a->pid);
 	ptrace(PTRACE_CONT, a->pid, 0, 0);
 	return 0;
 }
@@ -391,7 +443,7 @@ static void summary(struct aerun *a)
 	fprintf(stderr, ", %llu signals, %llu rollbacks",
 		(unsigned long long)a->signals, (unsigned long long)a->rollbacks);
 	if (a->nr_tasks > 1)
-		fprintf(stderr, ", %llu threads (%llu traced, %llu untraced), %llu forks, %llu execs",
+		fprintf(stderr, ", %llu threads, %llu traced and %llu untraced images, %llu forks, %llu execs",
 			(unsigned long long)a->nr_tasks, (unsigned long long)a->nr_traced,
 			(unsigned long long)a->nr_untraced, (unsigned long long)a->forks,
 			(unsigned long long)a->execs);

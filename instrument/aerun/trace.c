@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/audit.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -271,28 +272,33 @@ static int poke_string(pid_t tid, uint64_t addr, const char *s)
 	return 0;
 }
 
-/* Give a task a region: a new virtual cpu and a free sub-buffer. */
+/* Give a task a region: the lowest free virtual cpu and a free sub-buffer. */
 static int region_new(struct aerun *a, struct aerun_task *t)
 {
+	uint32_t c;
 	int ret;
 
-	if (a->nr_cpus > UINT16_MAX) {
-		fprintf(stderr, "aerun: more than %u traced threads\n", UINT16_MAX + 1);
+	for (c = 0; c < a->ctl.nr_subbufs && a->cpu_used[c]; c++)
+		;
+	if (c == a->ctl.nr_subbufs) {
+		report_ring_error(a, -ENOSPC);
 		return -ENOSPC;
 	}
-	t->cpu = a->nr_cpus++;
-	t->cur_seq = 0;
+	t->cpu = c;
+	t->cur_seq = a->cpu_seq[c];
 	t->resume_off = 0;
 	ret = aerun_ring_next(a, t);
 	if (ret) {
 		report_ring_error(a, ret);
 		return ret;
 	}
+	a->cpu_used[c] = 1;
 	t->region = 1;
 	return 0;
 }
 
-/* The task leaves its region: commit its last bytes (len) with its markers. */
+/* The task leaves its region: commit its last bytes (len) with its
+ * markers; the cpu is free for the next new thread. */
 static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 {
 	int ret;
@@ -301,6 +307,8 @@ static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 		return 0;
 	t->region = 0;
 	ret = aerun_ring_commit(a, t, len);
+	a->cpu_seq[t->cpu] = t->cur_seq;
+	a->cpu_used[t->cpu] = 0;
 	if (ret)
 		report_ring_error(a, ret);
 	return ret;
@@ -308,15 +316,26 @@ static int region_end(struct aerun *a, struct aerun_task *t, uint32_t len)
 
 /*
  * The runtime's requests (standalone.h) from a program exec'd by a traced
- * task: where the trace buffer is, then its initial r15 (START marker).
+ * task: where the trace buffer is, then its initial r15 (START marker), or
+ * that it cannot open the buffer (it is left untraced).
  * The syscall is skipped; rax is the answer.
  */
 static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
 	long ans = -EPERM;
+	int ret;
 
 	if (r->rsi == AE_STANDALONE_IOC_ATTACH && t->traced && t->region) {
 		char path[64];
+
+		/*
+		 * An instrumented first program maps the control page before it
+		 * can start anything; once another program attaches, the page
+		 * says nothing more about the first one.
+		 */
+		for (struct aerun_task *o = a->tasks; o; o = o->next)
+			if (o->active < 0 && !task_active(a, o) && o->active < 0)
+				o->active = 0;
 
 		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), a->memfd);
 		ans = poke_string(t->tid, r->rdx, path);
@@ -327,6 +346,19 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 		t->active = 1;
 		marker(a, t, TRBUF_MK_START, r15, r->rip, r->rsp, 0, 0);
 		ans = r15;
+	} else if (r->rsi == AE_STANDALONE_IOC_DETACH && t->traced && t->region &&
+		   !t->active) {
+		/* its runtime cannot open the buffer: untraced from here */
+		if (!a->o.quiet)
+			fprintf(stderr, "aerun: task %d (%s) cannot open aerun's trace buffer (credentials changed?): left untraced\n",
+				t->tid, t->img->path);
+		t->traced = 0;
+		a->nr_traced--;
+		a->nr_untraced++;
+		ret = region_end(a, t, t->resume_off);
+		if (ret)
+			return ret;
+		ans = 0;
 	} else {
 		return 0;	/* not ours: the ioctl runs (EBADF) */
 	}
@@ -335,24 +367,58 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 	return setregs(t->tid, r);
 }
 
-/* Seccomp stop (aerun's filter): rt_sigreturn, execve, runtime requests. */
+/* The entry of the system call @t stopped at: AUDIT_ARCH_I386 for int
+ * 0x80, AUDIT_ARCH_X86_64 for syscall (x32 included), 0 if unknown. */
+static uint32_t syscall_arch(pid_t tid)
+{
+	struct __ptrace_syscall_info si = { 0 };
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
+		return 0;
+	return si.arch;
+}
+
+static void exec_entry(struct aerun_task *t, const struct user_regs_struct *r)
+{
+	t->in_exec = 1;
+	t->exec_r15 = r->r15;
+	t->exec_ip = r->rip;
+	t->exec_sp = r->rsp;
+}
+
+/*
+ * Seccomp stop (aerun's filter, main.c; a program's own filter may add
+ * stops of other calls): rt_sigreturn, exec, runtime requests. The
+ * numbers are those of the entry the call came through.
+ */
 static int on_seccomp(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
+	uint32_t arch;
 	int ret;
 
 	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
+	arch = syscall_arch(t->tid);
+	if (arch == AUDIT_ARCH_I386) {
+		if (r.orig_rax == AERUN_I386_EXECVE || r.orig_rax == AERUN_I386_EXECVEAT)
+			exec_entry(t, &r);
+		return 0;
+	}
+	if (arch != AUDIT_ARCH_X86_64) {
+		fprintf(stderr, "aerun: task %d: system call %lld from an unknown entry\n",
+			t->tid, (long long)r.orig_rax);
+		return -EINVAL;
+	}
 	switch (r.orig_rax) {
 	case SYS_rt_sigreturn:
 		return on_sigreturn(a, t, &r);
 	case SYS_execve:
 	case SYS_execveat:
-		t->in_exec = 1;
-		t->exec_r15 = r.r15;
-		t->exec_ip = r.rip;
-		t->exec_sp = r.rsp;
+	case AERUN_X32_EXECVE:
+	case AERUN_X32_EXECVEAT:
+		exec_entry(t, &r);
 		return 0;
 	case SYS_ioctl:
 		return on_runtime_ioctl(a, t, &r);
@@ -375,9 +441,12 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 	if (t->tid == a->pid)
 		a->final_ip = r.rip;
 	if (!task_active(a, t)) {
-		if (t->tid == a->pid && t->traced)
+		if (t->tid == a->pid && t->traced && t->execs == 1 && t->region) {
 			fprintf(stderr, "aerun: %s never mapped the trace buffer (not built with aecc?): no trace\n",
 				a->o.prog);
+			/* its START has an end: an empty stream */
+			marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), r.rip, r.rsp, code, 0);
+		}
 		return region_end(a, t, 0);
 	}
 	off = cursor_offset(a, t, r.r15);
@@ -415,20 +484,18 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
 	return t;
 }
 
-/* The task is gone (reaped): keep markers it left, free it. */
+/* The task is gone (reaped); one that vanished without an exit stop
+ * (SIGKILL) loses its last sub-buffer: committed empty, without its
+ * markers, so its cpu's sequence stays without gaps. */
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
-	if (t->region && t->traced)
-		fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer is lost\n",
-			t->tid);
-	for (uint32_t i = 0; i < t->nr_mk; i++)
-		aerun_add_marker(a, NULL, &t->mk[i]);
-	a->markers -= t->nr_mk;
 	if (t->region) {
-		/* its sub-buffer goes back to the pool unwritten */
-		pthread_mutex_lock(&a->ring.lock);
-		a->ring.state[t->cur] = AERUN_SB_FREE;
-		pthread_mutex_unlock(&a->ring.lock);
+		if (t->traced)
+			fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer and %u markers are lost\n",
+				t->tid, t->nr_mk);
+		a->markers -= t->nr_mk;
+		t->nr_mk = 0;
+		region_end(a, t, 0);
 	}
 	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -560,7 +627,9 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 	ssize_t n;
 	int ret;
 
-	ret = getregs(t->tid, &r);
+	pid_t tid = t->exec_tid ? t->exec_tid : t->tid;
+
+	ret = getregs(tid, &r);
 	if (ret)
 		return ret;
 	if (!t->execs++) {
@@ -570,7 +639,12 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		return 0;
 	}
 	a->execs++;
-	if (task_active(a, t) && t->in_exec) {
+	if (task_active(a, t) && !t->in_exec) {
+		fprintf(stderr, "aerun: task %d exec'd without aerun seeing the call: where its old image's trace ends is unknown\n",
+			t->tid);
+		return -EFAULT;
+	}
+	if (task_active(a, t)) {
 		off = cursor_offset(a, t, t->exec_r15);
 		if (off < 0) {
 			fprintf(stderr, "aerun: task %d execs with r15 %#llx outside sub-buffer %u\n",
@@ -582,6 +656,8 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		off = t->resume_off;	/* exec'd again before its runtime started */
 	}
 	t->in_exec = 0;
+	t->tid = tid;		/* the new image runs as the leader */
+	t->exec_tid = 0;
 	snprintf(link, sizeof(link), "/proc/%d/exe", t->tid);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n <= 0) {
@@ -598,13 +674,11 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		if (!a->o.quiet)
 			fprintf(stderr, "aerun: task %d exec'd %s, not built with aecc: left untraced\n",
 				t->tid, path);
-		if (t->traced)
-			a->nr_untraced++;
+		a->nr_untraced++;
 		t->traced = 0;
 		return region_end(a, t, off);
 	}
-	if (!t->traced)
-		a->nr_traced++;
+	a->nr_traced++;
 	t->traced = 1;
 	if (!t->region)
 		return region_new(a, t);
@@ -628,8 +702,25 @@ static int on_event(struct aerun *a, struct aerun_task *t, int event)
 		return on_seccomp(a, t);
 	case PTRACE_EVENT_EXIT:
 		return exiting(a, t);
-	case PTRACE_EVENT_EXEC:
+	case PTRACE_EVENT_EXEC: {
+		unsigned long former = t->tid;
+
+		/*
+		 * A thread other than the leader exec'd: it takes the leader's
+		 * tid; the leader (killed by the exec) is done.
+		 */
+		ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former);
+		if ((pid_t)former != t->tid) {
+			struct aerun_task *x = task_find(a, (pid_t)former);
+
+			if (x) {
+				x->exec_tid = t->tid;
+				task_free(a, t);
+				t = x;
+			}
+		}
 		return on_exec(a, t);
+	}
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
@@ -658,7 +749,11 @@ static int root_task(struct aerun *a)
 	t->region = 1;
 	t->cpu = 0;
 	t->cur = 0;
-	a->nr_cpus = 1;
+	a->cpu_used = calloc(a->ctl.nr_subbufs, sizeof(*a->cpu_used));
+	a->cpu_seq = calloc(a->ctl.nr_subbufs, sizeof(*a->cpu_seq));
+	if (!a->cpu_used || !a->cpu_seq)
+		return -ENOMEM;
+	a->cpu_used[0] = 1;
 	a->nr_traced = 1;
 	return 0;
 }

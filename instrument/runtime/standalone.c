@@ -53,7 +53,8 @@ static unsigned long ae_standalone_map(long fd)
 	return TRBUF_MAP_ADDR;
 }
 
-/* A program exec'd under aerun: returns its r15, or 0 without aerun. */
+/* A program exec'd under aerun: returns its r15, or 0 without aerun or
+ * when aerun's buffer cannot be opened (then aerun leaves it untraced). */
 static unsigned long ae_standalone_attach(void)
 {
 	unsigned long path[AE_STANDALONE_PATH_MAX / sizeof(unsigned long)] = { 0 };
@@ -63,8 +64,11 @@ static unsigned long ae_standalone_attach(void)
 		return 0;	/* not under aerun: EBADF */
 	((char *)path)[AE_STANDALONE_PATH_MAX - 1] = 0;
 	fd = ae_sys3(__NR_open, path, AE_O_RDWR | AE_O_CLOEXEC, 0);
-	if (fd < 0)
-		ae_die("aetrace runtime: cannot open aerun's trace buffer\n");
+	if (fd < 0) {
+		/* not ours to open (another user): run untraced */
+		ae_sys3(__NR_ioctl, AE_STANDALONE_FD, AE_STANDALONE_IOC_DETACH, 0);
+		return 0;
+	}
 	if (!ae_standalone_map(fd))
 		ae_die("aetrace runtime: aerun's trace buffer has no control page\n");
 	ae_sys1(__NR_close, fd);
@@ -77,10 +81,18 @@ static unsigned long ae_standalone_attach(void)
 /* Returns the initial r15 under aerun, 0 when not run by aerun. */
 unsigned long ae_standalone_setup(void)
 {
+	struct ae_standalone_ctl ctl;
 	unsigned long addr;
 
 	if (ae_sys2(__NR_fcntl, AE_STANDALONE_FD, AE_F_GETFD) < 0)
 		return ae_standalone_attach();
+	if (ae_sys4(__NR_pread64, AE_STANDALONE_FD, &ctl, sizeof(ctl), 0) == sizeof(ctl) &&
+	    ctl.magic == AE_STANDALONE_MAGIC && ctl.first_pid &&
+	    ctl.first_pid != (__u32)ae_sys0(__NR_getpid)) {
+		/* aerun's fd, inherited through an uninstrumented program */
+		ae_sys1(__NR_close, AE_STANDALONE_FD);
+		return ae_standalone_attach();
+	}
 	addr = ae_standalone_map(AE_STANDALONE_FD);
 	if (addr)
 		ae_sys1(__NR_close, AE_STANDALONE_FD);

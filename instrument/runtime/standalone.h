@@ -17,7 +17,11 @@
  * AE_STANDALONE_PATH_MAX bytes with a path that opens the memfd
  * (/proc/<aerun>/fd/<n>) and returns 0; after mapping, AE_STANDALONE_IOC_CURSOR
  * returns the task's initial r15 (aerun places each traced thread in its own
- * region, see instrument/aerun/aerun.h) or -errno.
+ * region, see instrument/aerun/aerun.h) or -errno. A runtime that cannot
+ * open the path (its credentials changed: setuid to another user before
+ * the exec) says so with AE_STANDALONE_IOC_DETACH (returns 0): aerun leaves
+ * it untraced, as a program not built with aecc, and it runs with the
+ * discard buffer.
  *
  * Only plain fixed-size integers: the runtime is freestanding.
  */
@@ -31,6 +35,7 @@
 #define AE_STANDALONE_VERSION	1
 #define AE_STANDALONE_IOC_ATTACH	0x41450001u
 #define AE_STANDALONE_IOC_CURSOR	0x41450002u
+#define AE_STANDALONE_IOC_DETACH	0x41450003u
 #define AE_STANDALONE_PATH_MAX		64
 
 struct ae_standalone_ctl {
@@ -44,6 +49,11 @@ struct ae_standalone_ctl {
 	__u64 map_addr;		/* where the runtime maps them: TRBUF_MAP_ADDR */
 	/* Written by the runtime once mapped (aerun checks it at exit). */
 	__u64 mapped_addr;	/* 0 until mapped */
+	/* The first program's pid: fd 1023 is for it alone; another process
+	 * that inherited it (through an uninstrumented first program) closes
+	 * it and attaches like any exec'd program. 0: no check. */
+	__u32 first_pid;
+	__u32 pad2;
 };
 
 /* Offset of a sub-buffer's first byte in the traced process. */

@@ -22,7 +22,7 @@ expect "non-executable program: exit 126" 126 "Permission denied" "$AERUN" -o "$
 expect "bad --subbuf-size: exit 2, value named" 2 "subbuf-size '5000'" "$AERUN" --subbuf-size 5000 "$PROD" 1
 expect "bad --subbufs: exit 2" 2 "subbufs '1'" "$AERUN" --subbufs 1 "$PROD" 1
 expect "unwritable output: exit 125, file named" 125 "$tmp/no/dir.zst" "$AERUN" -o "$tmp/no/dir.zst" "$PROD" 1
-expect "fork followed: both processes traced" 0 "2 threads (2 traced, 0 untraced), 1 forks" \
+expect "fork followed: both processes traced" 0 "2 threads, 2 traced and 0 untraced images, 1 forks" \
 	"$AERUN" -o "$tmp/f.zst" "$PROD" fork
 expect "uninstrumented program runs, with a warning" 1 "never mapped the trace buffer" \
 	"$AERUN" -o "$tmp/u.zst" false

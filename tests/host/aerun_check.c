@@ -62,7 +62,7 @@ static int load(struct trace *t, const char *path)
 		case AE_CHUNK_SESSION: {
 			const struct ae_session *s = p;
 
-			if (h.len < sizeof(*s) || s->mode != AE_MODE_STANDALONE || s->nr_cpus != 1)
+			if (h.len < sizeof(*s) || s->mode != AE_MODE_STANDALONE || !s->nr_cpus)
 				return fail("%s: bad session chunk", path);
 			t->have_session = 1;
 			break;

@@ -1,31 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
- * aerun_region - checks and cuts multi-task aerun captures (one region, a
- * virtual cpu, per traced thread; instrument/aerun/aerun.h).
+ * aerun_region - checks and cuts multi-task aerun captures: each traced
+ * thread writes into one region (virtual cpu) for life, a cpu hosts
+ * successive threads (instrument/aerun/aerun.h).
  *
  *   aerun_region --check IN       validate the marker contract, print one
- *                                 line per region and image
- *   aerun_region --extract IN CPU IMAGE OUT
- *                                 write image IMAGE (0 = the region's first,
- *                                 k = after its k-th EXEC) of region CPU as
- *                                 a single-cpu standalone capture, for
- *                                 `aetrace regen` (which needs the image to
- *                                 start at START: the first program or an
- *                                 exec'd one)
- *   aerun_region --bytes IN CPU OUT
- *                                 write region CPU's witness bytes
+ *                                 line per thread
+ *   aerun_region --extract IN LABEL IMAGE OUT
+ *                                 write image IMAGE (0 = the thread's first,
+ *                                 k = after its k-th EXEC) of thread LABEL
+ *                                 as a single-cpu standalone capture, for
+ *                                 `aetrace regen` of one image that starts
+ *                                 at START (the first program or an exec'd
+ *                                 one)
+ *   aerun_region --bytes IN LABEL OUT
+ *                                 write thread LABEL's witness bytes
  *
- * --check prints one line per region: cpu, label ("0" the first program,
- * "L.k" the k-th child that region L forked, in FORK order), pid, tid,
- * number of program images, bytes, markers, first marker.
+ * Threads are labelled by creation: "0" the first program, "L.k" the k-th
+ * thread or child that L created (in FORK order), so two runs compare
+ * thread by thread although tids differ; "?" for a thread no traced one
+ * created (a traced program exec'd by an untraced process). LABEL may also
+ * be "tid=N".
  *
- * --check: each region's sub-buffers run 0, 1, ... without gaps; its
- * markers come in (seq, offset) order, each before the DATA chunk of its
- * sub-buffer and inside it; a region starts with START (cpu 0) or
- * SWITCH_IN at (0, 0); every FORK's child has a region that starts with
- * SWITCH_IN later in time; EXEC is followed by START at the same position
- * or ends the region; nothing follows EXIT; a region has one tid.
- * Exit 0, or 1 with a message naming the marker (cpu, index) at fault.
+ * --check: each cpu's sub-buffers run 0, 1, ... without gaps; its markers
+ * come in (seq, offset) order, each before the DATA chunk of its sub-buffer
+ * and inside it; on each cpu a thread begins with START (the first
+ * program; or a program exec'd by an untraced one) or SWITCH_IN at a
+ * sub-buffer's start and ends with EXIT (or EXEC
+ * of an untraced program) before the next begins; EXEC of a traced program
+ * is followed by START at the same position; every FORK's child begins
+ * later than the FORK. Exit 0, or 1 with a message naming the marker
+ * (cpu, index) at fault.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,8 +54,6 @@ struct region {
 	size_t nmk;
 	uint64_t len;
 	int used;
-	int images;
-	char label[64];
 };
 
 #define MAX_CPU 65536
@@ -157,13 +160,24 @@ static int load(const char *path)
 	return 0;
 }
 
-static struct region *region_of_tid(int32_t tid, unsigned *cpu)
+/* One traced thread: a stretch of one cpu's stream (aerun never migrates). */
+struct task {
+	int32_t pid, tid;
+	unsigned cpu;
+	uint64_t from, to;	/* its bytes in the cpu's stream */
+	size_t m0, m1;		/* its markers: reg[cpu].mk[m0 .. m1) */
+	int images;
+	char label[64];
+};
+
+static struct task *tasks;
+static size_t ntasks;
+
+static struct task *task_of_tid(int32_t tid)
 {
-	for (unsigned c = 0; c < MAX_CPU; c++)
-		if (reg[c].used && reg[c].nmk && reg[c].mk[0].tid == tid) {
-			*cpu = c;
-			return &reg[c];
-		}
+	for (size_t k = 0; k < ntasks; k++)
+		if (tasks[k].tid == tid)
+			return &tasks[k];
 	return NULL;
 }
 
@@ -171,14 +185,13 @@ static int check(void)
 {
 	const char *e = "aerun_region: cpu %u marker %zu: %s\n";
 
+	ntasks = 0;
 	for (unsigned c = 0; c < MAX_CPU; c++) {
 		struct region *g = &reg[c];
-		int image = 0, ended = 0;
+		struct task *t = NULL;	/* open on this cpu */
 
 		if (!g->used)
 			continue;
-		if (!g->nmk)
-			return fail(e, c, 0, "region without markers");
 		for (size_t i = 0; i < g->nmk; i++) {
 			struct trbuf_marker *m = &g->mk[i];
 
@@ -188,129 +201,167 @@ static int check(void)
 					return fail(e, c, i, "points at a sub-buffer that was never written, or comes after its DATA");
 				g->pos[i] = g->len;
 			}
-			if (m->tid != g->mk[0].tid)
-				return fail(e, c, i, "another tid in the region");
 			if (i && g->pos[i] < g->pos[i - 1])
 				return fail(e, c, i, "out of (seq, offset) order");
-			if (ended)
-				return fail(e, c, i, "after the region's EXIT/EXEC end");
-			if (!i && c == 0 && m->type != TRBUF_MK_START)
-				return fail(e, c, i, "the first program's region does not begin with START");
-			if (!i && c && m->type != TRBUF_MK_SWITCH_IN)
-				return fail(e, c, i, "a new thread's region does not begin with SWITCH_IN");
-			if (!i && g->pos[i])
-				return fail(e, c, i, "first marker not at the region's start");
-			if (m->type == TRBUF_MK_EXIT)
-				ended = 1;
-			if (m->type == TRBUF_MK_EXEC) {
-				if (i + 1 < g->nmk) {
-					if (g->mk[i + 1].type != TRBUF_MK_START || g->pos[i + 1] != g->pos[i])
-						return fail(e, c, i, "EXEC not followed by START at the same position");
-					image++;
-				} else {
-					ended = 1;	/* exec'd an untraced program */
-				}
+			if (!t) {
+				/* a thread begins: the first program with START, others
+				 * with SWITCH_IN (created by a traced one) or START (a
+				 * traced program exec'd by an untraced one) */
+				if (c == 0 && !ntasks ? m->type != TRBUF_MK_START :
+				    m->type != TRBUF_MK_SWITCH_IN && m->type != TRBUF_MK_START)
+					return fail(e, c, i, "a cpu's next thread does not begin with START (first program) or SWITCH_IN");
+				if (m->offset)
+					return fail(e, c, i, "a thread does not begin at a sub-buffer's start");
+				if (task_of_tid(m->tid))
+					return fail(e, c, i, "a tid begins twice");
+				tasks = grow(tasks, ntasks + 1, sizeof(*tasks));
+				t = &tasks[ntasks++];
+				memset(t, 0, sizeof(*t));
+				t->pid = m->pid;
+				t->tid = m->tid;
+				t->cpu = c;
+				t->from = g->pos[i];
+				t->m0 = i;
+				t->images = 1;
+				continue;
 			}
-			if (m->type == TRBUF_MK_FORK) {
-				unsigned cc;
-				struct region *k = region_of_tid((int32_t)m->arg, &cc);
-
-				if (!k)
-					return fail(e, c, i, "FORK of a child without a region");
-				if (k->mk[0].time_ns < m->time_ns)
-					return fail(e, c, i, "child starts before its FORK");
+			if (m->tid != t->tid && !(t->images > 1 && m->tid == t->pid))
+				return fail(e, c, i, "another thread's marker before this one's EXIT (a thread vanished?)");
+			/* exec: the next image starts at the same place, under the
+			 * leader's tid when another thread exec'd */
+			if (m->type == TRBUF_MK_EXEC && i + 1 < g->nmk &&
+			    (g->mk[i + 1].tid == t->tid ||
+			     (g->mk[i + 1].tid == t->pid && g->mk[i + 1].type == TRBUF_MK_START))) {
+				if (g->mk[i + 1].type != TRBUF_MK_START || g->mk[i + 1].offset != m->offset ||
+				    g->mk[i + 1].seq != m->seq)
+					return fail(e, c, i, "EXEC not followed by START at the same position");
+				t->images++;
+				i++;
+				continue;
+			}
+			if (m->type == TRBUF_MK_EXIT || m->type == TRBUF_MK_EXEC) {
+				/* exit, or exec of an untraced program */
+				t->to = m->seq == g->nsb ? g->len : g->pos[i];
+				t->m1 = i + 1;
+				t = NULL;
 			}
 		}
-		if (!ended)
-			return fail(e, c, g->nmk - 1, "region does not end with EXIT or EXEC");
-		g->images = image + 1;
+		if (t)
+			return fail(e, c, g->nmk - 1, "the last thread does not end with EXIT or EXEC");
+	}
+	for (size_t k = 0; k < ntasks; k++) {
+		struct region *g = &reg[tasks[k].cpu];
+
+		for (size_t i = tasks[k].m0; i < tasks[k].m1; i++) {
+			struct task *ch;
+
+			if (g->mk[i].type != TRBUF_MK_FORK)
+				continue;
+			ch = task_of_tid((int32_t)g->mk[i].arg);
+			if (!ch)
+				return fail(e, tasks[k].cpu, i, "FORK of a child that never began");
+			if (reg[ch->cpu].mk[ch->m0].time_ns < g->mk[i].time_ns)
+				return fail(e, tasks[k].cpu, i, "child begins before its FORK");
+		}
 	}
 	/* labels: "0" for the first program, "P.k" for the k-th child of P */
-	snprintf(reg[0].label, sizeof(reg[0].label), "0");
+	if (ntasks)
+		snprintf(tasks[0].label, sizeof(tasks[0].label), "0");
 	for (int changed = 1; changed;) {
 		changed = 0;
-		for (unsigned c = 0; c < MAX_CPU; c++) {
-			struct region *g = &reg[c];
-			int k = 0;
+		for (size_t k = 0; k < ntasks; k++) {
+			struct region *g = &reg[tasks[k].cpu];
+			int n = 0;
 
-			if (!g->used || !g->label[0])
+			if (!tasks[k].label[0])
 				continue;
-			for (size_t i = 0; i < g->nmk; i++) {
-				unsigned cc;
-				struct region *ch;
+			for (size_t i = tasks[k].m0; i < tasks[k].m1; i++) {
+				struct task *ch;
 
 				if (g->mk[i].type != TRBUF_MK_FORK)
 					continue;
-				ch = region_of_tid((int32_t)g->mk[i].arg, &cc);
-				if (ch && !ch->label[0]) {
-					snprintf(ch->label, sizeof(ch->label), "%s.%d", g->label, k);
+				ch = task_of_tid((int32_t)g->mk[i].arg);
+				if (!ch->label[0]) {
+					snprintf(ch->label, sizeof(ch->label), "%s.%d", tasks[k].label, n);
 					changed = 1;
 				}
-				k++;
+				n++;
 			}
 		}
 	}
-	for (unsigned c = 0; c < MAX_CPU && !quiet; c++) {
-		struct region *g = &reg[c];
+	for (size_t k = 0; k < ntasks && !quiet; k++) {
+		struct task *t = &tasks[k];
 
-		if (!g->used)
-			continue;
-		printf("cpu %u label %s pid %d tid %d images %d bytes %llu markers %zu first %s\n", c,
-		       g->label[0] ? g->label : "?", g->mk[0].pid, g->mk[0].tid, g->images,
-		       (unsigned long long)g->len, g->nmk, tname(g->mk[0].type));
+		printf("task %s cpu %u pid %d tid %d images %d bytes %llu markers %zu\n",
+		       t->label[0] ? t->label : "?", t->cpu, t->pid, t->tid, t->images,
+		       (unsigned long long)(t->to - t->from), t->m1 - t->m0);
 	}
 	return 0;
 }
 
-/* Writes region CPU's witness bytes, all sub-buffers in order, to OUT. */
-static int bytes(unsigned cpu, const char *out)
+/* The thread labelled @label, or "tid=N": the thread N. */
+static struct task *task_of_label(const char *label)
 {
-	struct region *g = &reg[cpu];
-	FILE *f;
-
-	quiet = 1;
-	if (!g->used || check())
-		return 1;
-	f = fopen(out, "wb");
-	if (!f)
-		return 1;
-	for (size_t s = 0; s < g->nsb; s++)
-		fwrite(g->sb[s].data, 1, g->sb[s].len, f);
-	return fclose(f) ? 1 : 0;
+	if (!strncmp(label, "tid=", 4) && task_of_tid(atoi(label + 4)))
+		return task_of_tid(atoi(label + 4));
+	for (size_t k = 0; k < ntasks; k++)
+		if (!strcmp(tasks[k].label, label))
+			return &tasks[k];
+	fprintf(stderr, "aerun_region: no thread labelled %s\n", label);
+	return NULL;
 }
 
-static int extract(unsigned cpu, int image, const char *out)
+/* Copies the cpu stream's bytes [from, to) into buf; returns the count. */
+static uint64_t copy_bytes(struct region *g, uint64_t from, uint64_t to, uint8_t *buf)
 {
-	struct region *g = &reg[cpu];
+	uint64_t nb = 0;
+
+	for (size_t s = 0; s < g->nsb; s++) {
+		uint64_t lo = g->sb[s].base, hi = lo + g->sb[s].len;
+
+		for (uint64_t p = lo > from ? lo : from; p < hi && p < to; p++)
+			buf[nb++] = g->sb[s].data[p - lo];
+	}
+	return nb;
+}
+
+static int extract(const char *label, int image, const char *out)
+{
 	struct ae_writer_opts o = { .level = 1 };
 	struct ae_writer *w;
-	uint64_t from = 0, to, nb = 0;
-	size_t i, first = 0, nm = 0;
 	struct trbuf_marker *mk;
+	struct region *g;
+	struct task *t;
+	uint64_t from, to, nb;
+	size_t i, first, nm = 0;
 	uint8_t *buf;
 	int k = 0, fd;
 
 	quiet = 1;
-	if (!g->used || check())
+	if (check() || !(t = task_of_label(label)))
 		return 1;
+	g = &reg[t->cpu];
+	first = t->m0;
+	from = t->from;
 	/* image k starts at the START after the k-th EXEC */
-	for (i = 0; i < g->nmk && k < image; i++) {
-		if (g->mk[i].type == TRBUF_MK_EXEC && i + 1 < g->nmk) {
+	for (i = t->m0; i + 1 < t->m1 && k < image; i++) {
+		if (g->mk[i].type == TRBUF_MK_EXEC && g->mk[i + 1].type == TRBUF_MK_START) {
 			k++;
 			first = i + 1;
 			from = g->pos[i + 1];
 		}
 	}
 	if (k != image || g->mk[first].type != TRBUF_MK_START) {
-		fprintf(stderr, "aerun_region: cpu %u has no image %d starting with START\n", cpu, image);
+		fprintf(stderr, "aerun_region: thread %s has no image %d starting with START\n", label, image);
 		return 1;
 	}
-	to = g->len;
-	mk = calloc(g->nmk, sizeof(*mk));
-	for (i = first; i < g->nmk; i++) {
+	to = t->to;
+	mk = calloc(t->m1 - first, sizeof(*mk));
+	for (i = first; i < t->m1; i++) {
 		struct trbuf_marker m = g->mk[i];
 
-		if (m.type == TRBUF_MK_SUBBUF)
+		/* positions only, or children that are not in the extract */
+		if (m.type == TRBUF_MK_SUBBUF || m.type == TRBUF_MK_FORK)
 			continue;
 		m.cpu = 0;
 		m.seq = 0;
@@ -322,12 +373,7 @@ static int extract(unsigned cpu, int image, const char *out)
 		}
 	}
 	buf = malloc(to - from + 1);
-	for (size_t s = 0; s < g->nsb; s++) {
-		uint64_t lo = g->sb[s].base, hi = lo + g->sb[s].len;
-
-		for (uint64_t p = lo > from ? lo : from; p < hi && p < to; p++)
-			buf[nb++] = g->sb[s].data[p - lo];
-	}
+	nb = copy_bytes(g, from, to, buf);
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || ae_writer_open(&w, fd, &o) ||
 	    ae_writer_chunk(w, AE_CHUNK_SESSION, 0, 0, session, session_len, 0) ||
@@ -340,14 +386,34 @@ static int extract(unsigned cpu, int image, const char *out)
 	return 0;
 }
 
+/* Writes the witness bytes of the thread labelled @label to OUT. */
+static int bytes(const char *label, const char *out)
+{
+	struct task *t;
+	uint8_t *buf;
+	FILE *f;
+	uint64_t nb;
+
+	quiet = 1;
+	if (check() || !(t = task_of_label(label)))
+		return 1;
+	buf = malloc(t->to - t->from + 1);
+	nb = copy_bytes(&reg[t->cpu], t->from, t->to, buf);
+	f = fopen(out, "wb");
+	if (!f)
+		return 1;
+	fwrite(buf, 1, nb, f);
+	return fclose(f) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--check"))
 		return load(argv[2]) ? 1 : check();
 	if (argc == 6 && !strcmp(argv[1], "--extract"))
-		return load(argv[2]) ? 1 : extract(atoi(argv[3]) & 0xffff, atoi(argv[4]), argv[5]);
+		return load(argv[2]) ? 1 : extract(argv[3], atoi(argv[4]), argv[5]);
 	if (argc == 5 && !strcmp(argv[1], "--bytes"))
-		return load(argv[2]) ? 1 : bytes(atoi(argv[3]) & 0xffff, argv[4]);
-	fprintf(stderr, "usage: aerun_region --check IN | --extract IN CPU IMAGE OUT | --bytes IN CPU OUT\n");
+		return load(argv[2]) ? 1 : bytes(argv[3], argv[4]);
+	fprintf(stderr, "usage: aerun_region --check IN | --extract IN LABEL IMAGE OUT | --bytes IN LABEL OUT\n");
 	return 2;
 }

@@ -598,6 +598,20 @@ static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 			ptrace(PTRACE_SINGLESTEP, p, 0, 0);
 			continue;
 		}
+		if (event == PTRACE_EVENT_EXEC) {
+			unsigned long former = p;
+			struct task *x;
+
+			/* a non-leader thread exec'd: it goes on as the leader */
+			ptrace(PTRACE_GETEVENTMSG, p, 0, &former);
+			if ((pid_t)former != p && (x = task_find(&sp, (pid_t)former))) {
+				if (task_close(&sp, t))
+					sp.err = 1;
+				task_free(&sp, t);
+				x->tid = p;
+				t = x;
+			}
+		}
 		if (event ? task_event(&sp, t, event) : task_stop(&sp, t, sig)) {
 			sp.err = 1;
 			kill(s->pid, SIGKILL);

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mtexec - a thread that is not the leader execs PROG (the kernel kills
+ * the other threads, and the exec'ing thread takes the leader's tid).
+ *
+ * usage: mtexec PROG [ARG]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char *prog, *arg;
+
+static void *thread_main(void *unused)
+{
+	char *av[] = { prog, arg, NULL };
+
+	execve(prog, av, environ);
+	perror("mtexec: execve");
+	_exit(127);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: mtexec PROG [ARG]\n");
+		return 2;
+	}
+	prog = argv[1];
+	arg = argc > 2 ? argv[2] : NULL;
+	if (pthread_create(&t, NULL, thread_main, NULL))
+		return 1;
+	for (;;)
+		pause();
+}
