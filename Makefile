@@ -37,6 +37,7 @@ DEPS := $(TOP)/scripts/deps.sh
 -include analysis/build.mk
 -include bdump/build.mk
 -include schedlog/build.mk
+-include schedlog/record/build.mk
 -include trbuf-driver/build.mk
 -include vm/build.mk
 -include tests/build.mk
@@ -48,7 +49,7 @@ all: deps-build $(ALL_TARGETS)
 deps-build:
 	$(Q)$(DEPS) build
 deps-check:
-	$(Q)$(DEPS) build check src kernel vm
+	$(Q)$(DEPS) build check src kernel vm bpf
 
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@
