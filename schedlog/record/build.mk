@@ -53,3 +53,13 @@ $(OBJ)/tests/host/sched_workload: tests/host/sched_workload.c
 	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -o $@ $<
 
 ALL_TARGETS += $(OBJ)/tests/host/sched_workload
+
+# Starting and stopping the recorder from another program (no BPF needed):
+# bdump --bpf-sched links it.
+$(SCHEDREC_OBJ)/spawn.o: schedlog/record/spawn.c schedlog/record/spawn.h schedlog/record/sched_event.h | $(SCHEDREC_OBJ)
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -Ischedlog/record -c -o $@ $<
+
+$(BIN)/bdump: $(SCHEDREC_OBJ)/spawn.o
+$(OBJ)/bdump/bdump.o: CFLAGS += -I$(TOP)/schedlog/record
+$(OBJ)/bdump/bdump.o: schedlog/record/spawn.h

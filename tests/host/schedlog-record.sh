@@ -120,3 +120,33 @@ fi
 $rec -o /dev/full -d 0.2 2>"$w/err"
 rc=$?
 check "output on a full disk: status 1, names the file" '[ $rc -eq 1 ] && grep -q "/dev/full" "$w/err"'
+
+# bdump --bpf-sched: the recorder runs beside a (synthetic) capture.
+bd=bin/bdump
+syn=bytes=2M,cpus=2,subbuf=64K,rate=4M
+$bd -q -d 0.5 --synthetic-source $syn --bpf-sched "$w/b.bin" "$w/t.zst" "$w/s.bin" 2>"$w/err"
+rc=$?
+bpid=$(python3 $chk dump "$w/b.bin" 2>/dev/null | awk '$4 == "SWITCH" && $6 == "bdump" {split($5, a, "/"); print a[1]; exit}')
+check "bdump --bpf-sched: status 0, a valid log holding bdump's own switches" \
+	'[ $rc -eq 0 ] && python3 $chk valid "$w/b.bin" >/dev/null && [ -n "$bpid" ]'
+# A stand-in recorder proves the order: attached before the SESSION chunk
+# is written, stopped only once the capture is complete (END, closed).
+cat >"$w/fake-rec" <<EOT
+#!/usr/bin/env bash
+while [ \$# -gt 0 ]; do case \$1 in -o) out=\$2; shift;; --ready-fd) fd=\$2; shift;; esac; shift; done
+[ -e "$w/t2.zst" ] && echo "capture began before the recorder was ready" >"\$out"
+trap '$top/$bd --check "$w/t2.zst" "$w/s2.bin" >/dev/null 2>&1 && echo "stopped after END" >>"\$out"; exit 0' TERM
+echo -n R >&\$fd; eval "exec \$fd>&-"
+while :; do sleep 0.05; done
+EOT
+chmod +x "$w/fake-rec"
+AE_SCHEDLOG_RECORD="$w/fake-rec" $bd -q -d 0.3 --synthetic-source $syn --bpf-sched "$w/b2" "$w/t2.zst" "$w/s2.bin"
+rc=$?
+check "bdump --bpf-sched: recorder ready before the capture starts, stopped after END ($(cat "$w/b2" 2>/dev/null))" \
+	'[ $rc -eq 0 ] && [ "$(cat "$w/b2")" = "stopped after END" ]'
+printf '#!/bin/sh\necho "schedlog-record: BPF unavailable: test" >&2\nexit %d\n' $NOBPF >"$w/nobpf-rec"
+chmod +x "$w/nobpf-rec"
+AE_SCHEDLOG_RECORD="$w/nobpf-rec" $bd -q -d 0.3 --synthetic-source $syn --bpf-sched "$w/b3" "$w/t3.zst" "$w/s3.bin" 2>"$w/err"
+rc=$?
+check "bdump --bpf-sched without BPF: status 1, says so, no capture started" \
+	'[ $rc -eq 1 ] && grep -q "bdump: --bpf-sched .*BPF unavailable" "$w/err" && [ ! -e "$w/t3.zst" ]'
