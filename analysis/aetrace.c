@@ -18,6 +18,7 @@
 
 #include "program.h"
 #include "regen.h"
+#include "timeline.h"
 
 struct out {
 	FILE *f;
@@ -78,6 +79,7 @@ static void usage(FILE *f)
 		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE] TRACE PROG\n"
 		"       aetrace stats TRACE PROG\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
+		"       aetrace timeline --sched SCHED [--bpf ALL] -o OUT.json|OUT.svg\n"
 		"  TRACE  a capture (aerun -o TRACE; or AE_CAPTURE=TRACE in PROG's environment)\n"
 		"  PROG   the instrumented program (PROG.orig beside it)\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
@@ -249,6 +251,8 @@ int main(int argc, char **argv)
 		return cmd_regen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "timeline"))
+		return ae_timeline_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "map-lackey"))
 		return cmd_map_lackey(argc - 1, argv + 1);
 	fprintf(stderr, "aetrace: unknown command '%s'\n", argv[1]);

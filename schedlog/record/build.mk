@@ -63,3 +63,8 @@ $(SCHEDREC_OBJ)/spawn.o: schedlog/record/spawn.c schedlog/record/spawn.h schedlo
 $(BIN)/bdump: $(SCHEDREC_OBJ)/spawn.o
 $(OBJ)/bdump/bdump.o: CFLAGS += -I$(TOP)/schedlog/record
 $(OBJ)/bdump/bdump.o: schedlog/record/spawn.h
+
+# aetrace timeline (analysis/timeline*.c) reads the BPF log.
+$(OBJ)/analysis/timeline.o: CFLAGS += -I$(TOP)/schedlog/record
+$(OBJ)/analysis/timeline.o: schedlog/record/sched_event.h
+CHECK_TARGETS += tests/host/timeline.sh
