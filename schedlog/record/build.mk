@@ -68,3 +68,4 @@ $(OBJ)/bdump/bdump.o: schedlog/record/spawn.h
 $(OBJ)/analysis/timeline.o: CFLAGS += -I$(TOP)/schedlog/record
 $(OBJ)/analysis/timeline.o: schedlog/record/sched_event.h
 CHECK_TARGETS += tests/host/timeline.sh
+CHECK_TARGETS += tests/host/schedlog-vm.sh

@@ -150,3 +150,4 @@ AE_SCHEDLOG_RECORD="$w/nobpf-rec" $bd -q -d 0.3 --synthetic-source $syn --bpf-sc
 rc=$?
 check "bdump --bpf-sched without BPF: status 1, says so, no capture started" \
 	'[ $rc -eq 1 ] && grep -q "bdump: --bpf-sched .*BPF unavailable" "$w/err" && [ ! -e "$w/t3.zst" ]'
+echo "1..$n"

@@ -127,3 +127,4 @@ if [ -x bin/schedlog-record ] && bin/schedlog-record -q -o "$w/real.bin" -d 0.3 
 else
 	skip "a real BPF log of this machine" "schedlog-record not built or BPF unavailable"
 fi
+echo "1..$n"
