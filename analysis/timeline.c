@@ -169,7 +169,10 @@ static int slices_from_bpf(struct slices *v, const struct sched_log_header *h,
 		if (e->type != SCHED_EV_SWITCH || e->cpu >= nr_cpus)
 			continue;
 		if (cur[e->cpu] != SIZE_MAX) {
-			v->s[cur[e->cpu]].end = e->time_ns;
+			struct ae_slice *run = &v->s[cur[e->cpu]];
+
+			/* a log out of time order on one CPU gives empty slices, not negative ones */
+			run->end = e->time_ns > run->start ? e->time_ns : run->start;
 		} else if (e->tid) {
 			/* prev ran since before the recording began */
 			s = slice_add(v);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "sched_event.h"
@@ -115,6 +116,26 @@ static __u64 log_lost(struct rec *r, __u64 lost_now)
 	return d;
 }
 
+/*
+ * Program runs the kernel skipped because one of our programs was already
+ * running on that CPU (bpf_prog_info.recursion_misses): events lost too.
+ */
+static __u64 recursion_misses(struct schedlog_record_bpf *skel)
+{
+	struct bpf_program *prog;
+	__u64 sum = 0;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
 /* Why BPF cannot work here, before trying; NULL when it might. */
 static const char *bpf_precheck(void)
 {
@@ -156,7 +177,7 @@ int main(int argc, char **argv)
 	double duration = 0;
 	long rb_mb = 8;
 	int c, quiet = 0, ready_fd = -1, err, status = 0, ncpu;
-	__u64 t_end = 0, lost;
+	__u64 t_end = 0, lost, misses;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "o:d:b:qvh", lopts, NULL)) != -1) {
@@ -254,6 +275,7 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, PROG ": BPF unavailable: attaching to the sched tracepoints: %s\n",
 			load_reason(err));
+		unlink(r.path);		/* nothing recorded */
 		status = SCHED_RECORD_EXIT_NOBPF;
 		goto cleanup;
 	}
@@ -285,6 +307,13 @@ int main(int argc, char **argv)
 	ring_buffer__consume(rb);
 	lost = __atomic_load_n(&skel->bss->lost, __ATOMIC_RELAXED);
 	log_lost(&r, lost);
+	misses = recursion_misses(skel);
+	if (misses) {
+		fprintf(stderr, PROG ": the kernel skipped %llu program runs (nested in another of ours on the same CPU)\n",
+			(unsigned long long)misses);
+		lost += misses;
+		log_lost(&r, lost);
+	}
 	r.hdr.lost = lost;
 	r.hdr.end_ns = mono_ns();
 	{

@@ -16,10 +16,11 @@ mkdir -p "$out"
 st=()
 
 # (1) the recorder alone
-rm -f "$out/ready" && mkfifo "$out/ready"
-"$rec" -o "$out/known.bin" --ready-fd 3 3>"$out/ready" 2>"$out/known.err" &
+ready=/tmp/schedlog-vm-ready.$$	# a fifo: not on 9p
+rm -f "$ready" && mkfifo "$ready"
+"$rec" -o "$out/known.bin" --ready-fd 3 3>"$ready" 2>"$out/known.err" &
 rp=$!
-head -c1 "$out/ready" >/dev/null
+head -c1 "$ready" >/dev/null
 "$top/build/tests/host/sched_workload" sleep 20 >"$out/known.out"
 st+=($?)
 kill -INT $rp

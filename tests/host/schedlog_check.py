@@ -69,7 +69,7 @@ def valid(path, strict=False):
     check(h['flags'] & 1, 'header says complete (clean stop)')
     check(evs and evs[-1].type == END, 'last record is END')
     if not evs:
-        return h, evs
+        return h, evs, []
     end = evs[-1]
     check(end.arg == len(evs) - 1 == h['events'],
           'END and header count the %d records before END' % (len(evs) - 1))
@@ -84,7 +84,7 @@ def valid(path, strict=False):
     # agent threads: ftrace shows the same); a chain gap after a switch to
     # such a task is the kernel's, noted; any other gap fails (strict: all).
     prevs = {e.tid for e in evs if e.type == SWITCH}
-    silent = set()
+    silent, gaps = set(), []
     for e in evs:
         if e.type != SWITCH:
             continue
@@ -96,6 +96,7 @@ def valid(path, strict=False):
             p = prev_next[e.cpu]
             if p[0] not in prevs and not strict:
                 silent.add('%d %s' % (p[0], p[1]))
+                gaps.append(e)
             else:
                 bad_chain.append(e)
         prev_next[e.cpu] = (e.tid2, e.comm2)
@@ -112,12 +113,20 @@ def valid(path, strict=False):
         check(idle, 'the idle task appears')
     elif not idle:
         print('# note: no switch to or from the idle task (busy machine)')
-    return h, evs
+    return h, evs, gaps
 
 
 def workload(path, parent, child, n):
-    h, evs = valid(path)
+    h, evs, gaps = valid(path)
     parent, child, n = int(parent), int(child), int(n)
+    # switches to the child from a task the kernel never traces out of are
+    # invisible (the gap's next switch starts from the child); so may be
+    # wakeups done in such a task's context: both only where gaps exist
+    hidden_in = sum(1 for e in gaps if e.tid == child)
+    slack = len(gaps)
+    if gaps:
+        print('# note: %d chain gaps (%d before the child runs): tolerated as missing'
+              ' switches in and wakeups' % (len(gaps), hidden_in))
     forks = [e for e in evs if e.type == FORK and e.tid2 == child]
     check(len(forks) == 1 and forks[0].pid == parent and forks[0].tid == parent
           and forks[0].pid2 == child, 'one FORK %d -> %d' % (parent, child))
@@ -132,10 +141,10 @@ def workload(path, parent, child, n):
     ins = [e for e in evs if e.type == SWITCH and e.tid2 == child]
     sleeps = [e for e in outs if e.arg != 0]
     check(len(sleeps) >= n, '%d switches out of the child sleeping (>= %d)' % (len(sleeps), n))
-    check(len(ins) >= n + 1 and abs(len(ins) - len(outs)) <= 1,
-          '%d switches in, %d out of the child' % (len(ins), len(outs)))
+    check(len(ins) + hidden_in == len(outs) and len(outs) >= n + 1,
+          '%d switches in (+%d hidden), %d out of the child' % (len(ins), hidden_in, len(outs)))
     wakes = [e for e in evs if e.type == WAKEUP and e.tid == child]
-    check(len(wakes) >= n, '%d wakeups of the child (>= %d)' % (len(wakes), n))
+    check(len(wakes) >= n - slack, '%d wakeups of the child (>= %d - %d)' % (len(wakes), n, slack))
     if forks and execs and exits and ins and outs:
         check(forks[0].t <= new[0].t <= ins[0].t <= execs[0].t <= exits[0].t <= outs[-1].t,
               'fork, first run, exec, exit, last switch out in time order')
@@ -160,7 +169,7 @@ MK = struct.Struct('<QIHHiiQIIQQQ')
 
 
 def markers(path, sched):
-    h, evs = valid(path, strict=True)
+    h, evs, _ = valid(path, strict=True)
     data = open(sched, 'rb').read()
     check(len(data) % 64 == 0, '%s: %d bytes, a multiple of 64' % (sched, len(data)))
     ins = {}
