@@ -33,10 +33,10 @@ DEMO_TARGETS :=
 
 DEPS := $(TOP)/scripts/deps.sh
 
+-include schedlog/build.mk
 -include instrument/build.mk
 -include analysis/build.mk
 -include bdump/build.mk
--include schedlog/build.mk
 -include schedlog/record/build.mk
 -include trbuf-driver/build.mk
 -include vm/build.mk

@@ -2,10 +2,11 @@
 /*
  * aetrace - analysis of aetrace captures.
  *
- *   aetrace regen [--format=lackey|bin] [-o FILE] TRACE PROG
- *   aetrace stats TRACE PROG
+ *   aetrace regen [OPTIONS] TRACE PROG...
+ *   aetrace stats [--sched SCHED] TRACE PROG...
+ *   aetrace map-lackey PROG < LACKEY
  *
- * PROG is the instrumented program; its twin PROG.orig must be beside it.
+ * PROG is an instrumented program; its twin PROG.orig must be beside it.
  * Addresses in the output are those of PROG.orig (the uninstrumented
  * program), so they compare directly with valgrind lackey or a
  * single-stepper run of PROG.orig.
@@ -15,87 +16,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "out.h"
 #include "program.h"
-#include "regen.h"
+#include "sysregen.h"
 #include "timeline.h"
-
-struct out {
-	FILE *f;
-	struct ae_program *p;	/* with --original-only */
-	char buf[1 << 16];
-	size_t n;
-	int bin;
-	int err;
-};
-
-static void out_flush(struct out *o)
-{
-	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
-		o->err = errno ? errno : EIO;
-	o->n = 0;
-}
-
-static int sink_insn(void *ctx, uint64_t addr, unsigned int size)
-{
-	struct out *o = ctx;
-	static const char hex[] = "0123456789abcdef";
-	char *p;
-	int digits = 8;
-
-	if (o->p && !ae_is_original(o->p, addr))
-		return 0;
-	if (o->n > sizeof(o->buf) - 64) {
-		out_flush(o);
-		if (o->err)
-			return -1;
-	}
-	p = o->buf + o->n;
-	if (o->bin) {
-		memcpy(p, &addr, 8);
-		p[8] = (char)size;
-		o->n += 9;
-		return 0;
-	}
-	while (digits < 16 && (addr >> (4 * digits)))
-		digits++;
-	*p++ = 'I';
-	*p++ = ' ';
-	*p++ = ' ';
-	for (int i = digits - 1; i >= 0; i--)
-		*p++ = hex[(addr >> (4 * i)) & 15];
-	*p++ = ',';
-	if (size >= 10)
-		*p++ = '0' + size / 10;
-	*p++ = '0' + size % 10;
-	*p++ = '\n';
-	o->n = p - o->buf;
-	return 0;
-}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE] TRACE PROG\n"
-		"       aetrace stats TRACE PROG\n"
+		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE]\n"
+		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
+		"                     TRACE PROG...\n"
+		"       aetrace stats [--sched SCHED] TRACE PROG...\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
-		"       aetrace timeline --sched SCHED [--bpf ALL] -o OUT.json|OUT.svg\n"
-		"  TRACE  a capture (aerun -o TRACE; or AE_CAPTURE=TRACE in PROG's environment)\n"
-		"  PROG   the instrumented program (PROG.orig beside it)\n"
+		"       aetrace timeline --sched SCHED [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
+		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
+		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
+		"  PROG   the instrumented programs (PROG.orig beside each); a task's program\n"
+		"         is the one whose image id its registration record names (else the\n"
+		"         path it recorded, if that is the same image)\n"
+		"  -o FILE       every instruction of every task (default: standard output)\n"
+		"  --split DIR   one file per task and program image: DIR/PID.TID.PROG.FMT\n"
+		"  --per-cpu DIR each CPU's instructions in execution order, DIR/cpuN.FMT,\n"
+		"                lackey: a '# switch' line at every switch names the task\n"
+		"  --thread TID  only that thread's instructions\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
 		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md).\n"
 		"  --original-only leaves out alignment padding the assembler added\n"
 		"  (executed nops that are not in the program's source).\n");
-}
-
-static int load(const char *trace, const char *prog, struct ae_program **p,
-		struct ae_stream *s)
-{
-	if (ae_program_load(p, prog))
-		return -1;
-	if (ae_stream_load(s, trace))
-		return -1;
-	return 0;
 }
 
 static int cmd_regen(int argc, char **argv)
@@ -104,33 +54,53 @@ static int cmd_regen(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "original-only", no_argument, NULL, 'O' },
+		{ "sched", required_argument, NULL, 's' },
+		{ "split", required_argument, NULL, 'S' },
+		{ "per-cpu", required_argument, NULL, 'C' },
+		{ "thread", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static struct out o;
-	const char *outp = NULL;
-	struct ae_program *p = NULL;
-	struct ae_stream s;
-	struct ae_regen_stats st;
-	struct ae_regen_sink sink = { sink_insn, &o };
-	int c, ret, original_only = 0;
+	struct ae_out_opts oo = { 0 };
+	struct ae_sysregen_opts so = { 0 };
+	struct ae_out *out;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "bin")) {
-				o.bin = 1;
+				oo.bin = 1;
 			} else if (strcmp(optarg, "lackey")) {
 				fprintf(stderr, "aetrace: unknown format '%s' (lackey, bin)\n", optarg);
 				return 2;
 			}
 			break;
 		case 'o':
-			outp = optarg;
+			oo.path = optarg;
 			break;
 		case 'O':
-			original_only = 1;
+			oo.original_only = 1;
 			break;
+		case 's':
+			so.sched = optarg;
+			break;
+		case 'S':
+			oo.split_dir = optarg;
+			break;
+		case 'C':
+			oo.cpu_dir = optarg;
+			break;
+		case 't': {
+			char *e;
+
+			oo.thread = strtol(optarg, &e, 10);
+			if (*e || oo.thread <= 0) {
+				fprintf(stderr, "aetrace: --thread %s: not a thread id\n", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -139,61 +109,89 @@ static int cmd_regen(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind != 2) {
+	if (argc - optind < 2) {
 		usage(stderr);
 		return 2;
 	}
-	o.f = outp ? fopen(outp, "wb") : stdout;
-	if (!o.f) {
-		fprintf(stderr, "aetrace: %s: %s\n", outp, strerror(errno));
+	if (ae_out_open(&out, &oo))
 		return 1;
-	}
-	if (load(argv[optind], argv[optind + 1], &p, &s)) {
-		ae_program_free(p);
-		return 1;
-	}
-	if (original_only)
-		o.p = p;
-	ret = ae_regen(p, &s, &sink, &st);
-	out_flush(&o);
-	if (o.err || fflush(o.f)) {
-		fprintf(stderr, "aetrace: writing %s: %s\n", outp ? outp : "output",
-			strerror(o.err ? o.err : errno));
-		ret = -1;
-	}
-	if (outp)
-		fclose(o.f);
-	ae_stream_free(&s);
-	ae_program_free(p);
+	so.trace = argv[optind];
+	so.progs = argv + optind + 1;
+	so.nprogs = argc - optind - 1;
+	ae_out_hooks(out, &so);
+	ret = ae_sysregen(&so);
+	if (ae_out_close(out))
+		ret = 1;
 	return ret ? 1 : 0;
+}
+
+struct stats_ctx {
+	struct ae_regen_stats sum;
+	int ntasks;
+	uint64_t bytes;
+};
+
+static void stats_task_end(void *ctx, const struct ae_task_info *t, int end,
+			   const struct ae_regen_stats *st)
+{
+	struct stats_ctx *s = ctx;
+	static const char *const ends[] = { "?", "exit", "exec", "stopped", "capture end" };
+
+	printf("task %d/%d %-16s %14llu insns %12llu witness bytes %10llu value bytes %6llu signals  %s\n",
+	       t->pid, t->tid, t->prog ? t->prog : "?", (unsigned long long)st->insns,
+	       (unsigned long long)st->witness_bytes, (unsigned long long)st->value_bytes,
+	       (unsigned long long)st->signals, end < 0 ? "FAILED" : ends[end < 5 ? end : 0]);
+	s->sum.insns += st->insns;
+	s->sum.blocks += st->blocks;
+	s->sum.witness_bytes += st->witness_bytes;
+	s->sum.value_bytes += st->value_bytes;
+	s->sum.signals += st->signals;
+	s->ntasks++;
+}
+
+static void stats_slice(void *ctx, const struct ae_slice_info *si)
+{
+	struct stats_ctx *s = ctx;
+
+	s->bytes += si->bytes;
 }
 
 static int cmd_stats(int argc, char **argv)
 {
-	struct ae_program *p = NULL;
-	struct ae_stream s;
-	struct ae_regen_stats st;
-	struct ae_regen_sink sink = { NULL, NULL };
-	int ret;
+	static const struct option opts[] = {
+		{ "sched", required_argument, NULL, 's' },
+		{ 0 },
+	};
+	struct ae_sysregen_opts so = { 0 };
+	struct stats_ctx s = { 0 };
+	int c, ret;
 
-	if (argc != 3) {
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 's') {
+			usage(stderr);
+			return 2;
+		}
+		so.sched = optarg;
+	}
+	if (argc - optind < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (load(argv[1], argv[2], &p, &s)) {
-		ae_program_free(p);
-		return 1;
-	}
-	ret = ae_regen(p, &s, &sink, &st);
-	printf("instructions     %llu\n", (unsigned long long)st.insns);
-	printf("basic blocks     %llu\n", (unsigned long long)st.blocks);
-	printf("witness bytes    %llu\n", (unsigned long long)st.witness_bytes);
-	printf("value bytes      %llu\n", (unsigned long long)st.value_bytes);
-	printf("trace bytes      %llu\n", (unsigned long long)s.len);
-	printf("bytes/instr      %.4f\n", st.insns ? (double)s.len / st.insns : 0.0);
-	printf("signals          %llu\n", (unsigned long long)st.signals);
-	ae_stream_free(&s);
-	ae_program_free(p);
+	so.trace = argv[optind];
+	so.progs = argv + optind + 1;
+	so.nprogs = argc - optind - 1;
+	so.task_end = stats_task_end;
+	so.slice = stats_slice;
+	so.ctx = &s;
+	ret = ae_sysregen(&so);
+	printf("tasks            %d\n", s.ntasks);
+	printf("instructions     %llu\n", (unsigned long long)s.sum.insns);
+	printf("basic blocks     %llu\n", (unsigned long long)s.sum.blocks);
+	printf("witness bytes    %llu\n", (unsigned long long)s.sum.witness_bytes);
+	printf("value bytes      %llu\n", (unsigned long long)s.sum.value_bytes);
+	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
+	printf("bytes/instr      %.4f\n", s.sum.insns ? (double)s.bytes / s.sum.insns : 0.0);
+	printf("signals          %llu\n", (unsigned long long)s.sum.signals);
 	return ret ? 1 : 0;
 }
 

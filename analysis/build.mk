@@ -2,9 +2,8 @@
 
 AETRACE_SRCS := $(wildcard analysis/*.c)
 AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o)
-AE_CONTAINER_LIB ?= $(OBJ)/bdump/libaecontainer.a
 
-$(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) include/aetrace/schema.h include/aetrace/container.h
+$(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) $(wildcard include/aetrace/*.h)
 	$(quiet) CC $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -c -o $@ $<

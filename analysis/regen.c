@@ -7,6 +7,10 @@
  * witness; indirect transfers read their recorded value; returns follow a
  * shadow call stack, which setjmp/longjmp records resynchronise.
  *
+ * The stream grows while a task is regenerated (whole-system captures are
+ * fed slice by slice): whenever the next byte or the markers at the
+ * current position may still come, the regenerator waits (ops->wait).
+ *
  * Signals: a SIGNAL marker at stream position P means the handler ran when
  * the thread had written exactly P bytes; it is entered at the first of:
  * reaching the marker's (twin) ip, or needing byte P. Its bytes end at the
@@ -23,20 +27,23 @@
 
 #define MAX_LEVELS 64
 
+void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos);
+void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi);
+
 struct sj {
 	uint64_t sp;
 	size_t depth;
 };
 
-struct rg {
+struct ae_regen {
 	struct ae_program *p;
-	struct ae_stream *s;
+	struct ae_tstream *s;
 	const struct ae_regen_sink *sink;
-	struct ae_regen_stats *st;
+	struct ae_regen_ops ops;
+	struct ae_regen_stats st;
+	char name[96];
 	uint64_t pos;
-	size_t mi;		/* next marker */
-	uint64_t *mkip;		/* twin ip of each marker (0 if none) */
-	size_t *mkend;		/* SIGNAL: index of the matching SIGRETURN */
+	uint64_t mi;		/* next marker (absolute index) */
 	uint64_t *stk;
 	size_t n, cap;
 	struct sj *sj;
@@ -48,72 +55,121 @@ struct rg {
 	uint64_t unwind_pc;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
 	int finishing;		/* in _Exit: stop after its system call */
-	int stop;
+	int stop;		/* an enum ae_regen_end */
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
 };
 
-static int rerr(struct rg *g, uint64_t pc, const char *msg)
+/* What one instruction's records said. */
+struct insn_vals {
+	uint64_t repcnt, target, jtidx, ljsp;
+	int have_rep, have_target, have_jt, have_lj, loaded;
+};
+
+static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
 {
-	fprintf(stderr, "aetrace: %s at trace offset %llu, instruction %#llx (%llu instructions regenerated)\n",
-		msg, (unsigned long long)g->pos, (unsigned long long)pc,
-		(unsigned long long)g->st->insns);
+	fprintf(stderr, "aetrace: %s%s at trace offset %llu, instruction %#llx (%llu instructions regenerated)\n",
+		g->name, msg, (unsigned long long)g->pos, (unsigned long long)pc,
+		(unsigned long long)g->st.insns);
 	return -1;
 }
 
-static void push(struct rg *g, uint64_t a)
+static int push(struct ae_regen *g, uint64_t a)
 {
 	if (g->n == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 1024;
-		g->stk = realloc(g->stk, g->cap * sizeof(*g->stk));
-		if (!g->stk)
-			abort();
+		size_t cap = g->cap ? g->cap * 2 : 1024;
+		uint64_t *n = realloc(g->stk, cap * sizeof(*n));
+
+		if (!n)
+			return rerr(g, a, "out of memory");
+		g->stk = n;
+		g->cap = cap;
 	}
 	g->stk[g->n++] = a;
+	return 0;
 }
 
-static int run(struct rg *g, uint64_t pc);
-
-static int is_sig(const struct rg *g, size_t i)
+/* Marker with absolute index i, or NULL if not (yet) known. */
+static struct ae_smk *mk(struct ae_regen *g, uint64_t i)
 {
-	return i < g->s->nmk && g->s->mk[i].type == TRBUF_MK_SIGNAL;
+	struct ae_tstream *s = g->s;
+
+	if (i < s->mk_base || i >= s->mk_base + s->nmk)
+		return NULL;
+	return &s->mk[i - s->mk_base];
 }
 
-/* Skip markers that carry no control flow for one thread. */
-static void skip_passive(struct rg *g)
+static uint64_t mk_ip(struct ae_regen *g, struct ae_smk *k)
 {
-	while (g->mi < g->s->nmk) {
-		uint32_t t = g->s->mk[g->mi].type;
+	if (!k->ip_done) {
+		uint32_t t = k->m.type;
 
-		if (t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN ||
-		    t == TRBUF_MK_EXIT)
-			break;
-		g->mi++;
+		if (t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
+		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK)
+			k->ip = ae_map_resume(g->p, k->m.ip);
+		k->ip_done = 1;
 	}
+	return k->ip;
 }
+
+static int is_active(uint32_t t)
+{
+	return t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
+	       t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK;
+}
+
+/* Wait for more of the stream; -1 if it is complete. */
+static int wait_more(struct ae_regen *g)
+{
+	if (g->s->final || !g->ops.wait)
+		return -1;
+	g->ops.wait(g->ops.ctx);
+	return 0;
+}
+
+/* The next active marker (skipping ones that carry no control flow). */
+static struct ae_smk *next_mk(struct ae_regen *g)
+{
+	struct ae_smk *k;
+
+	while ((k = mk(g, g->mi)) && !is_active(k->m.type))
+		g->mi++;
+	return k;
+}
+
+static int run(struct ae_regen *g, uint64_t pc);
 
 /* Enter the handler of the pending SIGNAL marker; returns after its
  * sigreturn. */
-static int deliver(struct rg *g)
+static int deliver(struct ae_regen *g)
 {
-	const struct trbuf_marker *m = &g->s->mk[g->mi];
+	struct ae_smk *k = mk(g, g->mi);
+	const struct trbuf_marker *m = &k->m;
 	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
 	uint64_t loaded = g->loaded_target;
 	int ret;
 
-	if (!handler)
-		return rerr(g, m->arg, "signal handler is not instrumented code");
+	if (!handler) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "SIGNAL marker %llu: handler %#llx is not instrumented code%s",
+			 (unsigned long long)k->index, (unsigned long long)m->arg,
+			 m->arg < 128 ? " (the marker carries a signal number, not the handler's address)" : "");
+		return rerr(g, m->ip, msg);
+	}
 	if (!g->p->restorer)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
-	g->level_ip[g->level + 1] = g->mkip[g->mi];
+	g->level_ip[g->level + 1] = mk_ip(g, k);
 	g->mi++;
-	g->st->signals++;
+	g->st.signals++;
 	if (g->debug)
-		fprintf(stderr, "aetrace: signal %u at offset %llu: handler %#llx, depth %zu\n",
-			m->arg2, (unsigned long long)g->pos, (unsigned long long)handler, depth);
-	push(g, g->p->restorer);
+		fprintf(stderr, "aetrace: %ssignal %u at offset %llu: handler %#llx, depth %zu\n",
+			g->name, m->arg2, (unsigned long long)g->pos,
+			(unsigned long long)handler, depth);
+	if (push(g, g->p->restorer))
+		return -1;
 	g->level++;
 	g->level_depth[g->level] = depth;
 	ret = run(g, handler);
@@ -125,60 +181,83 @@ static int deliver(struct rg *g)
 	return 0;
 }
 
-static int pending_signal_here(struct rg *g)
+static int pending_signal_here(struct ae_regen *g)
 {
-	skip_passive(g);
-	return is_sig(g, g->mi) && g->s->mkpos[g->mi] == g->pos;
+	struct ae_smk *k = next_mk(g);
+
+	return k && k->m.type == TRBUF_MK_SIGNAL && k->pos == g->pos;
 }
 
-static int consume(struct rg *g, unsigned int width, uint64_t *v, uint64_t pc)
+static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
 {
-	while (pending_signal_here(g))
-		if (deliver(g) || g->stop)
+	for (;;) {
+		while (pending_signal_here(g))
+			if (deliver(g) || g->stop)
+				return -1;
+		if (g->pos + width <= g->s->end)
+			break;
+		if (wait_more(g)) {
+			if (g->s->final == 2)
+				g->stop = AE_END_CAPTURE;
+			else
+				rerr(g, pc, "trace ends before the program's recorded end (truncated?)");
 			return -1;
-	if (g->pos + width > g->s->len) {
-		if (g->s->exited)
-			return rerr(g, pc, "trace ends before the program's recorded exit point (truncated?)");
-		return rerr(g, pc, "trace truncated");
+		}
 	}
 	*v = 0;
-	memcpy(v, g->s->data + g->pos, width);
+	memcpy(v, g->s->buf + (g->pos - g->s->base), width);
 	g->pos += width;
 	return 0;
 }
 
 /* The next witness, looking past the bytes of handlers that run first. */
-static int peek(struct rg *g, unsigned int width, uint64_t *v, uint64_t pc)
+static int peek(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
 {
-	uint64_t p = g->pos;
-	size_t m = g->mi;
-
 	for (;;) {
-		while (m < g->s->nmk && g->s->mk[m].type != TRBUF_MK_SIGNAL &&
-		       g->s->mk[m].type != TRBUF_MK_SIGRETURN &&
-		       g->s->mk[m].type != TRBUF_MK_EXIT)
-			m++;
-		if (!is_sig(g, m) || g->s->mkpos[m] != p)
-			break;
-		if (g->mkend[m] == (size_t)-1)
-			return rerr(g, pc, "cannot look past a signal handler that never returned");
-		p = g->s->mkpos[g->mkend[m]];
-		m = g->mkend[m] + 1;
+		uint64_t p = g->pos, m = g->mi;
+		struct ae_smk *k;
+		int blocked = 0;
+
+		for (;;) {
+			while ((k = mk(g, m)) && !is_active(k->m.type))
+				m++;
+			if (!k && p == g->s->end && !g->s->final) {
+				blocked = 1;	/* markers at p may still come */
+				break;
+			}
+			if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != p)
+				break;
+			if (k->end == UINT64_MAX) {
+				if (g->s->final)
+					return rerr(g, pc, "cannot look past a signal handler that never returned");
+				blocked = 1;
+				break;
+			}
+			p = mk(g, k->end)->pos;
+			m = k->end + 1;
+		}
+		if (!blocked && p + width <= g->s->end) {
+			*v = 0;
+			memcpy(v, g->s->buf + (p - g->s->base), width);
+			return 0;
+		}
+		if (wait_more(g)) {
+			if (g->s->final == 2) {
+				g->stop = AE_END_CAPTURE;
+				return -1;
+			}
+			return rerr(g, pc, "trace truncated at a branch");
+		}
 	}
-	if (p + width > g->s->len)
-		return rerr(g, pc, "trace truncated at a branch");
-	*v = 0;
-	memcpy(v, g->s->data + p, width);
-	return 0;
 }
 
-static int witness(struct rg *g, const struct ae_rev *e, uint64_t pc)
+static int witness(struct ae_regen *g, const struct ae_rev *e, uint64_t pc)
 {
 	uint64_t w;
 
 	if (consume(g, e->width, &w, pc))
 		return -1;
-	g->st->witness_bytes += e->width;
+	g->st.witness_bytes += e->width;
 	if (w != e->a) {
 		char msg[128];
 
@@ -190,37 +269,43 @@ static int witness(struct rg *g, const struct ae_rev *e, uint64_t pc)
 	return 0;
 }
 
-static int emit(struct rg *g, uint64_t pc, unsigned int len)
+static int emit(struct ae_regen *g, uint64_t pc, unsigned int len)
 {
-	g->st->insns++;
+	g->st.insns++;
 	if (g->sink->insn && g->sink->insn(g->sink->ctx, pc, len)) {
-		g->stop = 1;
+		g->stop = AE_END_STOPPED;
 		return -1;
 	}
 	return 0;
 }
 
-static void setjmp_record(struct rg *g, uint64_t sp)
+static int setjmp_record(struct ae_regen *g, uint64_t sp)
 {
 	if (g->debug)
-		fprintf(stderr, "aetrace: setjmp sp %#llx depth %zu\n",
+		fprintf(stderr, "aetrace: %ssetjmp sp %#llx depth %zu\n", g->name,
 			(unsigned long long)sp, g->n);
 	/* after setjmp returns, rsp = sp + 8 and the shadow loses one entry */
 	for (size_t i = 0; i < g->nsj; i++)
 		if (g->sj[i].sp == sp + 8) {
 			g->sj[i].depth = g->n - 1;
-			return;
+			return 0;
 		}
 	if (g->nsj == g->capsj) {
-		g->capsj = g->capsj ? g->capsj * 2 : 16;
-		g->sj = realloc(g->sj, g->capsj * sizeof(*g->sj));
+		size_t cap = g->capsj ? g->capsj * 2 : 16;
+		struct sj *n = realloc(g->sj, cap * sizeof(*n));
+
+		if (!n)
+			return rerr(g, sp, "out of memory");
+		g->sj = n;
+		g->capsj = cap;
 	}
 	g->sj[g->nsj].sp = sp + 8;
 	g->sj[g->nsj].depth = g->n ? g->n - 1 : 0;
 	g->nsj++;
+	return 0;
 }
 
-static int longjmp_record(struct rg *g, uint64_t sp, uint64_t pc)
+static int longjmp_record(struct ae_regen *g, uint64_t sp, uint64_t pc)
 {
 	for (size_t i = 0; i < g->nsj; i++)
 		if (g->sj[i].sp == sp) {
@@ -230,126 +315,265 @@ static int longjmp_record(struct rg *g, uint64_t sp, uint64_t pc)
 	return rerr(g, pc, "longjmp to a stack pointer no setjmp recorded");
 }
 
-static int run_loop(struct rg *g, uint64_t pc);
+static int run_loop(struct ae_regen *g, uint64_t pc);
 
 /* One level of execution (the program, or a signal handler): a longjmp
  * out of a handler unwinds to the level it lands in and resumes there. */
-static int run(struct rg *g, uint64_t start)
+static int run(struct ae_regen *g, uint64_t start)
 {
 	if (setjmp(g->unwind[g->level]))
 		return run_loop(g, g->unwind_pc);
 	return run_loop(g, start);
 }
 
-static int run_loop(struct rg *g, uint64_t pc)
+/*
+ * Before instruction pc: wait while markers at this position may still
+ * come; deliver a signal that interrupted pc; stop at the task's end.
+ * Returns 1 to re-examine pc (a handler ran), 0 to execute it, -1.
+ */
+static int at_insn(struct ae_regen *g, uint64_t pc)
 {
-	while (!g->stop) {
-		struct ae_dinsn *d = ae_decode(g->p, pc);
-		uint64_t next, repcnt = 1, after = 0;
-		int have_rep = 0, have_lj = 0;
-		uint64_t target_val = 0, jtidx = 0, ljsp = 0;
-		int have_target = 0, have_jt = 0, loaded = 0;
+	struct ae_smk *k;
 
-		if (!d)
-			return rerr(g, pc, "execution left the twin's code");
-		/* a signal delivered right here? the program's exit? */
-		skip_passive(g);
-		if (is_sig(g, g->mi) && g->s->mkpos[g->mi] == g->pos &&
-		    g->mkip[g->mi] == pc) {
-			if (deliver(g))
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	ae_tstream_consumed(g->s, g->pos);
+	ae_tstream_markers_done(g->s, g->mi);
+	k = next_mk(g);
+	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
+		return 0;
+	if (k->m.type == TRBUF_MK_SIGNAL)
+		return deliver(g) ? -1 : 1;
+	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
+		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
+			g->stop = k->m.type == TRBUF_MK_EXIT ? AE_END_EXIT : AE_END_EXEC;
+			g->mi++;
+			return -1;
+		}
+		g->finishing = 1;
+	}
+	return 0;
+}
+
+/* Value records the instruction at pc wrote before executing. */
+static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+			  struct insn_vals *iv)
+{
+	for (int i = 0; i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+		uint64_t v;
+
+		if (e->kind == AE_EV_WIT_BEFORE) {
+			if (witness(g, e, pc))
 				return -1;
 			continue;
 		}
-		if (g->mi < g->s->nmk && g->s->mk[g->mi].type == TRBUF_MK_EXIT &&
-		    g->s->mkpos[g->mi] == g->pos && g->mkip[g->mi] == pc) {
-			if (!(g->s->mk[g->mi].flags & AE_MK_EXIT_AT_SYSCALL)) {
-				g->stop = 2;
-				return 0;
-			}
-			g->finishing = 1;
+		if (e->kind == AE_EV_TARGET_LOADED) {
+			iv->loaded = 1;
+			continue;
 		}
-		/* records written before the instruction */
-		for (int i = 0; i < d->nev; i++) {
-			const struct ae_rev *e = &d->ev[i];
-
-			if (e->kind == AE_EV_WIT_BEFORE) {
-				if (witness(g, e, pc))
-					return -1;
-			} else if (e->kind == AE_EV_TARGET_LOADED) {
-				loaded = 1;
-			} else if (e->kind == AE_EV_SHADOW_POP) {
-				if (!g->n)
-					return rerr(g, pc, "pop of a return address with an empty call stack");
-				g->n--;
-			} else if (e->kind == AE_EV_VAL) {
-				uint64_t v;
-
-				if (consume(g, e->width, &v, pc))
-					return -1;
-				g->st->value_bytes += e->width;
-				switch (e->flag) {
-				case AE_VAL_TARGET:
-					target_val = v;
-					have_target = 1;
-					break;
-				case AE_VAL_JTIDX:
-					jtidx = v;
-					have_jt = 1;
-					break;
-				case AE_VAL_JTLOAD: {
-					const uint8_t *t = ae_image_ptr(&g->p->orig,
-								       d->disp + v * 8, 8);
-
-					if (!t)
-						return rerr(g, pc, "dispatch-table index outside the table");
-					memcpy(&g->loaded_target, t, 8);
-					break;
-				}
-				case AE_VAL_SETJMP_SP:
-					setjmp_record(g, v);
-					break;
-				case AE_VAL_LONGJMP_SP:
-					ljsp = v;
-					have_lj = 1;
-					break;
-				case AE_VAL_REPCNT:
-					repcnt = v;
-					have_rep = 1;
-					break;
-				case AE_VAL_RETADDR: {
-					uint64_t o = ae_map_resume(g->p, v);
-
-					if (!o)
-						return rerr(g, pc, "pushed return address is not instrumented code");
-					push(g, o);
-					break;
-				}
-				default:
-					return rerr(g, pc, "unknown value record in schema");
-				}
-			}
+		if (e->kind == AE_EV_SHADOW_POP) {
+			if (!g->n)
+				return rerr(g, pc, "pop of a return address with an empty call stack");
+			g->n--;
+			continue;
 		}
-		for (int i = 0; i < d->nev; i++) {
-			const struct ae_rev *e = &d->ev[i];
-
-			if (e->kind == AE_EV_VAL_AFTER) {
-				if (consume(g, e->width, &after, pc))
-					return -1;
-				g->st->value_bytes += e->width;
-				if (have_rep && repcnt >= after)
-					repcnt -= after;
-			}
-		}
-		/* the instruction (a rep instruction is one step per iteration) */
-		if (have_rep) {
-			if (!repcnt)
-				repcnt = 1;
-			for (uint64_t i = 0; i < repcnt; i++)
-				if (emit(g, pc, d->len))
-					return -1;
-		} else if (emit(g, pc, d->len)) {
+		if (e->kind != AE_EV_VAL)
+			continue;
+		if (consume(g, e->width, &v, pc))
 			return -1;
+		g->st.value_bytes += e->width;
+		switch (e->flag) {
+		case AE_VAL_TARGET:
+			iv->target = v;
+			iv->have_target = 1;
+			break;
+		case AE_VAL_JTIDX:
+			iv->jtidx = v;
+			iv->have_jt = 1;
+			break;
+		case AE_VAL_JTLOAD: {
+			const uint8_t *t = ae_image_ptr(&g->p->orig, d->disp + v * 8, 8);
+
+			if (!t)
+				return rerr(g, pc, "dispatch-table index outside the table");
+			memcpy(&g->loaded_target, t, 8);
+			break;
 		}
+		case AE_VAL_SETJMP_SP:
+			if (setjmp_record(g, v))
+				return -1;
+			break;
+		case AE_VAL_LONGJMP_SP:
+			iv->ljsp = v;
+			iv->have_lj = 1;
+			break;
+		case AE_VAL_REPCNT:
+			iv->repcnt = v;
+			iv->have_rep = 1;
+			break;
+		case AE_VAL_RETADDR: {
+			uint64_t o = ae_map_resume(g->p, v);
+
+			if (!o)
+				return rerr(g, pc, "pushed return address is not instrumented code");
+			if (push(g, o))
+				return -1;
+			break;
+		}
+		default:
+			return rerr(g, pc, "unknown value record in schema");
+		}
+	}
+	for (int i = 0; i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+		uint64_t after;
+
+		if (e->kind != AE_EV_VAL_AFTER)
+			continue;
+		if (consume(g, e->width, &after, pc))
+			return -1;
+		g->st.value_bytes += e->width;
+		if (iv->have_rep && iv->repcnt >= after)
+			iv->repcnt -= after;
+	}
+	return 0;
+}
+
+/* The instruction itself (a rep instruction is one step per iteration). */
+static int execute(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+		   const struct insn_vals *iv)
+{
+	uint64_t n = iv->have_rep ? (iv->repcnt ? iv->repcnt : 1) : 1;
+
+	for (uint64_t i = 0; i < n; i++)
+		if (emit(g, pc, d->len))
+			return -1;
+	return 0;
+}
+
+/* After a system call: the end of a handler, a fork, the program's end.
+ * Returns 1 when this level is done (sigreturn), 0, or -1. */
+static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
+{
+	struct ae_smk *k;
+
+	if (g->finishing) {
+		g->stop = AE_END_EXIT;
+		return -1;
+	}
+	k = next_mk(g);
+	if (!k || k->pos != g->pos)
+		return 0;
+	if (g->level > 0 && k->m.type == TRBUF_MK_SIGRETURN) {
+		/* the handler must return where it interrupted */
+		if (mk_ip(g, k) != g->level_ip[g->level])
+			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
+		g->mi++;
+		return 1;
+	}
+	if (k->m.type == TRBUF_MK_FORK && mk_ip(g, k) == next) {
+		g->mi++;
+		if (g->ops.fork)
+			g->ops.fork(g->ops.ctx, g, &k->m, next);
+	}
+	return 0;
+}
+
+static int cond_branch(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+		       uint64_t *next)
+{
+	const struct ae_rev *pred = NULL, *wt = NULL, *wf = NULL;
+	uint64_t w;
+	int in_set = 0;
+
+	for (int i = 0; i < d->nev; i++) {
+		if (d->ev[i].kind == AE_EV_PRED)
+			pred = &d->ev[i];
+		else if (d->ev[i].kind == AE_EV_WIT_TAKEN)
+			wt = &d->ev[i];
+		else if (d->ev[i].kind == AE_EV_WIT_FALL)
+			wf = &d->ev[i];
+	}
+	if (!pred)
+		return rerr(g, pc, "conditional branch without schema (uninstrumented code?)");
+	if (peek(g, pred->width, &w, pc))
+		return -1;
+	for (uint32_t i = 0; i < pred->b; i++)
+		if (pred->pool[i] == w) {
+			in_set = 1;
+			break;
+		}
+	if (in_set ? pred->flag : !pred->flag) {
+		*next = d->target;
+		g->st.blocks++;
+		return wt ? witness(g, wt, pc) : 0;
+	}
+	return wf ? witness(g, wf, pc) : 0;
+}
+
+static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+		    const struct insn_vals *iv, uint64_t *next)
+{
+	uint64_t target;
+
+	if (iv->have_jt) {
+		const uint8_t *t = ae_image_ptr(&g->p->orig, d->disp + iv->jtidx * d->scale, 8);
+
+		if (!t)
+			return rerr(g, pc, "jump-table index outside the table");
+		memcpy(&target, t, 8);
+	} else if (iv->loaded) {
+		target = g->loaded_target;
+	} else if (iv->have_target) {
+		/* a target's own records are read when we get there */
+		target = ae_map_resume(g->p, iv->target);
+		if (!target)
+			return rerr(g, pc, "indirect transfer to code that is not instrumented");
+	} else {
+		return rerr(g, pc, "indirect transfer without a recorded target");
+	}
+	if (d->kind == AE_K_CALL_IND && push(g, *next))
+		return -1;
+	*next = target;
+	g->st.blocks++;
+	if (iv->have_lj) {
+		int l;
+
+		if (longjmp_record(g, iv->ljsp, pc))
+			return -1;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %slongjmp to %#llx, depth %zu, level %d\n",
+				g->name, (unsigned long long)target, g->n, g->level);
+		/* a longjmp out of a signal handler */
+		for (l = g->level; l > 0 && g->n < g->level_depth[l]; l--)
+			;
+		if (l < g->level) {
+			g->level = l;
+			g->unwind_pc = target;
+			longjmp(g->unwind[l], 1);
+		}
+	}
+	return 0;
+}
+
+static int run_loop(struct ae_regen *g, uint64_t pc)
+{
+	while (!g->stop) {
+		struct ae_dinsn *d = ae_decode(g->p, pc);
+		struct insn_vals iv = { 0 };
+		uint64_t next;
+		int r;
+
+		if (!d)
+			return rerr(g, pc, "execution left the twin's code");
+		r = at_insn(g, pc);
+		if (r < 0)
+			return g->stop ? 0 : -1;
+		if (r > 0)
+			continue;
+		if (records_before(g, d, pc, &iv) || execute(g, d, pc, &iv))
+			return g->stop ? 0 : -1;
 		next = pc + d->len;
 		switch (d->kind) {
 		case AE_K_PLAIN:
@@ -357,112 +581,35 @@ static int run_loop(struct rg *g, uint64_t pc)
 		case AE_K_STOP:
 			return rerr(g, pc, "reached a trapping instruction (ud2/hlt)");
 		case AE_K_SYSCALL:
-			if (g->finishing) {
-				g->stop = 2;
-				return 0;
-			}
-			skip_passive(g);
-			if (g->level > 0 && g->mi < g->s->nmk &&
-			    g->s->mk[g->mi].type == TRBUF_MK_SIGRETURN &&
-			    g->s->mkpos[g->mi] == g->pos) {
-				/* the handler must return where it interrupted */
-				if (g->mkip[g->mi] != g->level_ip[g->level])
-					return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
-				g->mi++;
-				return 0;
-			}
+			r = after_syscall(g, pc, next);
+			if (r)
+				return r > 0 || g->stop ? 0 : -1;
 			break;
-		case AE_K_JCC: {
-			const struct ae_rev *pred = NULL, *wt = NULL, *wf = NULL;
-			uint64_t w;
-			int taken, in_set = 0;
-
-			for (int i = 0; i < d->nev; i++) {
-				if (d->ev[i].kind == AE_EV_PRED)
-					pred = &d->ev[i];
-				else if (d->ev[i].kind == AE_EV_WIT_TAKEN)
-					wt = &d->ev[i];
-				else if (d->ev[i].kind == AE_EV_WIT_FALL)
-					wf = &d->ev[i];
-			}
-			if (!pred)
-				return rerr(g, pc, "conditional branch without schema (uninstrumented code?)");
-			if (peek(g, pred->width, &w, pc))
-				return -1;
-			for (uint32_t i = 0; i < pred->b; i++)
-				if (pred->pool[i] == w) {
-					in_set = 1;
-					break;
-				}
-			taken = in_set ? pred->flag : !pred->flag;
-			if (taken) {
-				next = d->target;
-				g->st->blocks++;
-				if (wt && witness(g, wt, pc))
-					return -1;
-			} else if (wf && witness(g, wf, pc)) {
-				return -1;
-			}
+		case AE_K_JCC:
+			if (cond_branch(g, d, pc, &next))
+				return g->stop ? 0 : -1;
 			pc = next;
 			continue;
-		}
 		case AE_K_JMP:
 			next = d->target;
-			g->st->blocks++;
+			g->st.blocks++;
 			break;
 		case AE_K_CALL:
-			push(g, next);
+			if (push(g, next))
+				return -1;
 			next = d->target;
-			g->st->blocks++;
+			g->st.blocks++;
 			break;
 		case AE_K_JMP_IND:
 		case AE_K_CALL_IND:
-			if (have_jt) {
-				const uint8_t *t = ae_image_ptr(&g->p->orig,
-							       d->disp + jtidx * d->scale, 8);
-
-				if (!t)
-					return rerr(g, pc, "jump-table index outside the table");
-				memcpy(&target_val, t, 8);
-			} else if (loaded) {
-				target_val = g->loaded_target;
-			} else if (have_target) {
-				/* a target's own records are read when we get there */
-				uint64_t o = ae_map_resume(g->p, target_val);
-
-				if (!o)
-					return rerr(g, pc, "indirect transfer to code that is not instrumented");
-				target_val = o;
-			} else {
-				return rerr(g, pc, "indirect transfer without a recorded target");
-			}
-			if (d->kind == AE_K_CALL_IND)
-				push(g, next);
-			next = target_val;
-			g->st->blocks++;
-			if (have_lj) {
-				int l;
-
-				if (longjmp_record(g, ljsp, pc))
-					return -1;
-				if (g->debug)
-					fprintf(stderr, "aetrace: longjmp to %#llx, depth %zu, level %d\n",
-						(unsigned long long)next, g->n, g->level);
-				/* a longjmp out of a signal handler */
-				for (l = g->level; l > 0 && g->n < g->level_depth[l]; l--)
-					;
-				if (l < g->level) {
-					g->level = l;
-					g->unwind_pc = next;
-					longjmp(g->unwind[l], 1);
-				}
-			}
+			if (indirect(g, d, pc, &iv, &next))
+				return g->stop ? 0 : -1;
 			break;
 		case AE_K_RET:
 			if (!g->n)
 				return rerr(g, pc, "return with an empty call stack");
 			next = g->stk[--g->n];
-			g->st->blocks++;
+			g->st.blocks++;
 			break;
 		}
 		/* fall-through witness of a non-branch */
@@ -470,55 +617,109 @@ static int run_loop(struct rg *g, uint64_t pc)
 			for (int i = 0; i < d->nev; i++)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))
-					return -1;
+					return g->stop ? 0 : -1;
 		}
 		pc = next;
 	}
 	return 0;
 }
 
-int ae_regen(struct ae_program *p, struct ae_stream *s,
-	     const struct ae_regen_sink *sink, struct ae_regen_stats *st)
+struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
+			      const struct ae_regen_sink *sink,
+			      const struct ae_regen_ops *ops)
 {
-	struct rg g = { .p = p, .s = s, .sink = sink, .st = st,
-			.debug = getenv("AETRACE_DEBUG") != NULL };
-	size_t *stack;
-	size_t sp = 0;
-	int ret;
+	struct ae_regen *g = calloc(1, sizeof(*g));
 
-	memset(st, 0, sizeof(*st));
-	g.mkip = calloc(s->nmk + 1, sizeof(uint64_t));
-	g.mkend = calloc(s->nmk + 1, sizeof(size_t));
-	stack = calloc(s->nmk + 1, sizeof(size_t));
-	for (size_t i = 0; i < s->nmk; i++) {
-		const struct trbuf_marker *m = &s->mk[i];
+	if (!g)
+		return NULL;
+	g->p = p;
+	g->s = s;
+	g->sink = sink;
+	if (ops)
+		g->ops = *ops;
+	g->pos = s->base;
+	g->mi = s->mk_base;
+	g->debug = getenv("AETRACE_DEBUG") != NULL;
+	return g;
+}
 
-		g.mkend[i] = (size_t)-1;
-		if (m->type == TRBUF_MK_SIGNAL || m->type == TRBUF_MK_SIGRETURN ||
-		    m->type == TRBUF_MK_EXIT)
-			g.mkip[i] = ae_map_resume(p, m->ip);
-		if (m->type == TRBUF_MK_SIGNAL)
-			stack[sp++] = i;
-		else if (m->type == TRBUF_MK_SIGRETURN && sp)
-			g.mkend[stack[--sp]] = i;
+struct ae_regen *ae_regen_clone(const struct ae_regen *o, struct ae_tstream *s,
+				const struct ae_regen_sink *sink,
+				const struct ae_regen_ops *ops)
+{
+	struct ae_regen *g = ae_regen_new(o->p, s, sink, ops);
+
+	if (!g)
+		return NULL;
+	g->loaded_target = o->loaded_target;
+	g->stk = malloc((o->n + 1) * sizeof(*g->stk));
+	g->sj = malloc((o->nsj + 1) * sizeof(*g->sj));
+	if (!g->stk || !g->sj) {
+		ae_regen_free(g);
+		return NULL;
 	}
-	free(stack);
-	ret = run(&g, p->orig.entry);
-	if (ret == 0 && g.stop != 2 && !g.stop)
-		ret = rerr(&g, 0, "regeneration ended early");
-	if (ret == 0 && g.pos != s->len) {
+	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+	g->n = g->cap = o->n;
+	if (!g->cap) {
+		g->cap = 1;
+	}
+	memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
+	g->nsj = g->capsj = o->nsj;
+	if (!g->capsj)
+		g->capsj = 1;
+	return g;
+}
+
+void ae_regen_free(struct ae_regen *g)
+{
+	if (!g)
+		return;
+	free(g->stk);
+	free(g->sj);
+	free(g);
+}
+
+void ae_regen_set_name(struct ae_regen *g, const char *name)
+{
+	snprintf(g->name, sizeof(g->name), "%s", name);
+}
+
+const struct ae_regen_stats *ae_regen_stats(const struct ae_regen *g)
+{
+	return &g->st;
+}
+
+uint64_t ae_regen_pos(const struct ae_regen *g)
+{
+	return g->pos;
+}
+
+int ae_regen_level(const struct ae_regen *g)
+{
+	return g->level;
+}
+
+int ae_regen_run(struct ae_regen *g, uint64_t pc)
+{
+	int ret = run(g, pc);
+
+	g->st.blocks += g->st.insns ? 1 : 0;
+	if (g->stop == AE_END_STOPPED || g->stop == AE_END_CAPTURE)
+		return g->stop;
+	if (ret < 0)
+		return -1;
+	if (!g->stop)
+		return rerr(g, 0, "regeneration ended early");
+	/* the end: every byte of the task must be consumed */
+	while (!g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	if (g->pos != g->s->end) {
 		char msg[96];
 
-		snprintf(msg, sizeof(msg), "%llu trace bytes left unread at the program's exit",
-			 (unsigned long long)(s->len - g.pos));
-		ret = rerr(&g, 0, msg);
+		snprintf(msg, sizeof(msg), "%llu trace bytes left unread at the program's %s",
+			 (unsigned long long)(g->s->end - g->pos),
+			 g->stop == AE_END_EXEC ? "exec" : "exit");
+		return rerr(g, 0, msg);
 	}
-	if (g.stop == 1)
-		ret = 0;	/* the sink asked to stop */
-	st->blocks += st->insns ? 1 : 0;
-	free(g.mkip);
-	free(g.mkend);
-	free(g.stk);
-	free(g.sj);
-	return ret;
+	return g->stop;
 }

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* regen.h - regenerate instruction traces by abstract execution */
+/*
+ * regen.h - regenerate instruction traces by abstract execution, one task
+ * at a time, from a byte stream that grows while the task runs (the
+ * regenerator waits for bytes and markers it has not been given yet).
+ */
 #ifndef AE_REGEN_H
 #define AE_REGEN_H
 
@@ -19,20 +23,36 @@ void ae_program_free(struct ae_program *p);
  * program ends after the next system call (raw captures). */
 #define AE_MK_EXIT_AT_SYSCALL	1
 
-/* One thread's witness stream with the markers that fall inside it. */
-struct ae_stream {
-	uint8_t *data;
-	uint64_t len;
-	struct trbuf_marker *mk;
-	uint64_t *mkpos;	/* byte position of each marker in data */
-	size_t nmk;
-	int exited;		/* an EXIT marker or chunk was seen */
-	int32_t exit_status;	/* wait(2) status */
+/* A marker placed in a task's stream. */
+struct ae_smk {
+	struct trbuf_marker m;
+	uint64_t pos;		/* byte position in the task's stream */
+	uint64_t index;		/* in the schedule file */
+	uint64_t end;		/* SIGNAL: index of its SIGRETURN, or UINT64_MAX */
+	uint64_t ip;		/* twin ip (0: none), once computed */
+	int ip_done;
 };
 
-/* Read a standalone trace (aerun) into one stream. */
-int ae_stream_load(struct ae_stream *s, const char *path);
-void ae_stream_free(struct ae_stream *s);
+/*
+ * One task's witness stream: the bytes [base, end) not consumed yet, and
+ * its active markers (SIGNAL, SIGRETURN, FORK, EXEC, EXIT) from mk_base on.
+ */
+struct ae_tstream {
+	uint8_t *buf;
+	uint64_t base, end;
+	size_t cap;
+	struct ae_smk *mk;
+	uint64_t mk_base;
+	size_t nmk, capmk;
+	uint64_t open_sig[64];	/* SIGNAL indexes waiting for their SIGRETURN */
+	int nopen;
+	int final;		/* no more bytes or markers will come */
+};
+
+/* 0 or -1 (out of memory). */
+int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len);
+int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64_t index);
+void ae_tstream_free(struct ae_tstream *s);
 
 struct ae_regen_sink {
 	/* one executed instruction; return non-zero to stop */
@@ -48,7 +68,44 @@ struct ae_regen_stats {
 	uint64_t signals;
 };
 
-int ae_regen(struct ae_program *p, struct ae_stream *s,
-	     const struct ae_regen_sink *sink, struct ae_regen_stats *st);
+struct ae_regen;
+
+/* What the regenerator asks of whoever feeds it. */
+struct ae_regen_ops {
+	/* Block until the stream has grown or become final (a coroutine
+	 * yield); NULL: the stream is complete already. */
+	void (*wait)(void *ctx);
+	/* The task forked at a FORK marker: `child` continues at twin `pc`
+	 * with a copy of state `g` (ae_regen_clone()). */
+	void (*fork)(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
+	void *ctx;
+};
+
+/* End states of ae_regen_run(). */
+enum ae_regen_end {
+	AE_END_EXIT = 1,	/* reached the EXIT marker */
+	AE_END_EXEC,		/* reached the EXEC marker: the image is done */
+	AE_END_STOPPED,		/* the sink asked to stop */
+	AE_END_CAPTURE,		/* the capture ended while the task ran */
+};
+
+/* New regeneration state of program p over stream s. NULL: no memory. */
+struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
+			      const struct ae_regen_sink *sink,
+			      const struct ae_regen_ops *ops);
+/* A copy of g's call stack and setjmp records (fork), over stream s. */
+struct ae_regen *ae_regen_clone(const struct ae_regen *g, struct ae_tstream *s,
+				const struct ae_regen_sink *sink,
+				const struct ae_regen_ops *ops);
+void ae_regen_free(struct ae_regen *g);
+/* Regenerate from twin address pc to the task's end. Returns an
+ * enum ae_regen_end, or -1 after a message naming the trace offset. */
+int ae_regen_run(struct ae_regen *g, uint64_t pc);
+const struct ae_regen_stats *ae_regen_stats(const struct ae_regen *g);
+uint64_t ae_regen_pos(const struct ae_regen *g);
+/* Signal-handler nesting depth (a fork inside a handler is refused). */
+int ae_regen_level(const struct ae_regen *g);
+/* Prefix for messages ("aetrace: task 12/13 (lua): "). */
+void ae_regen_set_name(struct ae_regen *g, const char *name);
 
 #endif

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 
 #include "bdump.h"
-#include "container_sink.h"
+#include <aetrace/container_sink.h>
 #include "net_client.h"
 #include "source.h"
 #include "spawn.h"

@@ -1,12 +1,7 @@
-# bdump/: the trace container codec (libaecontainer.a), the consumer daemon
-# bdump and the remote receiver bdump-recv.
+# bdump/: the consumer daemon bdump and the remote receiver bdump-recv
+# (the container codec they use is in schedlog/).
 
 BDUMP_OBJ := $(OBJ)/bdump
-
-# instrument/ and analysis/ link this (and -lzstd) to read/write containers.
-AE_CONTAINER_LIB := $(BDUMP_OBJ)/libaecontainer.a
-AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) -lzstd
-export AE_CONTAINER_LIB AE_CONTAINER_LDLIBS
 
 $(BDUMP_OBJ)/%.o: bdump/%.c $(wildcard bdump/*.h) include/aetrace/container.h include/uapi/linux/trbuf.h | $(BDUMP_OBJ)
 	$(quiet) CC $@
@@ -15,16 +10,12 @@ $(BDUMP_OBJ)/%.o: bdump/%.c $(wildcard bdump/*.h) include/aetrace/container.h in
 $(BDUMP_OBJ):
 	$(Q)mkdir -p $@
 
-$(AE_CONTAINER_LIB): $(BDUMP_OBJ)/container.o
-	$(quiet) AR $@
-	$(Q)rm -f $@ && ar rcs $@ $^
-
 # Test driver of the codec (tests/host/bdump-format.sh).
 $(BDUMP_OBJ)/container_test: $(BDUMP_OBJ)/container_test.o $(AE_CONTAINER_LIB)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd
 
-ALL_TARGETS += $(AE_CONTAINER_LIB) $(BDUMP_OBJ)/container_test
+ALL_TARGETS += $(BDUMP_OBJ)/container_test
 CHECK_TARGETS += tests/host/bdump-format.sh
 
 BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_file.o source_synth.o source_trbuf.o \

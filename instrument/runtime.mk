@@ -4,8 +4,6 @@
 
 RT_OBJ := $(OBJ)/instrument/runtime
 AE_RUNTIME_LIB := $(OBJ)/instrument/libae.a
-# bdump/build.mk (included later) sets the same value.
-AE_CONTAINER_LIB ?= $(OBJ)/bdump/libaecontainer.a
 
 # Freestanding: no libc (it is instrumented), no r15 (invariant 1).
 RT_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * container_sink.h - bdump-private extensions of the container writer:
+ * container_sink.h - extensions of the container writer (bdump):
  * a writer whose compressed bytes go to a callback instead of an fd (the
  * network transport keeps them for resending), and an explicit flush.
  */
-#ifndef BDUMP_CONTAINER_SINK_H
-#define BDUMP_CONTAINER_SINK_H
+#ifndef AETRACE_CONTAINER_SINK_H
+#define AETRACE_CONTAINER_SINK_H
 
 #include <aetrace/container.h>
 
@@ -17,4 +17,4 @@ int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
 /* Flush the zstd stream now (all chunks so far become decodable). */
 int ae_writer_flush(struct ae_writer *w);
 
-#endif /* BDUMP_CONTAINER_SINK_H */
+#endif /* AETRACE_CONTAINER_SINK_H */

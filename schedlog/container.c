@@ -18,7 +18,8 @@
 #include <zstd.h>
 
 #include <aetrace/container.h>
-#include "container_sink.h"
+#include <aetrace/container_sink.h>
+#include <aetrace/fullio.h>
 
 /* ---------------------------------------------------------------- CRC-32C */
 
@@ -121,24 +122,12 @@ struct ae_writer {
 	int err;		/* sticky: first failure */
 };
 
-/* Default sink: write everything to the fd, retrying partial writes. */
+/* Default sink: write everything to the fd. */
 static int fd_sink(void *ctx, const void *buf, size_t len)
 {
 	struct ae_writer *w = ctx;
-	const char *p = buf;
 
-	while (len) {
-		ssize_t n = write(w->fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
+	return schedlog_write_full(w->fd, buf, len);
 }
 
 int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/* out.c - instruction output of aetrace regen (out.h) */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "out.h"
+#include "program.h"
+
+struct obuf {
+	FILE *f;
+	char *path;
+	char buf[1 << 16];
+	size_t n;
+	int err;
+};
+
+struct split {
+	int32_t tid;
+	int image;
+	struct obuf *b;
+	struct split *next;
+};
+
+struct ae_out {
+	struct ae_out_opts o;
+	struct obuf *all;	/* NULL when split or per-cpu only */
+	struct obuf **cpu;
+	int ncpu;
+	struct split *splits;
+	int err;
+};
+
+static struct obuf *ob_open(const char *path)
+{
+	struct obuf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->f = path ? fopen(path, "wb") : stdout;
+	if (!b->f) {
+		fprintf(stderr, "aetrace: %s: %s\n", path, strerror(errno));
+		free(b);
+		return NULL;
+	}
+	b->path = strdup(path ? path : "standard output");
+	return b;
+}
+
+static void ob_flush(struct obuf *b)
+{
+	if (b->n && fwrite(b->buf, 1, b->n, b->f) != b->n && !b->err)
+		b->err = errno ? errno : EIO;
+	b->n = 0;
+}
+
+static int ob_close(struct obuf *b)
+{
+	int ret = 0;
+
+	if (!b)
+		return 0;
+	ob_flush(b);
+	if ((fflush(b->f) || b->err) && !b->err)
+		b->err = errno ? errno : EIO;
+	if (b->f != stdout && fclose(b->f) && !b->err)
+		b->err = errno ? errno : EIO;
+	if (b->err) {
+		fprintf(stderr, "aetrace: writing %s: %s\n", b->path, strerror(b->err));
+		ret = -1;
+	}
+	free(b->path);
+	free(b);
+	return ret;
+}
+
+static void ob_put(struct obuf *b, const char *s, size_t n)
+{
+	if (b->n + n > sizeof(b->buf))
+		ob_flush(b);
+	memcpy(b->buf + b->n, s, n);
+	b->n += n;
+}
+
+/* One instruction in the output format; returns its length. */
+static size_t fmt_insn(const struct ae_out *o, char *p, uint64_t addr, unsigned int size)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *s = p;
+	int digits = 8;
+
+	if (o->o.bin) {
+		memcpy(p, &addr, 8);
+		p[8] = (char)size;
+		return 9;
+	}
+	while (digits < 16 && (addr >> (4 * digits)))
+		digits++;
+	*p++ = 'I';
+	*p++ = ' ';
+	*p++ = ' ';
+	for (int i = digits - 1; i >= 0; i--)
+		*p++ = hex[(addr >> (4 * i)) & 15];
+	*p++ = ',';
+	if (size >= 10)
+		*p++ = '0' + size / 10;
+	*p++ = '0' + size % 10;
+	*p++ = '\n';
+	return p - s;
+}
+
+static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
+{
+	struct split *s;
+	char path[4096];
+
+	for (s = o->splits; s; s = s->next)
+		if (s->tid == t->tid && s->image == t->image)
+			return s->b;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/%d.%d.%s.%s", o->o.split_dir, t->pid, t->tid,
+		 t->prog ? t->prog : "unknown", o->o.bin ? "bin" : "lackey");
+	s->b = ob_open(path);
+	if (!s->b) {
+		free(s);
+		o->err = 1;
+		return NULL;
+	}
+	s->tid = t->tid;
+	s->image = t->image;
+	s->next = o->splits;
+	o->splits = s;
+	return s->b;
+}
+
+static struct obuf *cpu_buf(struct ae_out *o, int cpu)
+{
+	char path[4096];
+
+	if (cpu < 0)
+		return NULL;
+	if (cpu >= o->ncpu) {
+		struct obuf **n = realloc(o->cpu, (cpu + 1) * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + o->ncpu, 0, (cpu + 1 - o->ncpu) * sizeof(*n));
+		o->cpu = n;
+		o->ncpu = cpu + 1;
+	}
+	if (!o->cpu[cpu]) {
+		snprintf(path, sizeof(path), "%s/cpu%d.%s", o->o.cpu_dir, cpu,
+			 o->o.bin ? "bin" : "lackey");
+		o->cpu[cpu] = ob_open(path);
+		if (!o->cpu[cpu])
+			o->err = 1;
+	}
+	return o->cpu[cpu];
+}
+
+static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size)
+{
+	struct ae_out *o = ctx;
+	char line[40];
+	size_t n;
+	struct obuf *b;
+
+	if (o->o.thread && t->tid != o->o.thread)
+		return 0;
+	if (o->o.original_only && t->program && !ae_is_original(t->program, addr))
+		return 0;
+	n = fmt_insn(o, line, addr, size);
+	if (o->all)
+		ob_put(o->all, line, n);
+	if (o->o.split_dir && (b = split_buf(o, t)))
+		ob_put(b, line, n);
+	if (o->o.cpu_dir && (b = cpu_buf(o, t->cpu)))
+		ob_put(b, line, n);
+	return o->err;
+}
+
+static void out_switch(void *ctx, const struct ae_task_info *t, uint64_t time_ns)
+{
+	struct ae_out *o = ctx;
+	struct obuf *b;
+	char line[160];
+	int n;
+
+	if (!o->o.cpu_dir || o->o.bin || !(b = cpu_buf(o, t->cpu)))
+		return;
+	n = snprintf(line, sizeof(line), "# switch cpu %d to %d/%d %s t=%llu\n", t->cpu,
+		     t->pid, t->tid, t->prog ? t->prog : "(starting)",
+		     (unsigned long long)time_ns);
+	ob_put(b, line, n);
+}
+
+static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
+			 const struct ae_regen_stats *st)
+{
+	struct ae_out *o = ctx;
+	struct split **pp;
+
+	for (pp = &o->splits; *pp; pp = &(*pp)->next) {
+		struct split *s = *pp;
+
+		if (s->tid == t->tid && s->image == t->image) {
+			*pp = s->next;
+			if (ob_close(s->b))
+				o->err = 1;
+			free(s);
+			return;
+		}
+	}
+}
+
+int ae_out_open(struct ae_out **op, const struct ae_out_opts *oo)
+{
+	struct ae_out *o = calloc(1, sizeof(*o));
+
+	*op = o;
+	if (!o)
+		return -1;
+	o->o = *oo;
+	for (int i = 0; i < 2; i++) {
+		const char *d = i ? oo->cpu_dir : oo->split_dir;
+
+		if (d && mkdir(d, 0777) && errno != EEXIST) {
+			fprintf(stderr, "aetrace: %s: %s\n", d, strerror(errno));
+			return -1;
+		}
+	}
+	if (oo->path || (!oo->split_dir && !oo->cpu_dir)) {
+		o->all = ob_open(oo->path);
+		if (!o->all)
+			return -1;
+	}
+	return 0;
+}
+
+void ae_out_hooks(struct ae_out *o, struct ae_sysregen_opts *so)
+{
+	so->insn = out_insn;
+	so->switch_in = out_switch;
+	so->task_end = out_task_end;
+	so->ctx = o;
+}
+
+int ae_out_close(struct ae_out *o)
+{
+	int ret;
+
+	if (!o)
+		return 0;
+	ret = o->err ? -1 : 0;
+	if (ob_close(o->all))
+		ret = -1;
+	for (int i = 0; i < o->ncpu; i++)
+		if (ob_close(o->cpu[i]))
+			ret = -1;
+	while (o->splits) {
+		struct split *s = o->splits;
+
+		o->splits = s->next;
+		if (ob_close(s->b))
+			ret = -1;
+		free(s);
+	}
+	free(o->cpu);
+	free(o);
+	return ret;
+}

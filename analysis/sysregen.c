@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sysregen.c - whole-capture regeneration: the demultiplexer's events (in
+ * time order) feed one coroutine per task, each running the regenerator on
+ * its own stack; a task waits when it needs bytes or markers it has not
+ * been given yet. Memory: the tasks alive, their unconsumed bytes, and the
+ * demultiplexer's per-CPU read-ahead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <ucontext.h>
+
+#include <aetrace/capture.h>
+#include <aetrace/regrec.h>
+#include <aetrace/schedlog.h>
+
+#include "program.h"
+#include "sysregen.h"
+
+#define CO_STACK	(4u << 20)
+
+enum tstate { T_NEW, T_WAIT_FORK, T_READY, T_DONE };
+
+struct prog {
+	char *path;
+	const char *base;
+	struct ae_program *p;
+	uint64_t id;
+};
+
+struct task {
+	struct ae_task_info info;
+	struct ae_tstream s;
+	struct ae_regen *g;
+	struct ae_regen_sink sink;
+	struct prog *prog;
+	uint64_t pc;			/* fork child: where it continues */
+	enum tstate state;
+	int failed, end;
+	ucontext_t uc;
+	void *stack;
+	int running;			/* coroutine made */
+	uint64_t slice_t, slice_insns, slice_bytes;
+	int in_slice;
+	struct sr *sr;
+	struct task *next;
+};
+
+struct sr {
+	const struct ae_sysregen_opts *o;
+	struct prog *progs;
+	int nprogs, capprogs;
+	struct task *tasks;		/* live and finished-not-freed */
+	ucontext_t main;
+	struct task *cur;
+	int failed;
+	int *cpu_owner_valid;
+	struct task **cpu_owner;
+	uint32_t ncpu;
+	uint64_t now;
+	struct { int32_t tid; int image; } *execd;
+	size_t nexecd;
+};
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int add_prog(struct sr *r, const char *path)
+{
+	struct prog *pr;
+	size_t len = 0;
+	const uint32_t *tab;
+
+	if (r->nprogs == r->capprogs) {
+		int cap = r->capprogs ? r->capprogs * 2 : 8;
+		struct prog *n = realloc(r->progs, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		r->progs = n;
+		r->capprogs = cap;
+	}
+	pr = &r->progs[r->nprogs];
+	memset(pr, 0, sizeof(*pr));
+	if (ae_program_load(&pr->p, path)) {
+		ae_program_free(pr->p);
+		return -1;
+	}
+	pr->path = strdup(path);
+	pr->base = base_name(pr->path);
+	tab = (const uint32_t *)ae_image_section(&pr->p->prog, "__ae_seqtab", &len, NULL);
+	pr->id = ae_image_id(tab, tab ? len / 4 : 0, pr->p->prog.entry);
+	r->nprogs++;
+	return 0;
+}
+
+static struct task *find_task(struct sr *r, int32_t tid)
+{
+	for (struct task *t = r->tasks; t; t = t->next)
+		if (t->info.tid == tid && t->state != T_DONE)
+			return t;
+	return NULL;
+}
+
+static void tfail(struct task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tfail(struct task *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "aetrace: task %d/%d: ", t->info.pid, t->info.tid);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	t->failed = 1;
+	t->sr->failed = 1;
+}
+
+static int task_insn(void *ctx, uint64_t addr, unsigned int size)
+{
+	struct task *t = ctx;
+	struct sr *r = t->sr;
+
+	return r->o->insn ? r->o->insn(r->o->ctx, &t->info, addr, size) : 0;
+}
+
+static void co_wait(void *ctx)
+{
+	struct task *t = ctx;
+
+	swapcontext(&t->uc, &t->sr->main);
+}
+
+static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
+
+static const struct ae_regen_ops *task_ops(struct task *t)
+{
+	static __thread struct ae_regen_ops ops;
+
+	ops.wait = co_wait;
+	ops.fork = co_fork;
+	ops.ctx = t;
+	return &ops;
+}
+
+static void name_regen(struct task *t)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "task %d/%d (%s): ", t->info.pid, t->info.tid,
+		 t->info.prog ? t->info.prog : "?");
+	ae_regen_set_name(t->g, name);
+}
+
+static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
+{
+	struct task *t = ctx, *c = find_task(t->sr, (int32_t)m->arg);
+
+	if (!c || c->state != T_WAIT_FORK)
+		return;
+	if (ae_regen_level(g) > 0) {
+		tfail(c, "forked inside a signal handler of its parent: not supported");
+		c->state = T_READY;
+		return;
+	}
+	c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c));
+	if (!c->g) {
+		tfail(c, "out of memory");
+		c->state = T_READY;
+		return;
+	}
+	c->prog = t->prog;
+	c->info.prog = t->info.prog;
+	c->info.program = t->info.program;
+	name_regen(c);
+	c->pc = pc;
+	c->state = T_READY;
+}
+
+/* Wait until the stream holds n bytes past base; 0, or -1 at its end. */
+static int need_bytes(struct task *t, uint64_t n)
+{
+	while (t->s.end - t->s.base < n) {
+		if (t->s.final)
+			return -1;
+		co_wait(t);
+	}
+	return 0;
+}
+
+/* A task that started (START): its registration record names its image. */
+static struct prog *task_image(struct task *t)
+{
+	struct sr *r = t->sr;
+	struct ae_reg_record rec;
+	char path[AE_REG_PATH_MAX + 1] = "";
+	uint64_t plen;
+
+	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
+		/* no record: a trace of a runtime without records */
+		if (r->nprogs == 1)
+			return &r->progs[0];
+		tfail(t, "its stream has no registration record and %d programs were given: cannot tell which it runs",
+		      r->nprogs);
+		return NULL;
+	}
+	if (need_bytes(t, sizeof(rec))) {
+		tfail(t, "trace ends inside its registration record");
+		return NULL;
+	}
+	memcpy(&rec, t->s.buf, sizeof(rec));
+	if (rec.version != AE_REG_VERSION || rec.len < sizeof(rec) || rec.len % 8 ||
+	    rec.len > sizeof(rec) + AE_REG_PATH_MAX) {
+		tfail(t, "bad registration record at trace offset %llu (version %u, length %u)",
+		      (unsigned long long)t->s.base, rec.version, rec.len);
+		return NULL;
+	}
+	if (need_bytes(t, rec.len)) {
+		tfail(t, "trace ends inside its registration record");
+		return NULL;
+	}
+	plen = rec.len - sizeof(rec);
+	memcpy(path, t->s.buf + sizeof(rec), plen);
+	path[plen] = 0;
+	/* the record is no witness: drop it */
+	memmove(t->s.buf, t->s.buf + rec.len, t->s.end - t->s.base - rec.len);
+	t->s.base += rec.len;
+	for (int i = 0; i < r->nprogs; i++)
+		if (r->progs[i].id == rec.image_id)
+			return &r->progs[i];
+	/* not given: the path it was started as, if that is the same image */
+	if (path[0] && !access(path, R_OK)) {
+		int n = r->nprogs;
+
+		if (!add_prog(r, path) && r->progs[n].id == rec.image_id)
+			return &r->progs[n];
+		if (r->nprogs > n) {
+			ae_program_free(r->progs[n].p);
+			free(r->progs[n].path);
+			r->nprogs = n;
+		}
+	}
+	tfail(t, "no binary for program %s (image id %016llx): give it on the command line",
+	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id);
+	return NULL;
+}
+
+static void co_main(unsigned int lo, unsigned int hi)
+{
+	struct task *t = (struct task *)(((uintptr_t)hi << 32) | lo);
+	int ret;
+
+	if (!t->g) {
+		t->prog = task_image(t);
+		if (t->prog) {
+			t->info.prog = t->prog->base;
+			t->info.program = t->prog->p;
+			t->g = ae_regen_new(t->prog->p, &t->s, &t->sink, task_ops(t));
+			if (!t->g)
+				tfail(t, "out of memory");
+			else
+				name_regen(t);
+			t->pc = t->prog->p->orig.entry;
+		}
+	}
+	if (t->g && !t->failed) {
+		ret = ae_regen_run(t->g, t->pc);
+		t->end = ret;
+		if (ret < 0)
+			t->failed = t->sr->failed = 1;
+	}
+	t->state = T_DONE;
+	if (t->sr->o->task_end)
+		t->sr->o->task_end(t->sr->o->ctx, &t->info, t->failed ? -1 : t->end,
+				   t->g ? ae_regen_stats(t->g) : &(struct ae_regen_stats){ 0 });
+	/* returns to uc_link: the driver */
+}
+
+static void resume(struct sr *r, struct task *t)
+{
+	if (t->state == T_DONE || t->state == T_WAIT_FORK || t->failed)
+		return;
+	if (!t->running) {
+		uintptr_t p = (uintptr_t)t;
+
+		t->stack = mmap(NULL, CO_STACK, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (t->stack == MAP_FAILED) {
+			t->stack = NULL;
+			tfail(t, "cannot map a stack: %s", strerror(errno));
+			return;
+		}
+		getcontext(&t->uc);
+		t->uc.uc_stack.ss_sp = t->stack;
+		t->uc.uc_stack.ss_size = CO_STACK;
+		t->uc.uc_link = &r->main;
+		makecontext(&t->uc, (void (*)(void))co_main, 2, (unsigned int)p,
+			    (unsigned int)(p >> 32));
+		t->running = 1;
+	}
+	r->cur = t;
+	swapcontext(&r->main, &t->uc);
+	r->cur = NULL;
+	if (t->state == T_DONE && t->stack) {
+		munmap(t->stack, CO_STACK);
+		t->stack = NULL;
+	}
+}
+
+/* Children made ready by a fork run over what they were given so far. */
+static void resume_ready(struct sr *r)
+{
+	for (struct task *t = r->tasks; t; t = t->next)
+		if (t->state == T_READY && !t->running && !t->failed)
+			resume(r, t);
+}
+
+static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->info.pid = pid;
+	t->info.tid = tid;
+	t->info.cpu = -1;
+	t->sr = r;
+	t->sink.insn = task_insn;
+	t->sink.ctx = t;
+	t->next = r->tasks;
+	r->tasks = t;
+	return t;
+}
+
+/* Reap finished tasks (their state and streams). */
+static void reap(struct sr *r)
+{
+	struct task **pp = &r->tasks;
+
+	while (*pp) {
+		struct task *t = *pp;
+
+		if (t->state == T_DONE && !t->stack) {
+			*pp = t->next;
+			ae_regen_free(t->g);
+			ae_tstream_free(&t->s);
+			free(t);
+		} else {
+			pp = &t->next;
+		}
+	}
+}
+
+static void slice_end(struct sr *r, uint32_t cpu, uint64_t now)
+{
+	struct task *t = r->cpu_owner[cpu];
+
+	if (!t)
+		return;
+	r->cpu_owner[cpu] = NULL;
+	if (r->o->slice && t->in_slice) {
+		struct ae_slice_info si = { .task = t->info, .t_begin = t->slice_t, .t_end = now };
+
+		si.task.cpu = cpu;
+		si.insns = (t->g ? ae_regen_stats(t->g)->insns : 0) - t->slice_insns;
+		si.bytes = t->slice_bytes;
+		r->o->slice(r->o->ctx, &si);
+	}
+	t->in_slice = 0;
+}
+
+static void slice_begin(struct sr *r, struct task *t, uint32_t cpu, uint64_t now)
+{
+	for (uint32_t c = 0; c < r->ncpu; c++)
+		if (r->cpu_owner[c] == t || (c == cpu && r->cpu_owner[c]))
+			slice_end(r, c, now);
+	r->cpu_owner[cpu] = t;
+	t->info.cpu = cpu;
+	t->in_slice = 1;
+	t->slice_t = now;
+	t->slice_insns = t->g ? ae_regen_stats(t->g)->insns : 0;
+	t->slice_bytes = 0;
+	if (r->o->switch_in)
+		r->o->switch_in(r->o->ctx, &t->info, now);
+}
+
+static void forget_task(struct sr *r, struct task *t)
+{
+	for (uint32_t c = 0; c < r->ncpu; c++)
+		if (r->cpu_owner[c] == t)
+			slice_end(r, c, r->now);
+}
+
+/* Images a task ran before (execs), so the next one gets a new number. */
+static int note_exec(struct sr *r, int32_t tid, int image)
+{
+	for (size_t i = 0; i < r->nexecd; i++)
+		if (r->execd[i].tid == tid) {
+			r->execd[i].image = image;
+			return 0;
+		}
+	if (r->nexecd % 64 == 0) {
+		void *n = realloc(r->execd, (r->nexecd + 64) * sizeof(*r->execd));
+
+		if (!n)
+			return -1;
+		r->execd = n;
+	}
+	r->execd[r->nexecd].tid = tid;
+	r->execd[r->nexecd++].image = image;
+	return 0;
+}
+
+static int image_of(struct sr *r, int32_t tid)
+{
+	for (size_t i = 0; i < r->nexecd; i++)
+		if (r->execd[i].tid == tid)
+			return r->execd[i].image;
+	return 0;
+}
+
+static int on_marker(struct sr *r, const struct schedlog_ev *ev)
+{
+	const struct trbuf_marker *m = ev->m;
+	struct task *t = find_task(r, m->tid);
+
+	r->now = m->time_ns;
+	switch (m->type) {
+	case TRBUF_MK_START:
+		if (t) {
+			tfail(t, "marker %llu: START while it is traced already",
+			      (unsigned long long)ev->index);
+			forget_task(r, t);
+			t->state = T_DONE;
+		}
+		t = new_task(r, m->pid, m->tid);
+		if (!t)
+			return -1;
+		t->info.image = image_of(r, m->tid);
+		slice_begin(r, t, m->cpu, m->time_ns);
+		return 0;
+	case TRBUF_MK_FORK: {
+		struct task *c;
+
+		if (!t)
+			break;
+		c = find_task(r, (int32_t)m->arg);
+		if (c) {
+			tfail(c, "marker %llu: forked while it is traced already",
+			      (unsigned long long)ev->index);
+			forget_task(r, c);
+			c->state = T_DONE;
+		}
+		c = new_task(r, (m->arg2 & 0x00010000) ? m->pid : (int32_t)m->arg, (int32_t)m->arg);
+		if (!c)
+			return -1;
+		c->state = T_WAIT_FORK;
+		c->info.image = t->info.image;
+		if (ae_tstream_marker(&t->s, m, ev->index))
+			return -1;
+		resume(r, t);
+		resume_ready(r);
+		return 0;
+	}
+	case TRBUF_MK_SWITCH_IN:
+		if (!t)
+			break;
+		slice_begin(r, t, m->cpu, m->time_ns);
+		return 0;
+	case TRBUF_MK_SIGNAL:
+	case TRBUF_MK_SIGRETURN:
+	case TRBUF_MK_EXIT:
+	case TRBUF_MK_EXEC:
+	case TRBUF_MK_STOP:
+		if (!t) {
+			if (m->type == TRBUF_MK_STOP)
+				return 0;	/* detach of an untraced consumer */
+			break;
+		}
+		if (m->type != TRBUF_MK_STOP && ae_tstream_marker(&t->s, m, ev->index))
+			return -1;
+		if (m->type == TRBUF_MK_EXIT || m->type == TRBUF_MK_EXEC)
+			t->s.final = 1;
+		else if (m->type == TRBUF_MK_STOP)
+			t->s.final = 2;
+		resume(r, t);
+		if (t->s.final)
+			forget_task(r, t);
+		if (m->type == TRBUF_MK_EXEC && note_exec(r, m->tid, t->info.image + 1))
+			return -1;
+		resume_ready(r);
+		reap(r);
+		return 0;
+	default:
+		return 0;	/* SUBBUF, ROLLBACK: positions only */
+	}
+	/* a marker of a task no START or FORK announced */
+	{
+		struct task *u = new_task(r, m->pid, m->tid);
+
+		if (!u)
+			return -1;
+		tfail(u, "marker %llu (%s) of a task that has no START marker and no parent's FORK (unknown task)",
+		      (unsigned long long)ev->index, schedlog_type_name(m->type));
+		u->state = T_READY;
+	}
+	return 0;
+}
+
+static int on_data(struct sr *r, const struct schedlog_ev *ev)
+{
+	struct task *t = find_task(r, ev->tid);
+
+	if (!t)
+		return 0;	/* reported with its marker */
+	if (t->failed)
+		return 0;
+	if (ae_tstream_append(&t->s, ev->data, ev->len))
+		return -1;
+	t->slice_bytes += ev->len;
+	resume(r, t);
+	resume_ready(r);
+	return 0;
+}
+
+/* A raw AE_CAPTURE file: one task, its bytes, its exit after _Exit's
+ * system call. */
+static int raw_capture(struct sr *r, const char *path, FILE *f)
+{
+	struct ae_capture_hdr h;
+	struct task *t;
+	struct trbuf_marker m = { .type = TRBUF_MK_EXIT, .flags = AE_MK_EXIT_AT_SYSCALL };
+	char buf[1 << 16];
+	uint64_t left;
+
+	if (fread(&h, sizeof(h), 1, f) != 1 || h.magic != AE_CAPTURE_MAGIC) {
+		fprintf(stderr, "aetrace: %s: bad capture header\n", path);
+		return -1;
+	}
+	t = new_task(r, 0, 0);
+	if (!t)
+		return -1;
+	slice_begin(r, t, 0, 0);
+	for (left = h.len; left;) {
+		size_t n = fread(buf, 1, left < sizeof(buf) ? left : sizeof(buf), f);
+
+		if (!n) {
+			fprintf(stderr, "aetrace: %s: capture file truncated at offset %llu\n", path,
+				(unsigned long long)(sizeof(h) + h.len - left));
+			return -1;
+		}
+		if (ae_tstream_append(&t->s, buf, n))
+			return -1;
+		left -= n;
+		resume(r, t);
+	}
+	m.ip = h.exit_entry;
+	if (ae_tstream_marker(&t->s, &m, 0))
+		return -1;
+	t->s.final = 1;
+	resume(r, t);
+	return 0;
+}
+
+int ae_sysregen(const struct ae_sysregen_opts *o)
+{
+	struct sr r = { .o = o };
+	struct schedlog_demux *d = NULL;
+	struct schedlog_ev ev;
+	int ret = 0;
+	FILE *f;
+
+	for (int i = 0; i < o->nprogs; i++)
+		if (add_prog(&r, o->progs[i])) {
+			ret = -1;
+			goto out;
+		}
+	f = fopen(o->trace, "rb");
+	if (f) {
+		uint64_t magic = 0;
+
+		if (fread(&magic, 8, 1, f) == 1 && magic == AE_CAPTURE_MAGIC) {
+			r.ncpu = 1;
+			r.cpu_owner = calloc(1, sizeof(*r.cpu_owner));
+			rewind(f);
+			ret = raw_capture(&r, o->trace, f);
+			fclose(f);
+			goto finish;
+		}
+		fclose(f);
+	}
+	if (schedlog_demux_open(&d, o->trace, o->sched)) {
+		ret = -1;
+		goto out;
+	}
+	r.ncpu = schedlog_demux_geom(d)->nr_cpus;
+	r.cpu_owner = calloc(r.ncpu, sizeof(*r.cpu_owner));
+	if (!r.cpu_owner) {
+		ret = -1;
+		goto out;
+	}
+	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
+		if (ev.kind == SCHEDLOG_EV_MARKER)
+			ret = on_marker(&r, &ev);
+		else
+			ret = on_data(&r, &ev);
+		if (ret < 0)
+			break;
+	}
+finish:
+	/* the capture ended: tasks still running end here */
+	for (struct task *t = r.tasks; t; t = t->next) {
+		if (t->state == T_DONE || t->failed)
+			continue;
+		if (t->state == T_WAIT_FORK) {
+			tfail(t, "its parent never reached the fork that created it");
+			continue;
+		}
+		if (!t->s.final)
+			t->s.final = 2;
+		resume(&r, t);
+	}
+	resume_ready(&r);
+	for (uint32_t c = 0; c < r.ncpu; c++)
+		slice_end(&r, c, r.now);
+	for (struct task *t = r.tasks; t; t = t->next)
+		if (t->state != T_DONE && !t->failed)
+			tfail(t, "regeneration did not finish");
+out:
+	schedlog_demux_close(d);
+	while (r.tasks) {
+		struct task *t = r.tasks;
+
+		r.tasks = t->next;
+		if (t->stack)
+			munmap(t->stack, CO_STACK);
+		ae_regen_free(t->g);
+		ae_tstream_free(&t->s);
+		free(t);
+	}
+	for (int i = 0; i < r.nprogs; i++) {
+		ae_program_free(r.progs[i].p);
+		free(r.progs[i].path);
+	}
+	free(r.progs);
+	free(r.cpu_owner);
+	free(r.execd);
+	if (ret < 0)
+		return -1;
+	return r.failed ? 1 : 0;
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/* tstream.c - a task's growing witness stream and its markers (regen.h) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "regen.h"
+
+int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len)
+{
+	size_t have = s->end - s->base;
+
+	if (have + len > s->cap) {
+		size_t cap = s->cap ? s->cap : 1 << 16;
+		uint8_t *n;
+
+		while (cap < have + len)
+			cap *= 2;
+		n = realloc(s->buf, cap);
+		if (!n)
+			return -1;
+		s->buf = n;
+		s->cap = cap;
+	}
+	memcpy(s->buf + have, data, len);
+	s->end += len;
+	return 0;
+}
+
+/* Drop consumed bytes below pos (called by the regenerator). */
+void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos);
+void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos)
+{
+	uint64_t drop = pos - s->base;
+
+	if (drop < (1 << 16) || drop < (s->end - s->base) / 2)
+		return;
+	memmove(s->buf, s->buf + drop, s->end - pos);
+	s->base = pos;
+}
+
+/* Drop markers below index mi. */
+void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi);
+void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi)
+{
+	uint64_t drop = mi - s->mk_base;
+
+	if (drop < 256 || drop > s->nmk)
+		return;
+	memmove(s->mk, s->mk + drop, (s->nmk - drop) * sizeof(*s->mk));
+	s->nmk -= drop;
+	s->mk_base = mi;
+}
+
+int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64_t index)
+{
+	struct ae_smk *k;
+	uint64_t abs;
+
+	if (s->nmk == s->capmk) {
+		size_t cap = s->capmk ? s->capmk * 2 : 16;
+		struct ae_smk *n = realloc(s->mk, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		s->mk = n;
+		s->capmk = cap;
+	}
+	abs = s->mk_base + s->nmk;
+	k = &s->mk[s->nmk++];
+	memset(k, 0, sizeof(*k));
+	k->m = *m;
+	k->pos = s->end;
+	k->index = index;
+	k->end = UINT64_MAX;
+	if (m->type == TRBUF_MK_SIGNAL && s->nopen < 64) {
+		s->open_sig[s->nopen++] = abs;
+	} else if (m->type == TRBUF_MK_SIGRETURN && s->nopen) {
+		uint64_t o = s->open_sig[--s->nopen];
+
+		if (o >= s->mk_base)
+			s->mk[o - s->mk_base].end = abs;
+	}
+	return 0;
+}
+
+void ae_tstream_free(struct ae_tstream *s)
+{
+	free(s->buf);
+	free(s->mk);
+	memset(s, 0, sizeof(*s));
+}

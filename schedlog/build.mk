@@ -1,0 +1,31 @@
+# schedlog/: the ground floor of the user side (libschedlog.a): the trace
+# container codec, the schedule-log (marker) reader, the demultiplexer of
+# captures into per-task slices, whole reads/writes; and bin/schedlog.
+# bdump, aerun and analysis link it; it depends on nothing of theirs.
+
+SCHEDLOG_OBJ := $(OBJ)/schedlog
+SCHEDLOG_LIB := $(SCHEDLOG_OBJ)/libschedlog.a
+# Everything that reads or writes containers links this (and -lzstd).
+AE_CONTAINER_LIB := $(SCHEDLOG_LIB)
+AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) -lzstd
+export AE_CONTAINER_LIB AE_CONTAINER_LDLIBS
+
+SCHEDLOG_LIB_SRCS := container.c fullio.c marker.c demux.c
+SCHEDLOG_HDRS := $(wildcard include/aetrace/*.h) include/uapi/linux/trbuf.h
+
+$(SCHEDLOG_OBJ)/%.o: schedlog/%.c $(SCHEDLOG_HDRS) | $(SCHEDLOG_OBJ)
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -c -o $@ $<
+
+$(SCHEDLOG_OBJ):
+	$(Q)mkdir -p $@
+
+$(SCHEDLOG_LIB): $(addprefix $(SCHEDLOG_OBJ)/,$(SCHEDLOG_LIB_SRCS:.c=.o))
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN)/schedlog: $(SCHEDLOG_OBJ)/schedlog.o $(SCHEDLOG_LIB) | $(BIN)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd
+
+ALL_TARGETS += $(SCHEDLOG_LIB) $(BIN)/schedlog
