@@ -21,7 +21,9 @@
 #include <sys/stat.h>
 
 #include <linux/trbuf.h>
+#include <aetrace/schedlog.h>
 #include "sched_event.h"
+#include "sysregen.h"
 #include "timeline.h"
 
 struct slices {
@@ -280,6 +282,124 @@ static int load_markers(const char *path, struct trbuf_marker **mk, size_t *n)
 	return 0;
 }
 
+/* The markers of a trace's MARKERS chunks (schedlog's reader). */
+static int load_trace_markers(const char *path, struct trbuf_marker **mk, size_t *n)
+{
+	struct schedlog_markers *ms;
+	struct trbuf_marker m;
+	uint64_t index;
+	size_t cap = 0;
+	int r;
+
+	*mk = NULL;
+	*n = 0;
+	if (schedlog_markers_open(&ms, path, -1)) {
+		fprintf(stderr, "aetrace timeline: %s\n", ms ? schedlog_markers_error(ms) : path);
+		schedlog_markers_close(ms);
+		return -1;
+	}
+	while ((r = schedlog_markers_next(ms, &m, &index)) == 1) {
+		if (*n == cap) {
+			struct trbuf_marker *p = realloc(*mk, (cap ? cap * 2 : 1024) * sizeof(*p));
+
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			*mk = p;
+			cap = cap ? cap * 2 : 1024;
+		}
+		(*mk)[(*n)++] = m;
+	}
+	if (r < 0)
+		fprintf(stderr, "aetrace timeline: %s\n", r == -ENOMEM ? "out of memory" :
+			schedlog_markers_error(ms));
+	schedlog_markers_close(ms);
+	if (r < 0) {
+		free(*mk);
+		*mk = NULL;
+	}
+	return r < 0 ? -1 : 0;
+}
+
+/* Instructions per slice from sysregen, gathered in marker order. */
+struct insn_counts {
+	struct ae_slice_info *s;
+	size_t n, cap;
+	int oom;
+};
+
+static void on_slice(void *ctx, const struct ae_slice_info *si)
+{
+	struct insn_counts *ic = ctx;
+
+	if (ic->n == ic->cap) {
+		size_t cap = ic->cap ? ic->cap * 2 : 256;
+		struct ae_slice_info *p = realloc(ic->s, cap * sizeof(*p));
+
+		if (!p) {
+			ic->oom = 1;
+			return;
+		}
+		ic->s = p;
+		ic->cap = cap;
+	}
+	ic->s[ic->n++] = *si;
+}
+
+/*
+ * Regenerate the capture and add each regenerated slice's instructions to
+ * the drawn slice of its task on its CPU that holds its first marker.
+ * Returns 0, or -1 when the capture could not be regenerated at all.
+ */
+static int add_insns(struct slices *v, const char *trace, const char *sched, char **progs,
+		     int nprogs)
+{
+	struct insn_counts ic = { 0 };
+	struct ae_sysregen_opts o = { .trace = trace, .sched = sched, .progs = progs,
+				      .nprogs = nprogs, .slice = on_slice, .ctx = &ic };
+	size_t i, unplaced = 0;
+	int r = ae_sysregen(&o);
+
+	if (r < 0 || ic.oom) {
+		fprintf(stderr, "aetrace timeline: %s: %s; no instruction counts\n", trace,
+			ic.oom ? "out of memory" : "could not be regenerated");
+		free(ic.s);
+		return -1;
+	}
+	if (r > 0)
+		fprintf(stderr, "aetrace timeline: %s: warning: some tasks did not regenerate; their slices lack instruction counts\n",
+			trace);
+	for (i = 0; i < ic.n; i++) {
+		const struct ae_slice_info *si = &ic.s[i];
+		size_t lo = 0, hi = v->n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct ae_slice *s = &v->s[mid];
+
+			if (s->cpu < si->task.cpu || (s->cpu == si->task.cpu && s->start <= si->t_begin))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && v->s[lo - 1].cpu == si->task.cpu && v->s[lo - 1].tid == si->task.tid &&
+		    si->t_begin <= v->s[lo - 1].end) {
+			struct ae_slice *d = &v->s[lo - 1];
+
+			d->insns += si->insns;
+			if (!d->comm[0] && si->task.prog)	/* no BPF log: the program's name */
+				snprintf(d->comm, sizeof(d->comm), "%s", si->task.prog);
+		} else if (si->insns)
+			unplaced++;
+	}
+	if (unplaced)
+		fprintf(stderr, "aetrace timeline: warning: %zu regenerated slices fall in no drawn slice of their task\n",
+			unplaced);
+	free(ic.s);
+	return 0;
+}
+
 static int load_bpf(const char *path, struct sched_log_header *h, struct sched_event **ev,
 		    size_t *n)
 {
@@ -347,8 +467,12 @@ err_free:
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: aetrace timeline --sched SCHED [--bpf ALL] [--format json|svg] -o OUT.json|OUT.svg\n"
-"  SCHED  the kernel's markers (bdump's SCHED file, sched.bin)\n"
+"usage: aetrace timeline [--sched SCHED] [--bpf ALL] [--trace TRACE PROG...]\n"
+"                        [--format json|svg] -o OUT.json|OUT.svg\n"
+"  SCHED  the kernel's markers (bdump's SCHED file, sched.bin); default: the\n"
+"         MARKERS chunks of TRACE\n"
+"  TRACE  the capture (bdump's TRACE, aerun -o) and its instrumented programs:\n"
+"         regenerated to put instruction counts in the slices\n"
 "  ALL    the BPF schedule log of the same run (bdump --bpf-sched ALL):\n"
 "         adds every untraced task and the exact end of every slice\n"
 "  OUT.json  Chrome/Perfetto trace events (ui.perfetto.dev, chrome://tracing)\n"
@@ -361,10 +485,11 @@ int ae_timeline_main(int argc, char **argv)
 		{ "sched", required_argument, NULL, 's' },
 		{ "bpf", required_argument, NULL, 'b' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "trace", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *sched = NULL, *bpf = NULL, *out = NULL, *fmt = NULL;
+	const char *sched = NULL, *bpf = NULL, *out = NULL, *fmt = NULL, *trace = NULL;
 	struct trbuf_marker *mk = NULL;
 	struct sched_event *ev = NULL;
 	struct sched_log_header h;
@@ -389,6 +514,9 @@ int ae_timeline_main(int argc, char **argv)
 		case 'f':
 			fmt = optarg;
 			break;
+		case 't':
+			trace = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -399,7 +527,7 @@ int ae_timeline_main(int argc, char **argv)
 	}
 	if (!fmt && out)
 		fmt = strrchr(out, '.') ? strrchr(out, '.') + 1 : "";
-	if (!sched || !out || optind != argc) {
+	if ((!sched && !trace) || !out || (optind != argc && !trace) || (trace && optind == argc)) {
 		usage(stderr);
 		return 2;
 	}
@@ -409,7 +537,8 @@ int ae_timeline_main(int argc, char **argv)
 		return 2;
 	}
 	svg = !strcmp(fmt, "svg");
-	if (load_markers(sched, &mk, &nmk))
+	if (sched && !schedlog_is_container(sched) ? load_markers(sched, &mk, &nmk) :
+	    load_trace_markers(sched ? sched : trace, &mk, &nmk))
 		goto out_free;
 	qsort(mk, nmk, sizeof(*mk), cmp_marker);
 	if (bpf) {
@@ -441,6 +570,11 @@ int ae_timeline_main(int argc, char **argv)
 		if (slices_from_markers(&v, mk, nmk, t_end))
 			goto out_nomem;
 	}
+	if (trace) {
+		qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
+		if (add_insns(&v, trace, sched, argv + optind, argc - optind))
+			goto out_free;
+	}
 	tl.s = v.s;
 	tl.n = v.n;
 	tl.t0 = UINT64_MAX;
@@ -456,7 +590,7 @@ int ae_timeline_main(int argc, char **argv)
 		tl.t0 = tl.t1 = 0;
 	if (bpf && h.nr_cpus > tl.nr_cpus && h.nr_cpus <= 4096)
 		tl.nr_cpus = h.nr_cpus;
-	tl.title = sched;
+	tl.title = sched ? sched : trace;
 
 	f = fopen(out, "w");
 	if (!f) {
