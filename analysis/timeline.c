@@ -156,26 +156,28 @@ static int slices_from_markers(struct slices *v, const struct trbuf_marker *mk, 
 static int slices_from_bpf(struct slices *v, const struct sched_log_header *h,
 			   const struct sched_event *ev, size_t n, unsigned int nr_cpus)
 {
-	size_t *cur = malloc(nr_cpus * sizeof(*cur));	/* running slice, or SIZE_MAX */
+	/* per CPU: the running slice, IDLE, or UNSEEN before its first switch */
+	size_t *cur = malloc(nr_cpus * sizeof(*cur));
+	const size_t unseen = SIZE_MAX, idle = SIZE_MAX - 1;
 	unsigned int c;
 	size_t i;
 
 	if (!cur)
 		return -ENOMEM;
 	for (c = 0; c < nr_cpus; c++)
-		cur[c] = SIZE_MAX;
+		cur[c] = unseen;
 	for (i = 0; i < n; i++) {
 		const struct sched_event *e = &ev[i];
 		struct ae_slice *s;
 
 		if (e->type != SCHED_EV_SWITCH || e->cpu >= nr_cpus)
 			continue;
-		if (cur[e->cpu] != SIZE_MAX) {
+		if (cur[e->cpu] < idle) {
 			struct ae_slice *run = &v->s[cur[e->cpu]];
 
 			/* a log out of time order on one CPU gives empty slices, not negative ones */
 			run->end = e->time_ns > run->start ? e->time_ns : run->start;
-		} else if (e->tid) {
+		} else if (cur[e->cpu] == unseen && e->tid) {
 			/* prev ran since before the recording began */
 			s = slice_add(v);
 			if (!s)
@@ -187,7 +189,7 @@ static int slices_from_bpf(struct slices *v, const struct sched_log_header *h,
 			s->tid = e->tid;
 			memcpy(s->comm, e->comm, sizeof(s->comm) - 1);
 		}
-		cur[e->cpu] = SIZE_MAX;
+		cur[e->cpu] = idle;
 		if (!e->tid2)
 			continue;	/* the idle task: an empty stretch of the lane */
 		s = slice_add(v);
@@ -202,7 +204,7 @@ static int slices_from_bpf(struct slices *v, const struct sched_log_header *h,
 	}
 	/* still running at the stop */
 	for (c = 0; c < nr_cpus; c++) {
-		if (cur[c] != SIZE_MAX && h->end_ns > v->s[cur[c]].start)
+		if (cur[c] < idle && h->end_ns > v->s[cur[c]].start)
 			v->s[cur[c]].end = h->end_ns;
 	}
 	free(cur);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 
 #include "sched_event.h"
 #include "spawn.h"
+
+#define SPAWN_READY_TIMEOUT_S	120
 
 static void describe(int st, char *err, size_t errlen)
 {
@@ -87,16 +90,29 @@ pid_t schedlog_record_spawn(const char *out, char *err, size_t errlen)
 		close(p[0]);
 		return -1;
 	}
-	do
-		n = read(p[0], &c, 1);
-	while (n < 0 && errno == EINTR);
+	/* loading is slow under emulation, but not this slow */
+	{
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int r, waited = 0;
+
+		while ((r = poll(&pfd, 1, 1000)) <= 0 && waited < SPAWN_READY_TIMEOUT_S) {
+			if (r == 0)
+				waited++;
+			else if (errno != EINTR)
+				break;
+		}
+		n = r > 0 ? read(p[0], &c, 1) : -1;
+	}
 	close(p[0]);
 	if (n == 1)
 		return pid;
-	/* EOF: it ended (or closed the pipe) without recording */
-	kill(pid, SIGTERM);
+	/* EOF or no word in time: it ended (or hangs) without recording */
+	kill(pid, n < 0 ? SIGKILL : SIGTERM);
 	if (wait_child(pid, &st))
 		snprintf(err, errlen, "schedlog-record: wait: %s", strerror(errno));
+	else if (n < 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		snprintf(err, errlen, "schedlog-record was not recording after %d s (killed)",
+			 SPAWN_READY_TIMEOUT_S);
 	else
 		describe(st, err, errlen);
 	return -1;
