@@ -2,9 +2,10 @@
 # schedlog-vm.sh - the BPF scheduler recorder on the tracing kernel (vm/run
 # --smp 2; the guest kernel needs CONFIG_DEBUG_INFO_BTF): the known
 # workload's events and an unbroken per-CPU switch chain with the idle task;
-# then `bdump --bpf-sched` beside a real capture: every SWITCH_IN marker of
-# a traced task in sched.bin matches a sched_switch the recorder saw (same
-# CPU, same thread, at most 10 ms before the marker), and `aetrace
+# then `bdump --bpf-sched` beside a real capture: for every SWITCH_IN marker
+# of a traced task in sched.bin, the last sched_switch the recorder saw on
+# that CPU before it ran that thread, at most 10 ms earlier (and the same
+# markers with their CPUs swapped do not match), and `aetrace
 # timeline` of the pair draws them as traced slices with no unmatched
 # marker. TAP output; skips without QEMU, the recorder, or kernel BTF.
 set -u
@@ -73,6 +74,16 @@ crc=$?
 sed 's/^/# /' "$w/chk.out"
 check "every SWITCH_IN marker of a traced task matches a sched_switch of the BPF log" '[ $crc -eq 0 ]'
 nsw=$(grep -o '[0-9]* SWITCH_IN markers inside' "$w/chk.out" | cut -d' ' -f1)
+# not vacuous: the same markers with their CPUs swapped must not match
+python3 - "$w/sched.bin" "$w/swapped.bin" <<'EOT'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+for o in range(0, len(d), 64):
+    d[o + 12] ^= 1          # struct trbuf_marker.cpu (2 CPUs)
+open(sys.argv[2], 'wb').write(d)
+EOT
+python3 $chk markers "$w/all.bin" "$w/swapped.bin" >/dev/null 2>&1
+check "the matching rejects the markers with their CPUs swapped" '[ $? -ne 0 ]'
 
 bin/aetrace timeline --sched "$w/sched.bin" --bpf "$w/all.bin" -o "$w/t.json" 2>"$w/tl.err"
 rc=$?
