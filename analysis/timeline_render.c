@@ -259,9 +259,14 @@ int ae_timeline_svg(const struct ae_timeline *tl, FILE *f)
 		const struct ae_slice *s = by_pid[i];
 		double lx = SVG_LEFT + (shown % 4) * 320;
 		double ly = y + 18 + (shown / 4) * 18;
+		size_t j;
 
 		if (i && s->pid == by_pid[i - 1]->pid)
 			continue;
+		/* the process's latest name (after any exec) */
+		for (j = i + 1; j < tl->n && by_pid[j]->pid == s->pid; j++)
+			if (by_pid[j]->start > s->start && by_pid[j]->comm[0])
+				s = by_pid[j];
 		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\" fill=\"hsl(%u,70%%,50%%)\"/><text x=\"%.0f\" y=\"%.0f\">",
 			lx, ly - 10, hue(s->pid), lx + 16, ly);
 		if (s->comm[0]) {
