@@ -36,13 +36,14 @@ BENCH_TARGETS :=
 DEPS := $(TOP)/scripts/deps.sh
 
 include schedlog/build.mk
+include schedlog/record/build.mk
 include instrument/build.mk
 include analysis/build.mk
 include bdump/build.mk
 include trbuf-driver/build.mk
 include vm/build.mk
 include tests/build.mk
--include tests/workload/build.mk
+include tests/workload/build.mk
 
 .PHONY: all deps check demo bench clean
 
@@ -52,7 +53,7 @@ include tests/build.mk
 all: $(ALL_TARGETS)
 
 deps:
-	$(Q)AE_CACHE='$(AE_CACHE)' $(DEPS) build check src musl-src lua-src kernel vm
+	$(Q)AE_CACHE='$(AE_CACHE)' $(DEPS) build check src musl-src lua-src kernel vm bpf
 
 $(BIN) $(OBJ):
 	$(Q)mkdir -p $@

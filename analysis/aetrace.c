@@ -21,6 +21,7 @@
 #include "out.h"
 #include "program.h"
 #include "sysregen.h"
+#include "timeline.h"
 
 static void usage(FILE *f)
 {
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
+		"       aetrace timeline --sched SCHED [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
 		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
 		"  PROG   the instrumented programs (PROG.orig beside each); a task's program\n"
@@ -308,6 +310,8 @@ int main(int argc, char **argv)
 		return cmd_regen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "timeline"))
+		return ae_timeline_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "map-lackey"))
 		return cmd_map_lackey(argc - 1, argv + 1);
 	fprintf(stderr, "aetrace: unknown command '%s'\n", argv[1]);

@@ -24,6 +24,7 @@
 #include <aetrace/container_sink.h>
 #include "net_client.h"
 #include "source.h"
+#include "spawn.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile int abort_net;
@@ -52,6 +53,8 @@ static void usage(FILE *f)
 "  --net-buffer MB unacknowledged bytes kept for resending (default 256)\n"
 "  --device PATH   trace device (default /dev/trbuf)\n"
 "  --from CAPTURE  send an existing capture (e.g. aerun -o) instead of the device\n"
+"  --bpf-sched FILE  record every context switch of the machine with\n"
+"                  schedlog-record into FILE, from before the capture to after END\n"
 "  --synthetic-source SPEC  self-checking generator instead of the device,\n"
 "                  SPEC = bytes=64M,cpus=2,subbuf=1M,rate=0,seed=1\n"
 "  bdump --check TRACE [SCHED]  verify a capture: chunk order, END counters,\n"
@@ -405,14 +408,17 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'D' },
 		{ "net-buffer", required_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "bpf-sched", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct bdump_opts opt = { .level = 1, .flush_ms = 1000, .device = "/dev/trbuf",
 				  .net_buffer = 256u << 20 };
 	struct sigaction sa = { .sa_handler = on_signal };
-	int c, check = 0;
-	char *end;
+	int c, check = 0, ret;
+	const char *bpf_sched = NULL;
+	char *end, err[256];
+	pid_t rec = 0;
 
 	while ((c = getopt_long(argc, argv, "l:T:f:d:qh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -459,6 +465,9 @@ int main(int argc, char **argv)
 		case 'C':
 			check = 1;
 			break;
+		case 'B':
+			bpf_sched = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -481,7 +490,19 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return run(argv[optind], argv[optind + 1], &opt);
+	if (bpf_sched) {
+		rec = schedlog_record_spawn(bpf_sched, err, sizeof(err));
+		if (rec < 0) {
+			fprintf(stderr, "bdump: --bpf-sched %s: %s\n", bpf_sched, err);
+			return 1;
+		}
+	}
+	ret = run(argv[optind], argv[optind + 1], &opt);
+	if (rec > 0 && schedlog_record_stop(rec, err, sizeof(err))) {
+		fprintf(stderr, "bdump: --bpf-sched %s: %s\n", bpf_sched, err);
+		ret = 1;
+	}
+	return ret;
 
 bad_arg:
 	fprintf(stderr, "bdump: bad value '%s' for -%c\n", optarg, c);

@@ -14,6 +14,8 @@ pkgs_kernel="linux-source-6.1 bc bison flex libssl-dev libelf-dev dwarves rsync 
 pkgs_vm="qemu-system-x86 busybox-static kmod"
 pkgs_bpf="libbpf-dev bpftool clang llvm"
 pkgs_bench="hyperfine"
+# xmllint, rsvg-convert: the timeline SVG test (tests/host/timeline.sh)
+pkgs_check="$pkgs_check libxml2-utils librsvg2-bin"
 
 want=()
 srcs=()
