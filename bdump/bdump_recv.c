@@ -3,22 +3,29 @@
  * bdump_recv.c - bdump-recv: receive bdump streams over TCP and store each
  * session as DIR/<session>/trace.zst and sched.bin.
  *
- *   bdump-recv --listen ADDR:PORT --dir DIR [--secret FILE] [-q]
+ *   bdump-recv --listen ADDR:PORT --dir DIR [--secret FILE | --insecure]
+ *              [--max-conns N] [--max-per-addr N] [-q]
  *
- * One thread per connection. A session is named after the sender's host
- * and start time, so a bdump that reconnects (network cut, receiver
- * restart) continues the same session: DIR/<session>/state records how
- * many segments are stored and the file sizes after them; it is written
- * (write + rename) after the data and before the ACK, and on (re)open the
- * files are cut back to it, so a segment is either fully stored and
- * acknowledged or will be resent. Segments are accepted strictly in order;
- * a duplicate is acknowledged again, a gap or any malformed message ends
- * the connection with an error naming the peer and the stream offset.
+ * A bounded number of connections (in all and per address), one thread
+ * each; a stranger gets a small buffer and a few seconds to authenticate.
+ * A session is named after the sender's host and start time and belongs
+ * to the token the sender presented first, so a bdump that reconnects
+ * (network cut, receiver restart) continues its session and nobody else
+ * can. DIR/<session>/state records how many segments are stored, the file
+ * sizes after them and the owner; it is written (write + rename) after the
+ * data and before the ACK, and on (re)open and at receiver start the files
+ * are cut back to it, so a segment is either fully stored and acknowledged
+ * or will be resent. DIR/<session>/segments indexes where each segment's
+ * bytes are, so a resent segment is compared with the stored one. FIN is
+ * answered at once; the finished capture is then verified (bdump --check)
+ * by one background worker, the verdict written to DIR/<session>/verify.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,36 +41,88 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <aetrace/container.h>
+#include "bdump.h"
 #include "wire.h"
 
-/* No application idle timeout (bdump may be idle for hours); TCP
- * keepalive notices a dead peer: 30 s idle, then 3 probes 10 s apart. */
-#define IDLE_TIMEOUT_MS	-1
+enum { F_TRACE, F_SCHED, F_INDEX, NR_FILES };
+static const char *const file_names[NR_FILES] = { "trace.zst", "sched.bin", "segments" };
+
+/* One entry of DIR/<session>/segments per stored segment. */
+struct seg_index {
+	uint32_t stream;
+	uint32_t len;
+	uint64_t off;
+};
+
+struct recv_cfg {
+	const char *dir;
+	uint8_t *key;			/* shared secret, NULL: none */
+	size_t keylen;
+	int quiet;
+	unsigned int max_conns;		/* connections at once */
+	unsigned int max_per_addr;	/* ... from one address */
+	int hello_ms;			/* whole handshake of a stranger */
+	int msg_ms;			/* one message, once it has begun */
+	int verify_delay_ms;		/* test knob: slow verification */
+};
 
 struct session {
 	struct session *next;
 	char name[128];
 	pthread_mutex_t lock;
-	int fd[2];		/* trace.zst, sched.bin */
-	uint64_t size[2];
+	int fd[NR_FILES];
+	uint64_t size[2];		/* trace, sched */
 	uint64_t next_seq;
 	int complete;
-	int refs;		/* connections using it (under sessions_lock) */
+	uint8_t owner[AE_WIRE_TOKEN];
+	int refs;			/* connections using it (under recv.lock) */
 };
 
-static const char *dir;
-static uint8_t *key;
-static size_t keylen;
-static int quiet;
-static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct session *sessions;
+struct addr_slot {
+	char addr[64];
+	unsigned int n;
+};
+
+struct vjob {
+	struct vjob *next;
+	char name[128];
+};
+
+struct recv {
+	struct recv_cfg cfg;
+	pthread_mutex_t lock;		/* sessions, connection counts */
+	struct session *sessions;
+	unsigned int nconns;
+	struct addr_slot *addrs;	/* cfg.max_conns slots */
+	pthread_mutex_t vlock;		/* verification queue */
+	pthread_cond_t vcond;
+	struct vjob *vhead, *vtail;
+};
+
+struct conn {
+	struct recv *rv;
+	struct wire_chan ch;
+	char peer[80];
+	char addr[64];
+	struct session *s;
+	uint8_t *buf;
+	uint64_t segs;
+};
+
+/* Parsed DIR/<session>/state. */
+struct sess_state {
+	uint64_t next_seq;
+	uint64_t size[2];
+	int complete;
+	int have_owner;
+	uint8_t owner[AE_WIRE_TOKEN];
+};
 
 static void logmsg(const char *peer, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void logmsg(const char *peer, const char *fmt, ...)
 {
-	char buf[600];
+	char buf[700];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -72,114 +131,331 @@ static void logmsg(const char *peer, const char *fmt, ...)
 	fprintf(stderr, "bdump-recv: %s: %s\n", peer, buf);
 }
 
-static int save_state(struct session *s)
+/* ------------------------------------------------------------ state files */
+
+static void hex(char *out, const uint8_t *b, size_t n)
 {
-	char path[4200], tmp[4210];
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* 0, -ENOENT (no state yet) or -EINVAL with err. */
+static int state_read(const char *dir, const char *name, struct sess_state *st,
+		      char *err, size_t errlen)
+{
+	char path[4300], line[256];
+	unsigned long long v;
+	int seen = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s/state", dir, s->name);
+	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "%s/%s/state", dir, name);
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char hx[2 * AE_WIRE_TOKEN + 2];
+
+		if (sscanf(line, "next_seq %llu", &v) == 1)
+			st->next_seq = v, seen |= 1;
+		else if (sscanf(line, "trace_size %llu", &v) == 1)
+			st->size[0] = v, seen |= 2;
+		else if (sscanf(line, "sched_size %llu", &v) == 1)
+			st->size[1] = v, seen |= 4;
+		else if (sscanf(line, "complete %llu", &v) == 1)
+			st->complete = v != 0, seen |= 8;
+		else if (sscanf(line, "owner %65s", hx) == 1 && strlen(hx) == 2 * AE_WIRE_TOKEN) {
+			for (int i = 0; i < AE_WIRE_TOKEN; i++) {
+				unsigned int b;
+
+				sscanf(hx + 2 * i, "%2x", &b);
+				st->owner[i] = b;
+			}
+			st->have_owner = 1;
+		}
+	}
+	fclose(f);
+	if (seen != 15) {
+		snprintf(err, errlen, "%s: unreadable state file", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int save_state(const struct recv *rv, const struct session *s)
+{
+	char path[4300], tmp[4310], own[2 * AE_WIRE_TOKEN + 1];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/state", rv->cfg.dir, s->name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	hex(own, s->owner, AE_WIRE_TOKEN);
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "next_seq %llu\ntrace_size %llu\nsched_size %llu\ncomplete %d\n",
+	fprintf(f, "next_seq %llu\ntrace_size %llu\nsched_size %llu\ncomplete %d\nowner %s\n",
 		(unsigned long long)s->next_seq, (unsigned long long)s->size[0],
-		(unsigned long long)s->size[1], s->complete);
+		(unsigned long long)s->size[1], s->complete, own);
 	if (fclose(f) || rename(tmp, path))
 		return -errno;
 	return 0;
 }
 
-/* Find or open (creating or resuming from state) session `name`. */
-static struct session *session_get(const char *name, char *err, size_t errlen)
+/*
+ * Open the files of session `name` and cut them back to what state
+ * records (bytes past it were never acknowledged). Returns 0 or -errno.
+ */
+static int open_files(const char *dir, const char *name, const struct sess_state *st,
+		      int fd[NR_FILES], int quiet, char *err, size_t errlen)
 {
-	static const char *files[2] = { "trace.zst", "sched.bin" };
-	struct session *s;
-	char path[4200];
-	unsigned long long a = 0, b = 0, c = 0;
-	int complete = 0;
+	uint64_t want[NR_FILES] = { st->size[0], st->size[1],
+				    st->next_seq * sizeof(struct seg_index) };
+	char path[4300];
+	struct stat sb;
+	int i, ret = 0;
+
+	for (i = 0; i < NR_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file_names[i]);
+		fd[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd[i] < 0 || fstat(fd[i], &sb)) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			break;
+		}
+		if ((uint64_t)sb.st_size < want[i]) {
+			ret = -EUCLEAN;
+			snprintf(err, errlen, "%s: %llu bytes, but state records %llu", path,
+				 (unsigned long long)sb.st_size, (unsigned long long)want[i]);
+			break;
+		}
+		if ((uint64_t)sb.st_size > want[i]) {
+			if (ftruncate(fd[i], want[i])) {
+				ret = -errno;
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+				break;
+			}
+			if (!quiet)
+				logmsg(name, "%s: trimmed %llu unacknowledged bytes past the recorded size",
+				       file_names[i], (unsigned long long)(sb.st_size - want[i]));
+		}
+	}
+	if (ret) {
+		if (i < NR_FILES && fd[i] >= 0)
+			close(fd[i]);
+		while (i-- > 0)
+			close(fd[i]);
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------- verification */
+
+static void verify_queue(struct recv *rv, const char *name)
+{
+	struct vjob *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		logmsg(name, "out of memory: capture not verified");
+		return;
+	}
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	pthread_mutex_lock(&rv->vlock);
+	if (rv->vtail)
+		rv->vtail->next = j;
+	else
+		rv->vhead = j;
+	rv->vtail = j;
+	pthread_cond_signal(&rv->vcond);
+	pthread_mutex_unlock(&rv->vlock);
+}
+
+/* Verify one finished session as `bdump --check` does; verdict to DIR/name/verify. */
+static void verify_session(struct recv *rv, const char *name)
+{
+	char trace[4300], sched[4300], path[4300], tmp[4310], msg[1024];
+	int bad;
 	FILE *f;
 
-	pthread_mutex_lock(&sessions_lock);
-	for (s = sessions; s; s = s->next)
-		if (!strcmp(s->name, name)) {
-			s->refs++;
+	if (rv->cfg.verify_delay_ms)
+		usleep(rv->cfg.verify_delay_ms * 1000);
+	snprintf(trace, sizeof(trace), "%s/%s/trace.zst", rv->cfg.dir, name);
+	snprintf(sched, sizeof(sched), "%s/%s/sched.bin", rv->cfg.dir, name);
+	bad = bdump_check_report(trace, sched, msg, sizeof(msg));
+	snprintf(path, sizeof(path), "%s/%s/verify", rv->cfg.dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s %s\n", bad ? "failed" : "ok", msg) < 0 || fclose(f) ||
+	    rename(tmp, path))
+		logmsg(name, "%s: %s", path, strerror(errno));
+	if (bad)
+		logmsg(name, "stored capture FAILS verification: %s", msg);
+	else if (!rv->cfg.quiet)
+		logmsg(name, "capture verified: %s", msg);
+}
+
+static void *verify_worker(void *arg)
+{
+	struct recv *rv = arg;
+
+	for (;;) {
+		struct vjob *j;
+
+		pthread_mutex_lock(&rv->vlock);
+		while (!rv->vhead)
+			pthread_cond_wait(&rv->vcond, &rv->vlock);
+		j = rv->vhead;
+		rv->vhead = j->next;
+		if (!rv->vhead)
+			rv->vtail = NULL;
+		pthread_mutex_unlock(&rv->vlock);
+		verify_session(rv, j->name);
+		free(j);
+	}
+	return NULL;
+}
+
+/*
+ * At start: cut every session's files back to its state (a receiver that
+ * died between writing and recording) and queue the finished sessions
+ * whose verification never ran.
+ */
+static void scan_sessions(struct recv *rv)
+{
+	DIR *d = opendir(rv->cfg.dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct sess_state st;
+		char err[512], path[4300];
+		int fd[NR_FILES], r;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(((struct session *)0)->name))
+			continue;
+		r = state_read(rv->cfg.dir, de->d_name, &st, err, sizeof(err));
+
+		if (r) {
+			if (r != -ENOENT)
+				logmsg(de->d_name, "%s", err);
+			continue;
+		}
+		if (open_files(rv->cfg.dir, de->d_name, &st, fd, rv->cfg.quiet, err, sizeof(err))) {
+			logmsg(de->d_name, "%s", err);
+			continue;
+		}
+		for (int i = 0; i < NR_FILES; i++)
+			close(fd[i]);
+		snprintf(path, sizeof(path), "%s/%s/verify", rv->cfg.dir, de->d_name);
+		if (st.complete && access(path, F_OK))
+			verify_queue(rv, de->d_name);
+	}
+	closedir(d);
+}
+
+/* --------------------------------------------------------------- sessions */
+
+/*
+ * Find or open session `name` for the sender holding `token`: 0 and *sp,
+ * -EPERM when the session belongs to another token, other -errno + err.
+ */
+static int session_get(struct recv *rv, const char *name, const uint8_t *token,
+		       struct session **sp, char *err, size_t errlen)
+{
+	struct sess_state st;
+	struct session *s;
+	char path[4300];
+	int ret = 0;
+
+	pthread_mutex_lock(&rv->lock);
+	for (s = rv->sessions; s; s = s->next)
+		if (!strcmp(s->name, name))
+			break;
+	if (s) {
+		if (!wire_mac_equal(s->owner, token, AE_WIRE_TOKEN)) {
+			ret = -EPERM;
 			goto out;
 		}
+		s->refs++;
+		*sp = s;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", rv->cfg.dir, name);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		ret = -errno;
+		goto out;
+	}
+	ret = state_read(rv->cfg.dir, name, &st, err, errlen);
+	if (ret == -ENOENT) {
+		memcpy(st.owner, token, AE_WIRE_TOKEN);	/* a new session */
+		st.have_owner = 1;
+		ret = 0;
+	}
+	if (ret)
+		goto out;
+	if (!st.have_owner || !wire_mac_equal(st.owner, token, AE_WIRE_TOKEN)) {
+		ret = -EPERM;
+		goto out;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
 		goto out;
 	}
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	s->next_seq = st.next_seq;
+	s->size[0] = st.size[0];
+	s->size[1] = st.size[1];
+	s->complete = st.complete;
+	memcpy(s->owner, st.owner, AE_WIRE_TOKEN);
+	ret = open_files(rv->cfg.dir, name, &st, s->fd, rv->cfg.quiet, err, errlen);
+	if (ret)
 		goto err_free_s;
-	}
-	snprintf(path, sizeof(path), "%s/%s/state", dir, name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "next_seq %llu trace_size %llu sched_size %llu complete %d",
-			   &a, &b, &c, &complete) != 4) {
-			fclose(f);
-			snprintf(err, errlen, "%s: unreadable state file", path);
-			goto err_free_s;
-		}
-		fclose(f);
-	}
-	s->next_seq = a;
-	s->size[0] = b;
-	s->size[1] = c;
-	s->complete = complete;
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);
-		s->fd[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (s->fd[i] < 0 || ftruncate(s->fd[i], s->size[i])) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			if (i)
-				close(s->fd[0]);
-			goto err_free_s;
-		}
-	}
-	if (save_state(s)) {
-		snprintf(err, errlen, "%s/%s/state: %s", dir, name, strerror(errno));
-		close(s->fd[0]);
-		close(s->fd[1]);
+	ret = save_state(rv, s);
+	if (ret) {
+		snprintf(err, errlen, "%s/%s/state: %s", rv->cfg.dir, name, strerror(-ret));
+		for (int i = 0; i < NR_FILES; i++)
+			close(s->fd[i]);
 		goto err_free_s;
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->refs = 1;
-	s->next = sessions;
-	sessions = s;
+	s->next = rv->sessions;
+	rv->sessions = s;
+	*sp = s;
 	goto out;
 
 err_free_s:
 	free(s);
-	s = NULL;
 out:
-	pthread_mutex_unlock(&sessions_lock);
-	return s;
+	pthread_mutex_unlock(&rv->lock);
+	return ret;
 }
 
 /* The last connection of a session closes its files (state is on disk). */
-static void session_put(struct session *s)
+static void session_put(struct recv *rv, struct session *s)
 {
 	struct session **pp;
 
-	pthread_mutex_lock(&sessions_lock);
+	pthread_mutex_lock(&rv->lock);
 	if (--s->refs == 0) {
-		for (pp = &sessions; *pp; pp = &(*pp)->next)
+		for (pp = &rv->sessions; *pp; pp = &(*pp)->next)
 			if (*pp == s) {
 				*pp = s->next;
 				break;
 			}
-		close(s->fd[0]);
-		close(s->fd[1]);
+		for (int i = 0; i < NR_FILES; i++)
+			close(s->fd[i]);
 		pthread_mutex_destroy(&s->lock);
 		free(s);
 	}
-	pthread_mutex_unlock(&sessions_lock);
+	pthread_mutex_unlock(&rv->lock);
 }
 
 static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
@@ -204,238 +480,462 @@ static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
 	snprintf(out + k, n - k, ".%09lluZ", (unsigned long long)(ch->start_ns % 1000000000ull));
 }
 
-static void send_error(int fd, const char *msg)
-{
-	wire_send(fd, AE_W_ERROR, msg, strlen(msg) + 1, NULL, 0);
-}
-
-struct conn {
-	int fd;
-	char peer[80];
-};
-
-static int store_segment(struct session *s, const struct ae_w_segment *sg,
+/* Caller holds s->lock. Append one segment's bytes, its index entry, then state. */
+static int store_segment(struct recv *rv, struct session *s, const struct ae_w_segment *sg,
 			 const uint8_t *data, size_t len, char *err, size_t errlen)
 {
-	int st = sg->stream;
-	const uint8_t *p = data;
-	size_t left = len;
-	uint64_t off = s->size[st];
+	struct seg_index ix = { .stream = sg->stream, .len = len, .off = s->size[sg->stream] };
+	int fd = s->fd[sg->stream], ret;
 
-	while (left) {
-		ssize_t n = pwrite(s->fd[st], p, left, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: write: %s", s->name, strerror(errno));
-			return -errno;
-		}
-		p += n;
-		left -= n;
-		off += n;
+	ret = wire_pwrite_full(fd, data, len, ix.off);
+	if (!ret)
+		ret = wire_pwrite_full(s->fd[F_INDEX], &ix, sizeof(ix), s->next_seq * sizeof(ix));
+	if (ret) {
+		snprintf(err, errlen, "%s: write: %s", s->name, strerror(-ret));
+		return ret;
 	}
-	s->size[st] = off;
+	/* start writeback now so that the sync at FIN has little left to do */
+	sync_file_range(fd, ix.off, len, SYNC_FILE_RANGE_WRITE);
+	s->size[sg->stream] += len;
 	s->next_seq++;
-	if (save_state(s)) {
-		snprintf(err, errlen, "%s: state: %s", s->name, strerror(errno));
-		return -EIO;
+	ret = save_state(rv, s);
+	if (ret) {
+		snprintf(err, errlen, "%s: state: %s", s->name, strerror(-ret));
+		return ret;
 	}
 	return 0;
 }
 
-/*
- * Before a session is marked complete, decode the stored trace: every
- * chunk's CRC-32C, and the last chunk must be END.
- */
-static int verify_trace(struct session *s, char *err, size_t errlen)
+/* Caller holds s->lock. 0: the stored segment sg->seq has exactly these bytes. */
+static int same_as_stored(struct session *s, const struct ae_w_segment *sg,
+			  const uint8_t *data, size_t len)
 {
-	struct ae_reader *r;
-	struct ae_chunk_hdr h = { 0 };
-	const void *pl;
-	char path[4200];
+	struct seg_index ix;
+	uint8_t *old;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s/trace.zst", dir, s->name);
-	ret = ae_reader_open(&r, path);
+	if (wire_pread_full(s->fd[F_INDEX], &ix, sizeof(ix), sg->seq * sizeof(ix)))
+		return -EIO;
+	if (ix.stream != sg->stream || ix.len != len)
+		return -EEXIST;
+	old = malloc(len ? len : 1);
+	if (!old)
+		return -ENOMEM;
+	ret = wire_pread_full(s->fd[sg->stream], old, len, ix.off);
+	if (!ret && memcmp(old, data, len))
+		ret = -EEXIST;
+	free(old);
+	return ret;
+}
+
+/* ------------------------------------------------------------- connection */
+
+static void send_error(struct conn *cn, const char *msg)
+{
+	wire_send(&cn->ch, AE_W_ERROR, msg, strlen(msg) + 1, NULL, 0);
+}
+
+/*
+ * Hello, authentication, session lookup, WELCOME. Reads at most
+ * AE_WIRE_HELLO_MAX bytes and must finish within cfg.hello_ms.
+ * Returns 0 with cn->s set, <0 when the connection is to be closed.
+ */
+static int conn_handshake(struct conn *cn)
+{
+	const struct recv_cfg *cfg = &cn->rv->cfg;
+	struct ae_w_srv_hello sh = { .version = AE_WIRE_VERSION, .auth = cfg->key != NULL };
+	struct ae_w_cli_hello ch;
+	struct ae_w_welcome wl = { 0 };
+	struct ae_w_hdr h;
+	uint8_t buf[AE_WIRE_HELLO_MAX], mac[AE_WIRE_MAC], token[AE_WIRE_TOKEN];
+	uint64_t deadline = wire_now_ms() + cfg->hello_ms;
+	char err[512];
+	int ret;
+
+	wire_random(sh.nonce, sizeof(sh.nonce));
+	ret = wire_send(&cn->ch, AE_W_SRV_HELLO, &sh, sizeof(sh), NULL, 0);
+	if (ret)
+		return ret;
+	ret = wire_recv(&cn->ch, &h, buf, sizeof(buf), deadline, err, sizeof(err));
+	if (ret <= 0) {
+		logmsg(cn->peer, "%s", ret ? err : "closed before hello");
+		return ret ? ret : -EPIPE;
+	}
+	ret = wire_parse_cli_hello(&h, buf, &ch, err, sizeof(err));
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		logmsg(cn->peer, "%s", err);
+		send_error(cn, ret == -EPROTO && h.type == AE_W_CLI_HELLO ?
+			   "unsupported protocol version" : "protocol error: expected CLI_HELLO");
 		return ret;
 	}
-	while ((ret = ae_reader_next(r, &h, &pl)) == 1)
-		;
-	if (ret < 0)
-		snprintf(err, errlen, "%s", ae_reader_error(r));
-	else if (h.type != AE_CHUNK_END) {
-		snprintf(err, errlen, "%s: no END chunk", path);
-		ret = -EBADMSG;
+	wire_hello_mac(cfg->key, cfg->keylen, sh.nonce, &ch, mac);
+	if (!wire_mac_equal(mac, ch.mac, AE_WIRE_MAC)) {
+		logmsg(cn->peer, "authentication failed (%s)",
+		       cfg->key ? "wrong or missing shared secret" : "the sender has a secret, we have none");
+		send_error(cn, "authentication failed");
+		return -EACCES;
 	}
-	ae_reader_close(r);
-	return ret;
+	memcpy(token, ch.token, sizeof(token));
+	wire_token_wrap(cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
+	session_name(wl.session, sizeof(wl.session), &ch);
+	ret = session_get(cn->rv, wl.session, token, &cn->s, err, sizeof(err));
+	if (ret == -EPERM) {
+		logmsg(cn->peer, "session %s belongs to another sender (token differs): refused",
+		       wl.session);
+		send_error(cn, "session belongs to another sender");
+		return ret;
+	}
+	if (ret) {
+		logmsg(cn->peer, "%s", err);
+		send_error(cn, "receiver cannot store the session");
+		return ret;
+	}
+	ret = wire_chan_key(&cn->ch, 1, cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&cn->s->lock);
+	wl.next_seq = cn->s->next_seq;
+	wl.complete = cn->s->complete;
+	pthread_mutex_unlock(&cn->s->lock);
+	ret = wire_send(&cn->ch, AE_W_WELCOME, &wl, sizeof(wl), NULL, 0);
+	if (ret)
+		return ret;
+	if (!cfg->quiet)
+		logmsg(cn->peer, "session %s: resuming at segment %llu", cn->s->name,
+		       (unsigned long long)wl.next_seq);
+	return 0;
+}
+
+/* One SEGMENT: store, or compare with the stored copy; ACK. 0 or <0 to close. */
+static int conn_segment(struct conn *cn, const struct ae_w_hdr *h, uint64_t msg_off)
+{
+	struct session *s = cn->s;
+	struct ae_w_segment sg;
+	struct ae_w_ack ack;
+	const uint8_t *data;
+	size_t len;
+	char err[512];
+	int ret;
+
+	ret = wire_parse_segment(h, cn->buf, &sg, &data, &len, err, sizeof(err));
+	if (ret) {
+		logmsg(cn->peer, "session %s: stream offset %llu: %s", s->name,
+		       (unsigned long long)msg_off, err);
+		send_error(cn, "protocol error: bad SEGMENT");
+		return ret;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (sg.seq > s->next_seq || (sg.seq == s->next_seq && s->complete)) {
+		logmsg(cn->peer, "session %s: stream offset %llu: bad SEGMENT seq %llu stream %u (expected seq %llu%s)",
+		       s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq, sg.stream,
+		       (unsigned long long)s->next_seq, s->complete ? ", session complete" : "");
+		pthread_mutex_unlock(&s->lock);
+		send_error(cn, "protocol error: bad SEGMENT");
+		return -EPROTO;
+	}
+	if (sg.seq < s->next_seq) {
+		ret = same_as_stored(s, &sg, data, len);
+		if (ret) {
+			pthread_mutex_unlock(&s->lock);
+			logmsg(cn->peer, "session %s: stream offset %llu: SEGMENT %llu resent with different bytes than the stored one%s",
+			       s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq,
+			       ret == -EEXIST ? "" : " (cannot read the stored copy)");
+			send_error(cn, "segment differs from the stored one");
+			return -EEXIST;
+		}
+	} else {
+		ret = store_segment(cn->rv, s, &sg, data, len, err, sizeof(err));
+		if (ret) {
+			pthread_mutex_unlock(&s->lock);
+			logmsg(cn->peer, "%s", err);
+			send_error(cn, "receiver cannot store the segment");
+			return ret;
+		}
+	}
+	ack = (struct ae_w_ack){ .next_seq = s->next_seq };
+	pthread_mutex_unlock(&s->lock);
+	cn->segs++;
+	return wire_send(&cn->ch, AE_W_ACK, &ack, sizeof(ack), NULL, 0);
+}
+
+/*
+ * FIN: sync, mark complete, answer at once; verification runs afterwards
+ * in the background. A session that is complete already just answers.
+ */
+static int conn_fin(struct conn *cn, const struct ae_w_hdr *h)
+{
+	struct session *s = cn->s;
+	struct ae_w_fin fin;
+	struct ae_w_ack ack;
+	char err[256];
+	int ret = wire_parse_fin(h, cn->buf, &fin, err, sizeof(err));
+
+	if (ret) {
+		logmsg(cn->peer, "session %s: %s", s->name, err);
+		send_error(cn, "protocol error: bad FIN");
+		return ret;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (fin.nr_segments != s->next_seq) {
+		pthread_mutex_unlock(&s->lock);
+		logmsg(cn->peer, "session %s: FIN after %llu segments but %llu stored", s->name,
+		       (unsigned long long)fin.nr_segments, (unsigned long long)s->next_seq);
+		send_error(cn, "protocol error: FIN count");
+		return -EPROTO;
+	}
+	ret = 0;
+	if (!s->complete) {
+		for (int i = 0; i < NR_FILES && !ret; i++)
+			if (fdatasync(s->fd[i]))
+				ret = -errno;
+		if (!ret) {
+			s->complete = 1;
+			ret = save_state(cn->rv, s);
+			if (ret)
+				s->complete = 0;
+		}
+		if (!ret) {
+			verify_queue(cn->rv, s->name);
+			if (!cn->rv->cfg.quiet)
+				logmsg(cn->peer, "session %s complete: %llu segments, trace %llu bytes, sched %llu bytes",
+				       s->name, (unsigned long long)s->next_seq,
+				       (unsigned long long)s->size[0], (unsigned long long)s->size[1]);
+		}
+	}
+	ack = (struct ae_w_ack){ .next_seq = s->next_seq, .complete = !ret };
+	pthread_mutex_unlock(&s->lock);
+	if (ret)
+		logmsg(cn->peer, "session %s: cannot record completion: %s", s->name, strerror(-ret));
+	return wire_send(&cn->ch, AE_W_ACK, &ack, sizeof(ack), NULL, 0);
+}
+
+/* Messages after WELCOME until EOF or an error. */
+static void conn_loop(struct conn *cn)
+{
+	const struct recv_cfg *cfg = &cn->rv->cfg;
+	struct ae_w_hdr h;
+	char err[512];
+	int ret;
+
+	for (;;) {
+		uint64_t msg_off = cn->ch.off;
+
+		/* idle between messages is fine (TCP keepalive finds dead peers) */
+		ret = wire_wait(&cn->ch, -1);
+		if (ret > 0)
+			ret = wire_recv(&cn->ch, &h, cn->buf, AE_WIRE_MAX_LEN,
+					wire_now_ms() + cfg->msg_ms, err, sizeof(err));
+		if (ret == 0) {
+			if (!cfg->quiet)
+				logmsg(cn->peer, "session %s: connection closed after %llu segments",
+				       cn->s->name, (unsigned long long)cn->segs);
+			return;
+		}
+		if (ret == -EKEYREJECTED) {
+			/* forged or damaged: refused; the sender reconnects and resends */
+			logmsg(cn->peer, "session %s: %s", cn->s->name, err);
+			return;
+		}
+		if (ret < 0) {
+			logmsg(cn->peer, "session %s: %s", cn->s->name, err);
+			if (ret == -EPROTO || ret == -EBADMSG)
+				send_error(cn, "protocol error");
+			return;
+		}
+		if (h.type == AE_W_SEGMENT)
+			ret = conn_segment(cn, &h, msg_off);
+		else if (h.type == AE_W_FIN)
+			ret = conn_fin(cn, &h);
+		else {
+			logmsg(cn->peer, "session %s: stream offset %llu: unexpected message type %u (%u bytes)",
+			       cn->s->name, (unsigned long long)msg_off, h.type, h.len);
+			send_error(cn, "protocol error: unexpected message");
+			ret = -EPROTO;
+		}
+		if (ret)
+			return;
+	}
+}
+
+static void conn_release(struct conn *cn)
+{
+	struct recv *rv = cn->rv;
+
+	pthread_mutex_lock(&rv->lock);
+	rv->nconns--;
+	for (unsigned int i = 0; i < rv->cfg.max_conns; i++)
+		if (rv->addrs[i].n && !strcmp(rv->addrs[i].addr, cn->addr)) {
+			rv->addrs[i].n--;
+			break;
+		}
+	pthread_mutex_unlock(&rv->lock);
 }
 
 static void *conn_thread(void *arg)
 {
 	struct conn *cn = arg;
-	struct ae_w_srv_hello sh = { .version = AE_WIRE_VERSION, .auth = key != NULL };
-	struct ae_w_cli_hello ch;
-	struct ae_w_welcome wl = { 0 };
-	struct ae_w_hdr h;
-	struct session *s = NULL;
-	uint8_t *buf = malloc(AE_WIRE_MAX_LEN);
-	uint64_t off = 0, segs = 0;
-	char err[512];
-	int ret;
 
-	if (!buf)
-		goto out;
-	wire_nonce(sh.nonce);
-	if (wire_send(cn->fd, AE_W_SRV_HELLO, &sh, sizeof(sh), NULL, 0))
-		goto out;
-	ret = wire_recv(cn->fd, &h, buf, 10000, &off, err, sizeof(err));
-	if (ret <= 0) {
-		logmsg(cn->peer, "%s", ret ? err : "closed before hello");
-		goto out;
+	if (!conn_handshake(cn)) {
+		/* the full-size buffer only for an authenticated sender */
+		cn->buf = malloc(AE_WIRE_MAX_LEN);
+		if (cn->buf)
+			conn_loop(cn);
+		else
+			logmsg(cn->peer, "out of memory");
 	}
-	if (h.type != AE_W_CLI_HELLO || h.len != sizeof(ch)) {
-		logmsg(cn->peer, "stream offset 0: expected CLI_HELLO (%zu bytes), got type %u (%u bytes)",
-		       sizeof(ch), h.type, h.len);
-		send_error(cn->fd, "protocol error: expected CLI_HELLO");
-		goto out;
-	}
-	memcpy(&ch, buf, sizeof(ch));
-	if (ch.version != AE_WIRE_VERSION || ch.flags) {
-		logmsg(cn->peer, "unsupported protocol version %u", ch.version);
-		send_error(cn->fd, "unsupported protocol version");
-		goto out;
-	}
-	if (key) {
-		uint8_t mac[AE_WIRE_MAC];
-
-		wire_mac(key, keylen, "client", sh.nonce, ch.nonce, &ch,
-			 offsetof(struct ae_w_cli_hello, nonce), mac);
-		if (!wire_mac_equal(mac, ch.mac)) {
-			logmsg(cn->peer, "authentication failed (wrong or missing shared secret)");
-			send_error(cn->fd, "authentication failed");
-			goto out;
-		}
-	}
-	session_name(wl.session, sizeof(wl.session), &ch);
-	s = session_get(wl.session, err, sizeof(err));
-	if (!s) {
-		logmsg(cn->peer, "%s", err);
-		send_error(cn->fd, "receiver cannot store the session");
-		goto out;
-	}
-	pthread_mutex_lock(&s->lock);
-	wl.next_seq = s->next_seq;
-	pthread_mutex_unlock(&s->lock);
-	if (key)
-		wire_mac(key, keylen, "server", ch.nonce, sh.nonce, &wl,
-			 offsetof(struct ae_w_welcome, mac), wl.mac);
-	if (wire_send(cn->fd, AE_W_WELCOME, &wl, sizeof(wl), NULL, 0))
-		goto out;
-	if (!quiet)
-		logmsg(cn->peer, "session %s: resuming at segment %llu", s->name,
-		       (unsigned long long)wl.next_seq);
-
-	for (;;) {
-		struct ae_w_segment sg;
-		struct ae_w_ack ack;
-		struct ae_w_fin fin;
-
-		ret = wire_recv(cn->fd, &h, buf, IDLE_TIMEOUT_MS, &off, err, sizeof(err));
-		if (ret == 0) {
-			if (!quiet)
-				logmsg(cn->peer, "session %s: connection closed after %llu segments",
-				       s->name, (unsigned long long)segs);
-			break;
-		}
-		if (ret < 0) {
-			logmsg(cn->peer, "session %s: %s", s->name, err);
-			if (ret == -EPROTO || ret == -EBADMSG)
-				send_error(cn->fd, "protocol error");
-			break;
-		}
-		if (h.type == AE_W_SEGMENT) {
-			if (h.len < sizeof(sg)) {
-				logmsg(cn->peer, "session %s: stream offset %llu: short SEGMENT (%u bytes)",
-				       s->name, (unsigned long long)(off - h.len - sizeof(h)), h.len);
-				send_error(cn->fd, "protocol error: short SEGMENT");
-				break;
-			}
-			memcpy(&sg, buf, sizeof(sg));
-			pthread_mutex_lock(&s->lock);
-			if (sg.stream > AE_STREAM_SCHED || sg.pad || sg.seq > s->next_seq || s->complete) {
-				logmsg(cn->peer, "session %s: stream offset %llu: bad SEGMENT seq %llu stream %u (expected seq %llu%s)",
-				       s->name, (unsigned long long)(off - h.len - sizeof(h)),
-				       (unsigned long long)sg.seq, sg.stream,
-				       (unsigned long long)s->next_seq, s->complete ? ", session complete" : "");
-				pthread_mutex_unlock(&s->lock);
-				send_error(cn->fd, "protocol error: bad SEGMENT");
-				break;
-			}
-			ret = 0;
-			if (sg.seq == s->next_seq)
-				ret = store_segment(s, &sg, buf + sizeof(sg), h.len - sizeof(sg),
-						    err, sizeof(err));
-			ack = (struct ae_w_ack){ .next_seq = s->next_seq };
-			pthread_mutex_unlock(&s->lock);
-			if (ret) {
-				logmsg(cn->peer, "%s", err);
-				send_error(cn->fd, "receiver cannot store the segment");
-				break;
-			}
-			segs++;
-			if (wire_send(cn->fd, AE_W_ACK, &ack, sizeof(ack), NULL, 0))
-				break;
-		} else if (h.type == AE_W_FIN && h.len == sizeof(fin)) {
-			memcpy(&fin, buf, sizeof(fin));
-			pthread_mutex_lock(&s->lock);
-			if (fin.nr_segments != s->next_seq) {
-				pthread_mutex_unlock(&s->lock);
-				logmsg(cn->peer, "session %s: FIN after %llu segments but %llu stored",
-				       s->name, (unsigned long long)fin.nr_segments,
-				       (unsigned long long)s->next_seq);
-				send_error(cn->fd, "protocol error: FIN count");
-				break;
-			}
-			fdatasync(s->fd[0]);
-			fdatasync(s->fd[1]);
-			ret = verify_trace(s, err, sizeof(err));
-			if (ret) {
-				pthread_mutex_unlock(&s->lock);
-				logmsg(cn->peer, "session %s: stored trace fails verification: %s",
-				       s->name, err);
-				send_error(cn->fd, "stored trace fails verification");
-				break;
-			}
-			s->complete = 1;
-			ret = save_state(s);
-			ack = (struct ae_w_ack){ .next_seq = s->next_seq, .complete = !ret };
-			pthread_mutex_unlock(&s->lock);
-			if (!quiet)
-				logmsg(cn->peer, "session %s complete: %llu segments, trace %llu bytes, sched %llu bytes",
-				       s->name, (unsigned long long)ack.next_seq,
-				       (unsigned long long)s->size[0], (unsigned long long)s->size[1]);
-			wire_send(cn->fd, AE_W_ACK, &ack, sizeof(ack), NULL, 0);
-		} else {
-			logmsg(cn->peer, "session %s: stream offset %llu: unexpected message type %u (%u bytes)",
-			       s->name, (unsigned long long)(off - h.len - sizeof(h)), h.type, h.len);
-			send_error(cn->fd, "protocol error: unexpected message");
-			break;
-		}
-	}
-out:
-	if (s)
-		session_put(s);
-	close(cn->fd);
+	if (cn->s)
+		session_put(cn->rv, cn->s);
+	close(cn->ch.fd);
+	conn_release(cn);
+	free(cn->buf);
 	free(cn);
-	free(buf);
 	return NULL;
 }
 
-static int listen_on(const char *addr, char *err, size_t errlen)
+/* ---------------------------------------------------------------- accept */
+
+/* Count a new connection from addr: 0, or -EBUSY over a limit. */
+static int conn_admit(struct recv *rv, const char *addr)
+{
+	struct addr_slot *slot = NULL, *free_slot = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&rv->lock);
+	for (unsigned int i = 0; i < rv->cfg.max_conns; i++) {
+		if (rv->addrs[i].n && !strcmp(rv->addrs[i].addr, addr))
+			slot = &rv->addrs[i];
+		else if (!rv->addrs[i].n && !free_slot)
+			free_slot = &rv->addrs[i];
+	}
+	if (rv->nconns >= rv->cfg.max_conns || (slot && slot->n >= rv->cfg.max_per_addr)) {
+		ret = -EBUSY;
+	} else {
+		if (!slot) {
+			slot = free_slot;	/* exists: fewer than max_conns in use */
+			snprintf(slot->addr, sizeof(slot->addr), "%s", addr);
+		}
+		slot->n++;
+		rv->nconns++;
+	}
+	pthread_mutex_unlock(&rv->lock);
+	return ret;
+}
+
+/* At most one log line per 10 s for a repeated condition; counts the rest. */
+struct ratelog {
+	uint64_t last_ms;
+	unsigned long suppressed;
+};
+
+static int ratelog_ok(struct ratelog *rl)
+{
+	uint64_t now = wire_now_ms();
+
+	if (rl->last_ms && now - rl->last_ms < 10000) {
+		rl->suppressed++;
+		return 0;
+	}
+	rl->last_ms = now;
+	return 1;
+}
+
+static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *sa, socklen_t sl)
+{
+	static struct ratelog busy_log;
+	char host[64] = "?", port[16] = "?";
+	int on = 1, idle = 30, intvl = 10, cnt = 3;
+	pthread_attr_t attr;
+	struct conn *cn;
+	pthread_t t;
+
+	getnameinfo((const struct sockaddr *)sa, sl, host, sizeof(host), port, sizeof(port),
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	if (conn_admit(rv, host)) {
+		if (ratelog_ok(&busy_log)) {
+			logmsg(host, "refused: over the connection limit (%u in all, %u per address)%s",
+			       rv->cfg.max_conns, rv->cfg.max_per_addr,
+			       busy_log.suppressed ? "; more refusals not logged for 10 s" : "");
+			busy_log.suppressed = 0;
+		}
+		close(fd);
+		return;
+	}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		goto err_release;
+	cn->rv = rv;
+	cn->ch.fd = fd;
+	snprintf(cn->addr, sizeof(cn->addr), "%s", host);
+	snprintf(cn->peer, sizeof(cn->peer), "%s:%s", host, port);
+	/* no application idle timeout (bdump may be idle for hours); TCP
+	 * keepalive notices a dead peer: 30 s idle, then 3 probes 10 s apart */
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, conn_thread, cn)) {
+		pthread_attr_destroy(&attr);
+		free(cn);
+		goto err_release;
+	}
+	pthread_attr_destroy(&attr);
+	return;
+
+err_release:
+	{
+		struct conn tmp = { .rv = rv };
+
+		snprintf(tmp.addr, sizeof(tmp.addr), "%s", host);
+		conn_release(&tmp);
+	}
+	close(fd);
+}
+
+/* Accept forever; out of descriptors or memory: back off, log once. */
+static void accept_loop(struct recv *rv, int lfd)
+{
+	unsigned long failures = 0;
+
+	for (;;) {
+		struct sockaddr_storage sa;
+		socklen_t sl = sizeof(sa);
+		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (!failures++)
+				fprintf(stderr, "bdump-recv: accept: %s; backing off (logged once until accept works again)\n",
+					strerror(errno));
+			poll(NULL, 0, errno == EMFILE || errno == ENFILE ? 250 : 100);
+			continue;
+		}
+		if (failures) {
+			fprintf(stderr, "bdump-recv: accept works again after %lu failures\n", failures);
+			failures = 0;
+		}
+		start_conn(rv, fd, &sa, sl);
+	}
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+/* Returns the listening fd (and whether it is loopback only) or -errno. */
+static int listen_on(const char *addr, int *loopback, char *err, size_t errlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai;
 	char host[256];
@@ -453,17 +953,38 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 		snprintf(err, errlen, "--listen %s: %s", addr, gai_strerror(r));
 		return -EINVAL;
 	}
+	*loopback = is_loopback(ai->ai_addr);
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
+		r = -errno;
 		snprintf(err, errlen, "--listen %s: %s", addr, strerror(errno));
 		freeaddrinfo(ai);
 		if (fd >= 0)
 			close(fd);
-		return -errno;
+		return r;
 	}
 	freeaddrinfo(ai);
 	return fd;
+}
+
+static const char usage_text[] =
+"usage: bdump-recv --listen ADDR:PORT --dir DIR [--secret FILE | --insecure]\n"
+"                  [--max-conns N] [--max-per-addr N] [-q]\n"
+"  --secret FILE     shared secret: senders must prove it, every message is MACed\n"
+"  --insecure        allow listening on a non-loopback address without --secret\n"
+"  --max-conns N     connections at once (default 64)\n"
+"  --max-per-addr N  connections at once from one address (default 8)\n";
+
+static int parse_uint(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < 1 || v > 100000)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -472,82 +993,87 @@ int main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'L' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ "secret", required_argument, NULL, 'S' },
+		{ "insecure", no_argument, NULL, 'I' },
+		{ "max-conns", required_argument, NULL, 'M' },
+		{ "max-per-addr", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *listen_addr = NULL, *secret = NULL;
+	static struct recv rv = {
+		.cfg = { .max_conns = 64, .max_per_addr = 8, .hello_ms = 5000, .msg_ms = 30000 },
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.vlock = PTHREAD_MUTEX_INITIALIZER,
+		.vcond = PTHREAD_COND_INITIALIZER,
+	};
+	const char *listen_addr = NULL, *secret = NULL, *knob;
 	char err[512];
 	struct stat stt;
-	int c, lfd;
+	pthread_t vt;
+	int c, lfd, insecure = 0, loopback = 0;
 
 	while ((c = getopt_long(argc, argv, "qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'L': listen_addr = optarg; break;
-		case 'D': dir = optarg; break;
+		case 'D': rv.cfg.dir = optarg; break;
 		case 'S': secret = optarg; break;
-		case 'q': quiet = 1; break;
+		case 'I': insecure = 1; break;
+		case 'q': rv.cfg.quiet = 1; break;
+		case 'M':
+		case 'P':
+			if (parse_uint(optarg, c == 'M' ? &rv.cfg.max_conns : &rv.cfg.max_per_addr)) {
+				fprintf(stderr, "bdump-recv: bad value '%s' for --%s\n", optarg,
+					c == 'M' ? "max-conns" : "max-per-addr");
+				return 2;
+			}
+			break;
 		default:
-			fprintf(c == 'h' ? stdout : stderr,
-				"usage: bdump-recv --listen ADDR:PORT --dir DIR [--secret FILE] [-q]\n");
+			fputs(usage_text, c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!listen_addr || !dir || optind != argc) {
-		fprintf(stderr, "usage: bdump-recv --listen ADDR:PORT --dir DIR [--secret FILE] [-q]\n");
+	if (!listen_addr || !rv.cfg.dir || optind != argc) {
+		fputs(usage_text, stderr);
 		return 2;
 	}
-	if (stat(dir, &stt) || !S_ISDIR(stt.st_mode)) {
-		fprintf(stderr, "bdump-recv: --dir %s: not a directory\n", dir);
+	if (stat(rv.cfg.dir, &stt) || !S_ISDIR(stt.st_mode)) {
+		fprintf(stderr, "bdump-recv: --dir %s: not a directory\n", rv.cfg.dir);
 		return 1;
 	}
-	if (secret && wire_load_secret(secret, &key, &keylen, err, sizeof(err))) {
+	if (secret && wire_load_secret(secret, &rv.cfg.key, &rv.cfg.keylen, err, sizeof(err))) {
 		fprintf(stderr, "bdump-recv: --secret %s\n", err);
 		return 1;
 	}
+	knob = getenv("BDUMP_RECV_TEST_VERIFY_DELAY_MS");
+	if (knob)
+		rv.cfg.verify_delay_ms = atoi(knob);
+	rv.addrs = calloc(rv.cfg.max_conns, sizeof(*rv.addrs));
+	if (!rv.addrs) {
+		fprintf(stderr, "bdump-recv: out of memory\n");
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
-	lfd = listen_on(listen_addr, err, sizeof(err));
+	lfd = listen_on(listen_addr, &loopback, err, sizeof(err));
 	if (lfd < 0) {
 		fprintf(stderr, "bdump-recv: %s\n", err);
 		return 1;
 	}
-	if (!quiet)
-		fprintf(stderr, "bdump-recv: listening on %s, storing in %s%s\n", listen_addr, dir,
-			key ? ", shared secret required" : "");
-	for (;;) {
-		struct sockaddr_storage sa;
-		socklen_t sl = sizeof(sa);
-		struct conn *cn;
-		pthread_t t;
-		char host[64] = "?", port[16] = "?";
-		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno != EINTR && errno != ECONNABORTED)
-				fprintf(stderr, "bdump-recv: accept: %s\n", strerror(errno));
-			continue;
+	if (!rv.cfg.key && !loopback) {
+		if (!insecure) {
+			fprintf(stderr, "bdump-recv: refusing to listen on %s without --secret: anyone who can reach it could store data; give --secret FILE, or --insecure to accept that\n",
+				listen_addr);
+			return 2;
 		}
-		cn = calloc(1, sizeof(*cn));
-		if (!cn) {
-			close(fd);
-			continue;
-		}
-		getnameinfo((struct sockaddr *)&sa, sl, host, sizeof(host), port, sizeof(port),
-			    NI_NUMERICHOST | NI_NUMERICSERV);
-		snprintf(cn->peer, sizeof(cn->peer), "%s:%s", host, port);
-		{
-			int on = 1, idle = 30, intvl = 10, cnt = 3;
-
-			setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-			setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-		}
-		cn->fd = fd;
-		if (pthread_create(&t, NULL, conn_thread, cn)) {
-			close(fd);
-			free(cn);
-			continue;
-		}
-		pthread_detach(t);
+		fprintf(stderr, "bdump-recv: WARNING: --insecure: listening on %s without a shared secret: anyone who can reach it can store captures, nothing is authenticated\n",
+			listen_addr);
 	}
+	scan_sessions(&rv);
+	if (pthread_create(&vt, NULL, verify_worker, &rv)) {
+		fprintf(stderr, "bdump-recv: cannot start the verification thread\n");
+		return 1;
+	}
+	if (!rv.cfg.quiet)
+		fprintf(stderr, "bdump-recv: listening on %s, storing in %s%s\n", listen_addr,
+			rv.cfg.dir, rv.cfg.key ? ", shared secret required" : "");
+	accept_loop(&rv, lfd);
+	return 1;
 }
