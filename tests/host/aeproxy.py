@@ -1,0 +1,72 @@
+# aeproxy.py LISTEN_PORT UPSTREAM_HOST UPSTREAM_PORT SECONDS: a man in the
+# middle for tests/host/bdump-net.sh. Forwards bdump <-> bdump-recv; in the
+# first SEGMENT of stream 1 (sched.bin) it flips one data byte and
+# recomputes the CRC-32C, as an attacker on the path would.
+import socket, struct, sys, threading, time
+sys.path.insert(0, __import__('os').path.dirname(__file__))
+from aewire import crc32c_fast
+
+port, uhost, uport, secs = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+flipped = [0]
+lock = threading.Lock()
+
+def pump_raw(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        x = s.recv(n - len(b))
+        if not x:
+            raise EOFError
+        b += x
+    return b
+
+def pump_msgs(a, b):
+    try:
+        while True:
+            h = recv_exact(a, 16)
+            magic, t, flags, ln, crc = struct.unpack('<IHHII', h)
+            p = bytearray(recv_exact(a, ln))
+            if t == 4 and ln > 16 + 32 + 8 and struct.unpack_from('<I', p, 8)[0] == 1:
+                with lock:
+                    if not flipped[0]:
+                        flipped[0] = 1
+                        p[16 + 5] ^= 0x40
+                        crc = crc32c_fast(struct.pack('<IHHII', magic, t, flags, ln, 0) + bytes(p))
+                        print("flipped a byte of a sched.bin segment", flush=True)
+            b.sendall(struct.pack('<IHHII', magic, t, flags, ln, crc) + bytes(p))
+    except (OSError, EOFError):
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(('127.0.0.1', port))
+ls.listen(8)
+ls.settimeout(0.5)
+end = time.time() + secs
+while time.time() < end:
+    try:
+        c, _ = ls.accept()
+    except socket.timeout:
+        continue
+    u = socket.create_connection((uhost, uport))
+    threading.Thread(target=pump_msgs, args=(c, u), daemon=True).start()
+    threading.Thread(target=pump_raw, args=(u, c), daemon=True).start()
