@@ -40,6 +40,7 @@ DEPS := $(TOP)/scripts/deps.sh
 -include trbuf-driver/build.mk
 -include vm/build.mk
 -include tests/build.mk
+-include tests/fuzz/build.mk
 -include bench/build.mk
 
 .PHONY: all deps check demo bench clean

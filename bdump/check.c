@@ -78,7 +78,10 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 					if (synth_parse(str + 10, &sp))
 						FAIL("bad synthetic spec '%s'", str + 10);
 					synthetic = 1;
+					free(expect);	/* a second spec replaces the first */
 					expect = malloc(sp.subbuf);
+					if (!expect)
+						FAIL("out of memory");
 				}
 			}
 			break;

@@ -258,8 +258,10 @@ int wire_recv(struct wire_chan *c, struct ae_w_hdr *h, void *buf, size_t cap,
 		uint8_t mac[AE_WIRE_MAC];
 		uint32_t len = h->len;
 
-		if (msg_mac(c->rx_key, c->rx_seq, h, buf, len - AE_WIRE_MAC, NULL, 0, mac))
+		if (msg_mac(c->rx_key, c->rx_seq, h, buf, len - AE_WIRE_MAC, NULL, 0, mac)) {
+			snprintf(err, errlen, "stream offset %llu: HMAC-SHA256 failed in libcrypto", off);
 			return -EIO;
+		}
 		if (!wire_mac_equal(mac, (uint8_t *)buf + len - AE_WIRE_MAC, AE_WIRE_MAC)) {
 			snprintf(err, errlen, "stream offset %llu: MAC mismatch in message %llu (type %u, %u bytes): refused",
 				 off, (unsigned long long)c->rx_seq, h->type, len);

@@ -1,0 +1,24 @@
+# tests/fuzz/: libFuzzer targets (clang, from scripts/deps.sh check) for the
+# container reader + capture check and for bdump-recv's message parser,
+# built with ASan and UBSan; tests/fuzz/fuzz.sh runs each for a fixed
+# number of iterations in make check.
+FUZZ_OBJ := $(OBJ)/fuzz
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-std=gnu11 -D_GNU_SOURCE -I$(TOP)/include -I$(TOP)/include/uapi -I$(TOP)/bdump
+# The container codec's source (helper B moves it to schedlog/).
+FUZZ_CONTAINER_SRC ?= $(firstword $(wildcard schedlog/container.c bdump/container.c))
+
+$(FUZZ_OBJ)/fuzz_container: tests/fuzz/fuzz_container.c $(FUZZ_CONTAINER_SRC) bdump/check.c \
+		bdump/source_synth.c $(wildcard bdump/*.h) include/aetrace/container.h
+	$(quiet) FUZZCC $@
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lzstd
+
+$(FUZZ_OBJ)/fuzz_wire: tests/fuzz/fuzz_wire.c bdump/wire.c $(FUZZ_CONTAINER_SRC) bdump/wire.h
+	$(quiet) FUZZCC $@
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lcrypto -lzstd
+
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+ALL_TARGETS += $(FUZZ_OBJ)/fuzz_container $(FUZZ_OBJ)/fuzz_wire
+endif
+CHECK_TARGETS += tests/fuzz/fuzz.sh
