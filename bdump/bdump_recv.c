@@ -344,6 +344,8 @@ static void scan_sessions(struct recv *rv)
 				logmsg(de->d_name, "%s", err);
 			continue;
 		}
+		if (!st.have_owner)
+			continue;	/* protocol 1: never resumed, left as it is */
 		if (open_files(rv->cfg.dir, de->d_name, &st, fd, rv->cfg.quiet, err, sizeof(err))) {
 			logmsg(de->d_name, "%s", err);
 			continue;
@@ -587,7 +589,9 @@ static int conn_handshake(struct conn *cn)
 	}
 	if (ret) {
 		logmsg(cn->peer, "%s", err);
-		send_error(cn, "receiver cannot store the session");
+		/* out of descriptors or memory may pass: let the sender retry */
+		if (ret != -EMFILE && ret != -ENFILE && ret != -ENOMEM)
+			send_error(cn, "receiver cannot store the session");
 		return ret;
 	}
 	ret = wire_chan_key(&cn->ch, 1, cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
@@ -844,6 +848,7 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 	static struct ratelog busy_log;
 	char host[64] = "?", port[16] = "?";
 	int on = 1, idle = 30, intvl = 10, cnt = 3;
+	struct timeval sndto = { 30, 0 };	/* a peer that stops reading */
 	pthread_attr_t attr;
 	struct conn *cn;
 	pthread_t t;
@@ -873,6 +878,7 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sndto, sizeof(sndto));
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 << 10);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
