@@ -726,7 +726,9 @@ static void conn_loop(struct conn *cn)
 
 		/* idle between messages is fine (TCP keepalive finds dead peers) */
 		ret = wire_wait(&cn->ch, -1);
-		if (ret > 0)
+		if (ret < 0)
+			snprintf(err, sizeof(err), "poll: %s", strerror(-ret));
+		else
 			ret = wire_recv(&cn->ch, &h, cn->buf, AE_WIRE_MAX_LEN,
 					wire_now_ms() + cfg->msg_ms, err, sizeof(err));
 		if (ret == 0) {

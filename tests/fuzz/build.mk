@@ -5,12 +5,12 @@
 FUZZ_OBJ := $(OBJ)/fuzz
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-std=gnu11 -D_GNU_SOURCE -I$(TOP)/include -I$(TOP)/include/uapi -I$(TOP)/bdump
+	-std=gnu11 -D_GNU_SOURCE -I$(TOP)/include -I$(TOP)/include/uapi -I$(TOP)/bdump -I$(TOP)/schedlog
 # The container codec's source (helper B moves it to schedlog/).
 FUZZ_CONTAINER_SRC ?= $(firstword $(wildcard schedlog/container.c bdump/container.c))
 
 $(FUZZ_OBJ)/fuzz_container: tests/fuzz/fuzz_container.c $(FUZZ_CONTAINER_SRC) bdump/check.c \
-		bdump/source_synth.c $(wildcard bdump/*.h) include/aetrace/container.h
+		bdump/source_synth.c $(wildcard bdump/*.h include/aetrace/container.h schedlog/*.h)
 	$(quiet) FUZZCC $@
 	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lzstd
 
