@@ -256,12 +256,12 @@ static int take_subbuf(struct bdump_source *src, struct out *o, struct stats *st
 
 /* --from: every chunk of the capture unchanged (lossless forwarding). */
 static int forward_chunks(struct bdump_source *src, struct out *o, struct stats *st,
-			  int flush_ms, char *err, size_t errlen)
+			  int flush_ms, int show, char *err, size_t errlen)
 {
 	struct ae_chunk_hdr h;
 	const void *pl;
-	double last = now_s();
-	int r, ret = 0;
+	double t0 = now_s(), last = t0, last_prog = t0;
+	int r = 0, ret = 0;
 
 	while (!ret && !stop_signal && (r = src->chunk(src, &h, &pl)) == 1) {
 		ret = ae_writer_chunk(o->w, h.type, h.cpu, h.seq, pl, h.len, h.type == AE_CHUNK_END);
@@ -279,6 +279,10 @@ static int forward_chunks(struct bdump_source *src, struct out *o, struct stats 
 		if (!ret && (now_s() - last) * 1000 >= flush_ms) {
 			ret = flush_out(o);
 			last = now_s();
+		}
+		if (show && now_s() - last_prog >= 0.5) {
+			progress(o, st, t0, src, 0);
+			last_prog = now_s();
 		}
 	}
 	if (!ret && stop_signal) {
@@ -326,7 +330,7 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 		return 1;
 	}
 	if (src->chunk) {
-		ret = forward_chunks(src, &o, &st, opt->flush_ms, err, sizeof(err));
+		ret = forward_chunks(src, &o, &st, opt->flush_ms, show, err, sizeof(err));
 		goto written;
 	}
 	{
