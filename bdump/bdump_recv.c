@@ -699,11 +699,11 @@ static int conn_fin(struct conn *cn, const struct ae_w_hdr *h)
 				s->complete = 0;
 		}
 		if (!ret) {
-			verify_queue(cn->rv, s->name);
 			if (!cn->rv->cfg.quiet)
 				logmsg(cn->peer, "session %s complete: %llu segments, trace %llu bytes, sched %llu bytes",
 				       s->name, (unsigned long long)s->next_seq,
 				       (unsigned long long)s->size[0], (unsigned long long)s->size[1]);
+			verify_queue(cn->rv, s->name);
 		}
 	}
 	ack = (struct ae_w_ack){ .next_seq = s->next_seq, .complete = !ret };
@@ -902,10 +902,15 @@ err_release:
 	close(fd);
 }
 
-/* Accept forever; out of descriptors or memory: back off, log once. */
+/*
+ * Accept forever. Out of descriptors or memory: back off, and log the
+ * failure once (at most one such line per 10 s) until accept works again.
+ */
 static void accept_loop(struct recv *rv, int lfd)
 {
+	static struct ratelog fail_log;
 	unsigned long failures = 0;
+	int logged = 0;
 
 	for (;;) {
 		struct sockaddr_storage sa;
@@ -913,18 +918,22 @@ static void accept_loop(struct recv *rv, int lfd)
 		int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			int e = errno;
+
+			if (e == EINTR || e == ECONNABORTED)
 				continue;
-			if (!failures++)
+			if (!failures++ && ratelog_ok(&fail_log)) {
 				fprintf(stderr, "bdump-recv: accept: %s; backing off (logged once until accept works again)\n",
-					strerror(errno));
-			poll(NULL, 0, errno == EMFILE || errno == ENFILE ? 250 : 100);
+					strerror(e));
+				logged = 1;
+			}
+			poll(NULL, 0, e == EMFILE || e == ENFILE ? 250 : 100);
 			continue;
 		}
-		if (failures) {
+		if (failures && logged)
 			fprintf(stderr, "bdump-recv: accept works again after %lu failures\n", failures);
-			failures = 0;
-		}
+		failures = 0;
+		logged = 0;
 		start_conn(rv, fd, &sa, sl);
 	}
 }
@@ -956,6 +965,10 @@ static int listen_on(const char *addr, int *loopback, char *err, size_t errlen)
 	}
 	memcpy(host, addr, colon - addr);
 	host[colon - addr] = 0;
+	if (host[0] == '[' && colon - addr >= 2 && host[colon - addr - 1] == ']') {
+		host[colon - addr - 1] = 0;	/* [::1]:PORT */
+		memmove(host, host + 1, colon - addr - 1);
+	}
 	r = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
 	if (r) {
 		snprintf(err, errlen, "--listen %s: %s", addr, gai_strerror(r));

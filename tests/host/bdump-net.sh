@@ -367,11 +367,14 @@ c0=$(cpu $r6)
 ip netns exec $B python3 -c '
 import socket, time
 cs = [socket.create_connection(("127.0.0.1", 7083)) for i in range(20)]
-time.sleep(3)' 2>/dev/null
+time.sleep(4)' 2>/dev/null &
+hp=$!; pids+=($hp)
+sleep 3
 c1=$(cpu $r6)
 check "EMFILE: logged once ($(grep -c "accept:" recv6.log) lines)" \
 	'[ $(grep -c "accept:" recv6.log) -eq 1 ] && grep -q "Too many open files; backing off" recv6.log'
 check "EMFILE: no busy loop ($((c1 - c0)) ticks of CPU in 3 s)" '[ $((c1 - c0)) -lt 50 ]'
+wait $hp
 ip netns exec $B "$bd" -q --secret secret --synthetic-source bytes=2M tcp://127.0.0.1:7083 e.sched
 check "EMFILE: receiver recovers and stores the next capture" \
 	'[ $? -eq 0 ] && grep -q "accept works again" recv6.log && grep -q "complete 1" store6/*/state'
