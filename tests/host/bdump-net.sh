@@ -26,6 +26,8 @@ wait_for() {
 	while [ $SECONDS -lt $end ]; do eval "$2" 2>/dev/null && return 0; sleep 0.1; done
 	eval "$2" 2>/dev/null
 }
+# listening PORT: wait until a receiver listens on PORT in namespace B.
+listening() { wait_for 10 "ip netns exec $B ss -ltnH | grep -q ':$1 '"; }
 
 if [ ! -x "$bd" ] || [ ! -x "$br" ] || [ ! -x "$ct" ]; then
 	echo "not ok 1 - bdump not built (run make)"
@@ -149,7 +151,7 @@ check "second SIGINT: gives up, exit != 0, reports unacknowledged segments" \
 mkdir store2
 ip netns exec $B "$br" --insecure --listen 10.77.0.2:7078 --dir store2 2>recv2.log &
 pids+=($!)
-sleep 0.3
+listening 7078
 check "receiver without a secret on a non-loopback address with --insecure: warns loudly" \
 	'grep -q "WARNING: --insecure" recv2.log'
 ip netns exec $A python3 - <<'PY' > mal.out 2>&1
@@ -215,7 +217,7 @@ check "sender with a secret refuses a receiver that has none" \
 mkdir store3
 ip netns exec $B env BDUMP_RECV_TEST_VERIFY_DELAY_MS=8000 "$br" --listen 127.0.0.1:7079 --dir store3 --secret secret 2>recv3.log &
 pids+=($!)
-sleep 0.3
+listening 7079
 t0=$SECONDS
 timeout 60 ip netns exec $B "$bd" --secret secret --synthetic-source bytes=32M,subbuf=1M tcp://127.0.0.1:7079 slow.sched 2>slow.log
 rc=$?
@@ -250,7 +252,7 @@ ip netns exec $B "$br" --listen 127.0.0.1:7080 --dir store4 --secret secret 2>re
 pids+=($!)
 ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7081 127.0.0.1 7080 40 > proxy.log 2>&1 &
 pids+=($!)
-sleep 0.5
+listening 7080; listening 7081
 timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=16M,subbuf=256K,rate=32M,seed=9 \
 	tcp://127.0.0.1:7081 mitm.sched 2>mitm.log
 rc=$?
@@ -302,7 +304,7 @@ check "the stored bytes are the owner's" '[ "$(cat store4/victim-*/trace.zst)" =
 mkdir store5
 ip netns exec $B "$br" -q --listen 127.0.0.1:7082 --dir store5 --secret secret --max-conns 60 --max-per-addr 50 2>recv5.log &
 r5=$!; pids+=($r5)
-sleep 0.3
+listening 7082
 rss() { awk '/VmRSS/ { print $2 }' /proc/$1/status; }
 rss0=$(rss $r5)
 ip netns exec $B python3 - > idle.out 2>&1 <<'PY' &
@@ -353,15 +355,15 @@ try:
 except OSError:
     print("closed after %.0f s" % (time.time() - t))
 PY
-check "one byte a second keeps nobody alive: closed within 9 s ($(cat slow.out))" \
-	'grep -Eq "closed after [4-9] s" slow.out'
+check "one byte a second keeps nobody alive: closed within 12 s, not 20 ($(cat slow.out))" \
+	'grep -Eq "closed after ([4-9]|1[0-2]) s" slow.out'
 check "receiver says why (deadline)" 'grep -q "peer too slow" recv5.log'
 
 # Issue 10.5: out of file descriptors: back off, log once, recover.
 mkdir store6
 ip netns exec $B prlimit --nofile=12 "$br" --listen 127.0.0.1:7083 --dir store6 --secret secret --max-per-addr 60 2>recv6.log &
 r6=$!; pids+=($r6)
-sleep 0.3
+listening 7083
 cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 c0=$(cpu $r6)
 ip netns exec $B python3 -c '
@@ -384,7 +386,7 @@ check "EMFILE: receiver recovers and stores the next capture" \
 mkdir store7
 ip netns exec $B "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret 2>recv7.log &
 r7=$!; pids+=($r7)
-sleep 0.3
+listening 7084
 ip netns exec $B "$bd" -q -f 100 --secret secret --synthetic-source bytes=1G,subbuf=64K,rate=8M \
 	tcp://127.0.0.1:7084 k.sched &
 kp=$!; pids+=($kp)
@@ -400,7 +402,7 @@ size=$(awk '/trace_size/ { print $2 }' store7/$s7/state)
 head -c 5000 /dev/urandom >> store7/$s7/trace.zst
 ip netns exec $B "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret 2>recv7b.log &
 pids+=($!)
-sleep 0.5
+listening 7084
 check "receiver start trims bytes past the recorded size" \
 	'[ $(stat -c %s store7/$s7/trace.zst) -eq $size ] && grep -q "trimmed 5000 unacknowledged bytes" recv7b.log'
 echo "1..$n"
