@@ -18,9 +18,9 @@
  * or will be resent. DIR/<session>/segments indexes where each segment's
  * bytes are, so a resent segment is compared with the stored one. FIN is
  * answered at once; the finished capture is then verified (bdump --check)
- * by one background worker, the verdict written to DIR/<session>/verify.
+ * by one background worker, the verdict written to DIR/<session>/verify
+ * (recv_store.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,7 +28,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,18 +40,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "bdump.h"
+#include "recv_store.h"
 #include "wire.h"
-
-enum { F_TRACE, F_SCHED, F_INDEX, NR_FILES };
-static const char *const file_names[NR_FILES] = { "trace.zst", "sched.bin", "segments" };
-
-/* One entry of DIR/<session>/segments per stored segment. */
-struct seg_index {
-	uint32_t stream;
-	uint32_t len;
-	uint64_t off;
-};
 
 struct recv_cfg {
 	const char *dir;
@@ -63,19 +52,6 @@ struct recv_cfg {
 	unsigned int max_per_addr;	/* ... from one address */
 	int hello_ms;			/* whole handshake of a stranger */
 	int msg_ms;			/* one message, once it has begun */
-	int verify_delay_ms;		/* test knob: slow verification */
-};
-
-struct session {
-	struct session *next;
-	char name[128];
-	pthread_mutex_t lock;
-	int fd[NR_FILES];
-	uint64_t size[2];		/* trace, sched */
-	uint64_t next_seq;
-	int complete;
-	uint8_t owner[AE_WIRE_TOKEN];
-	int refs;			/* connections using it (under recv.lock) */
 };
 
 struct addr_slot {
@@ -83,20 +59,12 @@ struct addr_slot {
 	unsigned int n;
 };
 
-struct vjob {
-	struct vjob *next;
-	char name[128];
-};
-
 struct recv {
 	struct recv_cfg cfg;
-	pthread_mutex_t lock;		/* sessions, connection counts */
-	struct session *sessions;
+	struct recv_store store;
+	pthread_mutex_t lock;		/* connection counts */
 	unsigned int nconns;
 	struct addr_slot *addrs;	/* cfg.max_conns slots */
-	pthread_mutex_t vlock;		/* verification queue */
-	pthread_cond_t vcond;
-	struct vjob *vhead, *vtail;
 };
 
 struct conn {
@@ -108,357 +76,6 @@ struct conn {
 	uint8_t *buf;
 	uint64_t segs;
 };
-
-/* Parsed DIR/<session>/state. */
-struct sess_state {
-	uint64_t next_seq;
-	uint64_t size[2];
-	int complete;
-	int have_owner;
-	uint8_t owner[AE_WIRE_TOKEN];
-};
-
-static void logmsg(const char *peer, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void logmsg(const char *peer, const char *fmt, ...)
-{
-	char buf[700];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "bdump-recv: %s: %s\n", peer, buf);
-}
-
-/* ------------------------------------------------------------ state files */
-
-static void hex(char *out, const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
-}
-
-/* 0, -ENOENT (no state yet) or -EINVAL with err. */
-static int state_read(const char *dir, const char *name, struct sess_state *st,
-		      char *err, size_t errlen)
-{
-	char path[4300], line[256];
-	unsigned long long v;
-	int seen = 0;
-	FILE *f;
-
-	memset(st, 0, sizeof(*st));
-	snprintf(path, sizeof(path), "%s/%s/state", dir, name);
-	f = fopen(path, "r");
-	if (!f) {
-		if (errno == ENOENT)
-			return -ENOENT;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char hx[2 * AE_WIRE_TOKEN + 2];
-
-		if (sscanf(line, "next_seq %llu", &v) == 1)
-			st->next_seq = v, seen |= 1;
-		else if (sscanf(line, "trace_size %llu", &v) == 1)
-			st->size[0] = v, seen |= 2;
-		else if (sscanf(line, "sched_size %llu", &v) == 1)
-			st->size[1] = v, seen |= 4;
-		else if (sscanf(line, "complete %llu", &v) == 1)
-			st->complete = v != 0, seen |= 8;
-		else if (sscanf(line, "owner %65s", hx) == 1 && strlen(hx) == 2 * AE_WIRE_TOKEN) {
-			for (int i = 0; i < AE_WIRE_TOKEN; i++) {
-				unsigned int b;
-
-				sscanf(hx + 2 * i, "%2x", &b);
-				st->owner[i] = b;
-			}
-			st->have_owner = 1;
-		}
-	}
-	fclose(f);
-	if (seen != 15) {
-		snprintf(err, errlen, "%s: unreadable state file", path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int save_state(const struct recv *rv, const struct session *s)
-{
-	char path[4300], tmp[4310], own[2 * AE_WIRE_TOKEN + 1];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s/state", rv->cfg.dir, s->name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	hex(own, s->owner, AE_WIRE_TOKEN);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "next_seq %llu\ntrace_size %llu\nsched_size %llu\ncomplete %d\nowner %s\n",
-		(unsigned long long)s->next_seq, (unsigned long long)s->size[0],
-		(unsigned long long)s->size[1], s->complete, own);
-	if (fclose(f) || rename(tmp, path))
-		return -errno;
-	return 0;
-}
-
-/*
- * Open the files of session `name` and cut them back to what state
- * records (bytes past it were never acknowledged). Returns 0 or -errno.
- */
-static int open_files(const char *dir, const char *name, const struct sess_state *st,
-		      int fd[NR_FILES], int quiet, char *err, size_t errlen)
-{
-	uint64_t want[NR_FILES] = { st->size[0], st->size[1],
-				    st->next_seq * sizeof(struct seg_index) };
-	char path[4300];
-	struct stat sb;
-	int i, ret = 0;
-
-	for (i = 0; i < NR_FILES; i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file_names[i]);
-		fd[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd[i] < 0 || fstat(fd[i], &sb)) {
-			ret = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			break;
-		}
-		if ((uint64_t)sb.st_size < want[i]) {
-			ret = -EUCLEAN;
-			snprintf(err, errlen, "%s: %llu bytes, but state records %llu", path,
-				 (unsigned long long)sb.st_size, (unsigned long long)want[i]);
-			break;
-		}
-		if ((uint64_t)sb.st_size > want[i]) {
-			if (ftruncate(fd[i], want[i])) {
-				ret = -errno;
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-				break;
-			}
-			if (!quiet)
-				logmsg(name, "%s: trimmed %llu unacknowledged bytes past the recorded size",
-				       file_names[i], (unsigned long long)(sb.st_size - want[i]));
-		}
-	}
-	if (ret) {
-		if (i < NR_FILES && fd[i] >= 0)
-			close(fd[i]);
-		while (i-- > 0)
-			close(fd[i]);
-	}
-	return ret;
-}
-
-/* ---------------------------------------------------------- verification */
-
-static void verify_queue(struct recv *rv, const char *name)
-{
-	struct vjob *j = calloc(1, sizeof(*j));
-
-	if (!j) {
-		logmsg(name, "out of memory: capture not verified");
-		return;
-	}
-	snprintf(j->name, sizeof(j->name), "%s", name);
-	pthread_mutex_lock(&rv->vlock);
-	if (rv->vtail)
-		rv->vtail->next = j;
-	else
-		rv->vhead = j;
-	rv->vtail = j;
-	pthread_cond_signal(&rv->vcond);
-	pthread_mutex_unlock(&rv->vlock);
-}
-
-/* Verify one finished session as `bdump --check` does; verdict to DIR/name/verify. */
-static void verify_session(struct recv *rv, const char *name)
-{
-	char trace[4300], sched[4300], path[4300], tmp[4310], msg[1024];
-	int bad;
-	FILE *f;
-
-	if (rv->cfg.verify_delay_ms)
-		usleep(rv->cfg.verify_delay_ms * 1000);
-	snprintf(trace, sizeof(trace), "%s/%s/trace.zst", rv->cfg.dir, name);
-	snprintf(sched, sizeof(sched), "%s/%s/sched.bin", rv->cfg.dir, name);
-	bad = bdump_check_report(trace, sched, msg, sizeof(msg));
-	snprintf(path, sizeof(path), "%s/%s/verify", rv->cfg.dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s %s\n", bad ? "failed" : "ok", msg) < 0 || fclose(f) ||
-	    rename(tmp, path))
-		logmsg(name, "%s: %s", path, strerror(errno));
-	if (bad)
-		logmsg(name, "stored capture FAILS verification: %s", msg);
-	else if (!rv->cfg.quiet)
-		logmsg(name, "capture verified: %s", msg);
-}
-
-static void *verify_worker(void *arg)
-{
-	struct recv *rv = arg;
-
-	for (;;) {
-		struct vjob *j;
-
-		pthread_mutex_lock(&rv->vlock);
-		while (!rv->vhead)
-			pthread_cond_wait(&rv->vcond, &rv->vlock);
-		j = rv->vhead;
-		rv->vhead = j->next;
-		if (!rv->vhead)
-			rv->vtail = NULL;
-		pthread_mutex_unlock(&rv->vlock);
-		verify_session(rv, j->name);
-		free(j);
-	}
-	return NULL;
-}
-
-/*
- * At start: cut every session's files back to its state (a receiver that
- * died between writing and recording) and queue the finished sessions
- * whose verification never ran.
- */
-static void scan_sessions(struct recv *rv)
-{
-	DIR *d = opendir(rv->cfg.dir);
-	struct dirent *de;
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct sess_state st;
-		char err[512], path[4300];
-		int fd[NR_FILES], r;
-
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(((struct session *)0)->name))
-			continue;
-		r = state_read(rv->cfg.dir, de->d_name, &st, err, sizeof(err));
-
-		if (r) {
-			if (r != -ENOENT)
-				logmsg(de->d_name, "%s", err);
-			continue;
-		}
-		if (!st.have_owner)
-			continue;	/* protocol 1: never resumed, left as it is */
-		if (open_files(rv->cfg.dir, de->d_name, &st, fd, rv->cfg.quiet, err, sizeof(err))) {
-			logmsg(de->d_name, "%s", err);
-			continue;
-		}
-		for (int i = 0; i < NR_FILES; i++)
-			close(fd[i]);
-		snprintf(path, sizeof(path), "%s/%s/verify", rv->cfg.dir, de->d_name);
-		if (st.complete && access(path, F_OK))
-			verify_queue(rv, de->d_name);
-	}
-	closedir(d);
-}
-
-/* --------------------------------------------------------------- sessions */
-
-/*
- * Find or open session `name` for the sender holding `token`: 0 and *sp,
- * -EPERM when the session belongs to another token, other -errno + err.
- */
-static int session_get(struct recv *rv, const char *name, const uint8_t *token,
-		       struct session **sp, char *err, size_t errlen)
-{
-	struct sess_state st;
-	struct session *s;
-	char path[4300];
-	int ret = 0;
-
-	pthread_mutex_lock(&rv->lock);
-	for (s = rv->sessions; s; s = s->next)
-		if (!strcmp(s->name, name))
-			break;
-	if (s) {
-		if (!wire_mac_equal(s->owner, token, AE_WIRE_TOKEN)) {
-			ret = -EPERM;
-			goto out;
-		}
-		s->refs++;
-		*sp = s;
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/%s", rv->cfg.dir, name);
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		ret = -errno;
-		goto out;
-	}
-	ret = state_read(rv->cfg.dir, name, &st, err, errlen);
-	if (ret == -ENOENT) {
-		memcpy(st.owner, token, AE_WIRE_TOKEN);	/* a new session */
-		st.have_owner = 1;
-		ret = 0;
-	}
-	if (ret)
-		goto out;
-	if (!st.have_owner || !wire_mac_equal(st.owner, token, AE_WIRE_TOKEN)) {
-		ret = -EPERM;
-		goto out;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
-		goto out;
-	}
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	s->next_seq = st.next_seq;
-	s->size[0] = st.size[0];
-	s->size[1] = st.size[1];
-	s->complete = st.complete;
-	memcpy(s->owner, st.owner, AE_WIRE_TOKEN);
-	ret = open_files(rv->cfg.dir, name, &st, s->fd, rv->cfg.quiet, err, errlen);
-	if (ret)
-		goto err_free_s;
-	ret = save_state(rv, s);
-	if (ret) {
-		snprintf(err, errlen, "%s/%s/state: %s", rv->cfg.dir, name, strerror(-ret));
-		for (int i = 0; i < NR_FILES; i++)
-			close(s->fd[i]);
-		goto err_free_s;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	s->refs = 1;
-	s->next = rv->sessions;
-	rv->sessions = s;
-	*sp = s;
-	goto out;
-
-err_free_s:
-	free(s);
-out:
-	pthread_mutex_unlock(&rv->lock);
-	return ret;
-}
-
-/* The last connection of a session closes its files (state is on disk). */
-static void session_put(struct recv *rv, struct session *s)
-{
-	struct session **pp;
-
-	pthread_mutex_lock(&rv->lock);
-	if (--s->refs == 0) {
-		for (pp = &rv->sessions; *pp; pp = &(*pp)->next)
-			if (*pp == s) {
-				*pp = s->next;
-				break;
-			}
-		for (int i = 0; i < NR_FILES; i++)
-			close(s->fd[i]);
-		pthread_mutex_destroy(&s->lock);
-		free(s);
-	}
-	pthread_mutex_unlock(&rv->lock);
-}
 
 static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
 {
@@ -480,54 +97,6 @@ static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
 	k = snprintf(out, n, "%s-", host);
 	k += strftime(out + k, n - k, "%Y%m%dT%H%M%S", &tm);
 	snprintf(out + k, n - k, ".%09lluZ", (unsigned long long)(ch->start_ns % 1000000000ull));
-}
-
-/* Caller holds s->lock. Append one segment's bytes, its index entry, then state. */
-static int store_segment(struct recv *rv, struct session *s, const struct ae_w_segment *sg,
-			 const uint8_t *data, size_t len, char *err, size_t errlen)
-{
-	struct seg_index ix = { .stream = sg->stream, .len = len, .off = s->size[sg->stream] };
-	int fd = s->fd[sg->stream], ret;
-
-	ret = wire_pwrite_full(fd, data, len, ix.off);
-	if (!ret)
-		ret = wire_pwrite_full(s->fd[F_INDEX], &ix, sizeof(ix), s->next_seq * sizeof(ix));
-	if (ret) {
-		snprintf(err, errlen, "%s: write: %s", s->name, strerror(-ret));
-		return ret;
-	}
-	/* start writeback now so that the sync at FIN has little left to do */
-	sync_file_range(fd, ix.off, len, SYNC_FILE_RANGE_WRITE);
-	s->size[sg->stream] += len;
-	s->next_seq++;
-	ret = save_state(rv, s);
-	if (ret) {
-		snprintf(err, errlen, "%s: state: %s", s->name, strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
-/* Caller holds s->lock. 0: the stored segment sg->seq has exactly these bytes. */
-static int same_as_stored(struct session *s, const struct ae_w_segment *sg,
-			  const uint8_t *data, size_t len)
-{
-	struct seg_index ix;
-	uint8_t *old;
-	int ret;
-
-	if (wire_pread_full(s->fd[F_INDEX], &ix, sizeof(ix), sg->seq * sizeof(ix)))
-		return -EIO;
-	if (ix.stream != sg->stream || ix.len != len)
-		return -EEXIST;
-	old = malloc(len ? len : 1);
-	if (!old)
-		return -ENOMEM;
-	ret = wire_pread_full(s->fd[sg->stream], old, len, ix.off);
-	if (!ret && memcmp(old, data, len))
-		ret = -EEXIST;
-	free(old);
-	return ret;
 }
 
 /* ------------------------------------------------------------- connection */
@@ -560,35 +129,35 @@ static int conn_handshake(struct conn *cn)
 		return ret;
 	ret = wire_recv(&cn->ch, &h, buf, sizeof(buf), deadline, err, sizeof(err));
 	if (ret <= 0) {
-		logmsg(cn->peer, "%s", ret ? err : "closed before hello");
+		recv_log(cn->peer, "%s", ret ? err : "closed before hello");
 		return ret ? ret : -EPIPE;
 	}
 	ret = wire_parse_cli_hello(&h, buf, &ch, err, sizeof(err));
 	if (ret) {
-		logmsg(cn->peer, "%s", err);
+		recv_log(cn->peer, "%s", err);
 		send_error(cn, ret == -EPROTO && h.type == AE_W_CLI_HELLO ?
 			   "unsupported protocol version" : "protocol error: expected CLI_HELLO");
 		return ret;
 	}
 	wire_hello_mac(cfg->key, cfg->keylen, sh.nonce, &ch, mac);
 	if (!wire_mac_equal(mac, ch.mac, AE_WIRE_MAC)) {
-		logmsg(cn->peer, "authentication failed (%s)",
-		       cfg->key ? "wrong or missing shared secret" : "the sender has a secret, we have none");
+		recv_log(cn->peer, "authentication failed (%s)",
+		         cfg->key ? "wrong or missing shared secret" : "the sender has a secret, we have none");
 		send_error(cn, "authentication failed");
 		return -EACCES;
 	}
 	memcpy(token, ch.token, sizeof(token));
 	wire_token_wrap(cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
 	session_name(wl.session, sizeof(wl.session), &ch);
-	ret = session_get(cn->rv, wl.session, token, &cn->s, err, sizeof(err));
+	ret = recv_session_get(&cn->rv->store, wl.session, token, &cn->s, err, sizeof(err));
 	if (ret == -EPERM) {
-		logmsg(cn->peer, "session %s belongs to another sender (token differs): refused",
-		       wl.session);
+		recv_log(cn->peer, "session %s belongs to another sender (token differs): refused",
+		         wl.session);
 		send_error(cn, "session belongs to another sender");
 		return ret;
 	}
 	if (ret) {
-		logmsg(cn->peer, "%s", err);
+		recv_log(cn->peer, "%s", err);
 		/* out of descriptors or memory may pass: let the sender retry */
 		if (ret != -EMFILE && ret != -ENFILE && ret != -ENOMEM)
 			send_error(cn, "receiver cannot store the session");
@@ -605,8 +174,8 @@ static int conn_handshake(struct conn *cn)
 	if (ret)
 		return ret;
 	if (!cfg->quiet)
-		logmsg(cn->peer, "session %s: resuming at segment %llu", cn->s->name,
-		       (unsigned long long)wl.next_seq);
+		recv_log(cn->peer, "session %s: resuming at segment %llu", cn->s->name,
+		         (unsigned long long)wl.next_seq);
 	return 0;
 }
 
@@ -623,35 +192,35 @@ static int conn_segment(struct conn *cn, const struct ae_w_hdr *h, uint64_t msg_
 
 	ret = wire_parse_segment(h, cn->buf, &sg, &data, &len, err, sizeof(err));
 	if (ret) {
-		logmsg(cn->peer, "session %s: stream offset %llu: %s", s->name,
-		       (unsigned long long)msg_off, err);
+		recv_log(cn->peer, "session %s: stream offset %llu: %s", s->name,
+		         (unsigned long long)msg_off, err);
 		send_error(cn, "protocol error: bad SEGMENT");
 		return ret;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (sg.seq > s->next_seq || (sg.seq == s->next_seq && s->complete)) {
-		logmsg(cn->peer, "session %s: stream offset %llu: bad SEGMENT seq %llu stream %u (expected seq %llu%s)",
-		       s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq, sg.stream,
-		       (unsigned long long)s->next_seq, s->complete ? ", session complete" : "");
+		recv_log(cn->peer, "session %s: stream offset %llu: bad SEGMENT seq %llu stream %u (expected seq %llu%s)",
+		         s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq, sg.stream,
+		         (unsigned long long)s->next_seq, s->complete ? ", session complete" : "");
 		pthread_mutex_unlock(&s->lock);
 		send_error(cn, "protocol error: bad SEGMENT");
 		return -EPROTO;
 	}
 	if (sg.seq < s->next_seq) {
-		ret = same_as_stored(s, &sg, data, len);
+		ret = recv_session_same(s, &sg, data, len);
 		if (ret) {
 			pthread_mutex_unlock(&s->lock);
-			logmsg(cn->peer, "session %s: stream offset %llu: SEGMENT %llu resent with different bytes than the stored one%s",
-			       s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq,
-			       ret == -EEXIST ? "" : " (cannot read the stored copy)");
+			recv_log(cn->peer, "session %s: stream offset %llu: SEGMENT %llu resent with different bytes than the stored one%s",
+			         s->name, (unsigned long long)msg_off, (unsigned long long)sg.seq,
+			         ret == -EEXIST ? "" : " (cannot read the stored copy)");
 			send_error(cn, "segment differs from the stored one");
 			return -EEXIST;
 		}
 	} else {
-		ret = store_segment(cn->rv, s, &sg, data, len, err, sizeof(err));
+		ret = recv_session_append(&cn->rv->store, s, &sg, data, len, err, sizeof(err));
 		if (ret) {
 			pthread_mutex_unlock(&s->lock);
-			logmsg(cn->peer, "%s", err);
+			recv_log(cn->peer, "%s", err);
 			send_error(cn, "receiver cannot store the segment");
 			return ret;
 		}
@@ -675,41 +244,23 @@ static int conn_fin(struct conn *cn, const struct ae_w_hdr *h)
 	int ret = wire_parse_fin(h, cn->buf, &fin, err, sizeof(err));
 
 	if (ret) {
-		logmsg(cn->peer, "session %s: %s", s->name, err);
+		recv_log(cn->peer, "session %s: %s", s->name, err);
 		send_error(cn, "protocol error: bad FIN");
 		return ret;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (fin.nr_segments != s->next_seq) {
 		pthread_mutex_unlock(&s->lock);
-		logmsg(cn->peer, "session %s: FIN after %llu segments but %llu stored", s->name,
-		       (unsigned long long)fin.nr_segments, (unsigned long long)s->next_seq);
+		recv_log(cn->peer, "session %s: FIN after %llu segments but %llu stored", s->name,
+		         (unsigned long long)fin.nr_segments, (unsigned long long)s->next_seq);
 		send_error(cn, "protocol error: FIN count");
 		return -EPROTO;
 	}
-	ret = 0;
-	if (!s->complete) {
-		for (int i = 0; i < NR_FILES && !ret; i++)
-			if (fdatasync(s->fd[i]))
-				ret = -errno;
-		if (!ret) {
-			s->complete = 1;
-			ret = save_state(cn->rv, s);
-			if (ret)
-				s->complete = 0;
-		}
-		if (!ret) {
-			if (!cn->rv->cfg.quiet)
-				logmsg(cn->peer, "session %s complete: %llu segments, trace %llu bytes, sched %llu bytes",
-				       s->name, (unsigned long long)s->next_seq,
-				       (unsigned long long)s->size[0], (unsigned long long)s->size[1]);
-			verify_queue(cn->rv, s->name);
-		}
-	}
+	ret = recv_session_finish(&cn->rv->store, s);
 	ack = (struct ae_w_ack){ .next_seq = s->next_seq, .complete = !ret };
 	pthread_mutex_unlock(&s->lock);
 	if (ret)
-		logmsg(cn->peer, "session %s: cannot record completion: %s", s->name, strerror(-ret));
+		recv_log(cn->peer, "session %s: cannot record completion: %s", s->name, strerror(-ret));
 	return wire_send(&cn->ch, AE_W_ACK, &ack, sizeof(ack), NULL, 0);
 }
 
@@ -733,17 +284,17 @@ static void conn_loop(struct conn *cn)
 					wire_now_ms() + cfg->msg_ms, err, sizeof(err));
 		if (ret == 0) {
 			if (!cfg->quiet)
-				logmsg(cn->peer, "session %s: connection closed after %llu segments",
-				       cn->s->name, (unsigned long long)cn->segs);
+				recv_log(cn->peer, "session %s: connection closed after %llu segments",
+				         cn->s->name, (unsigned long long)cn->segs);
 			return;
 		}
 		if (ret == -EKEYREJECTED) {
 			/* forged or damaged: refused; the sender reconnects and resends */
-			logmsg(cn->peer, "session %s: %s", cn->s->name, err);
+			recv_log(cn->peer, "session %s: %s", cn->s->name, err);
 			return;
 		}
 		if (ret < 0) {
-			logmsg(cn->peer, "session %s: %s", cn->s->name, err);
+			recv_log(cn->peer, "session %s: %s", cn->s->name, err);
 			if (ret == -EPROTO || ret == -EBADMSG)
 				send_error(cn, "protocol error");
 			return;
@@ -753,8 +304,8 @@ static void conn_loop(struct conn *cn)
 		else if (h.type == AE_W_FIN)
 			ret = conn_fin(cn, &h);
 		else {
-			logmsg(cn->peer, "session %s: stream offset %llu: unexpected message type %u (%u bytes)",
-			       cn->s->name, (unsigned long long)msg_off, h.type, h.len);
+			recv_log(cn->peer, "session %s: stream offset %llu: unexpected message type %u (%u bytes)",
+			         cn->s->name, (unsigned long long)msg_off, h.type, h.len);
 			send_error(cn, "protocol error: unexpected message");
 			ret = -EPROTO;
 		}
@@ -787,10 +338,10 @@ static void *conn_thread(void *arg)
 		if (cn->buf)
 			conn_loop(cn);
 		else
-			logmsg(cn->peer, "out of memory");
+			recv_log(cn->peer, "out of memory");
 	}
 	if (cn->s)
-		session_put(cn->rv, cn->s);
+		recv_session_put(&cn->rv->store, cn->s);
 	close(cn->ch.fd);
 	conn_release(cn);
 	free(cn->buf);
@@ -859,9 +410,9 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 		    NI_NUMERICHOST | NI_NUMERICSERV);
 	if (conn_admit(rv, host)) {
 		if (ratelog_ok(&busy_log)) {
-			logmsg(host, "refused: over the connection limit (%u in all, %u per address)%s",
-			       rv->cfg.max_conns, rv->cfg.max_per_addr,
-			       busy_log.suppressed ? "; more refusals not logged for 10 s" : "");
+			recv_log(host, "refused: over the connection limit (%u in all, %u per address)%s",
+			         rv->cfg.max_conns, rv->cfg.max_per_addr,
+			         busy_log.suppressed ? "; more refusals not logged for 10 s" : "");
 			busy_log.suppressed = 0;
 		}
 		close(fd);
@@ -1023,14 +574,11 @@ int main(int argc, char **argv)
 	static struct recv rv = {
 		.cfg = { .max_conns = 64, .max_per_addr = 8, .hello_ms = 5000, .msg_ms = 30000 },
 		.lock = PTHREAD_MUTEX_INITIALIZER,
-		.vlock = PTHREAD_MUTEX_INITIALIZER,
-		.vcond = PTHREAD_COND_INITIALIZER,
 	};
 	const char *listen_addr = NULL, *secret = NULL, *knob;
 	char err[512];
 	struct stat stt;
-	pthread_t vt;
-	int c, lfd, insecure = 0, loopback = 0;
+	int c, lfd, insecure = 0, loopback = 0, verify_delay_ms = 0;
 
 	while ((c = getopt_long(argc, argv, "qh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -1066,7 +614,7 @@ int main(int argc, char **argv)
 	}
 	knob = getenv("BDUMP_RECV_TEST_VERIFY_DELAY_MS");
 	if (knob)
-		rv.cfg.verify_delay_ms = atoi(knob);
+		verify_delay_ms = atoi(knob);
 	rv.addrs = calloc(rv.cfg.max_conns, sizeof(*rv.addrs));
 	if (!rv.addrs) {
 		fprintf(stderr, "bdump-recv: out of memory\n");
@@ -1087,8 +635,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bdump-recv: WARNING: --insecure: listening on %s without a shared secret: anyone who can reach it can store captures, nothing is authenticated\n",
 			listen_addr);
 	}
-	scan_sessions(&rv);
-	if (pthread_create(&vt, NULL, verify_worker, &rv)) {
+	if (recv_store_open(&rv.store, rv.cfg.dir, rv.cfg.quiet, verify_delay_ms)) {
 		fprintf(stderr, "bdump-recv: cannot start the verification thread\n");
 		return 1;
 	}
