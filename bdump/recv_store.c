@@ -214,8 +214,13 @@ static void verify_session(struct recv_store *rs, const char *name)
 	snprintf(path, sizeof(path), "%s/%s/verify", rs->dir, name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s %s\n", bad ? "failed" : "ok", msg) < 0 || fclose(f) ||
-	    rename(tmp, path))
+	if (f) {
+		int werr = fprintf(f, "%s %s\n", bad ? "failed" : "ok", msg) < 0;
+
+		if (fclose(f) || werr || rename(tmp, path))
+			f = NULL;
+	}
+	if (!f)
 		recv_log(name, "%s: %s", path, strerror(errno));
 	if (bad)
 		recv_log(name, "stored capture FAILS verification: %s", msg);
@@ -264,7 +269,6 @@ static void scan_sessions(struct recv_store *rs)
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(((struct session *)0)->name))
 			continue;
 		r = state_read(rs->dir, de->d_name, &st, err, sizeof(err));
-
 		if (r) {
 			if (r != -ENOENT)
 				recv_log(de->d_name, "%s", err);
@@ -288,7 +292,7 @@ static void scan_sessions(struct recv_store *rs)
 /* --------------------------------------------------------------- sessions */
 
 int recv_session_get(struct recv_store *rs, const char *name, const uint8_t *token,
-		       struct session **sp, char *err, size_t errlen)
+		     struct session **sp, char *err, size_t errlen)
 {
 	struct sess_state st;
 	struct session *s;
@@ -382,7 +386,7 @@ void recv_session_put(struct recv_store *rs, struct session *s)
 }
 
 int recv_session_append(struct recv_store *rs, struct session *s, const struct ae_w_segment *sg,
-			 const uint8_t *data, size_t len, char *err, size_t errlen)
+			const uint8_t *data, size_t len, char *err, size_t errlen)
 {
 	struct seg_index ix = { .stream = sg->stream, .len = len, .off = s->size[sg->stream] };
 	int fd = s->fd[sg->stream], ret;
@@ -407,7 +411,7 @@ int recv_session_append(struct recv_store *rs, struct session *s, const struct a
 }
 
 int recv_session_same(struct session *s, const struct ae_w_segment *sg,
-			  const uint8_t *data, size_t len)
+		      const uint8_t *data, size_t len)
 {
 	struct seg_index ix;
 	uint8_t *old;
