@@ -7,6 +7,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 fz=${FUZZ_DIR:-$top/build/fuzz}
 bd=${BDUMP:-$top/bin/bdump}
+ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
 runs=${FUZZ_RUNS:-20000}
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -28,6 +29,9 @@ mkdir cc wc
 { printf '\0'; cat small.zst; } > cc/file
 { printf '\1'; zstd -q -dc small.zst; } > cc/raw
 { printf '\3'; zstd -q -dc small.zst | head -c 300; } > cc/cut
+if [ -x "$ct" ]; then	# every chunk type, odd lengths
+	"$ct" write types.zst 9 && { printf '\1'; zstd -q -dc types.zst | head -c 60000; } > cc/types
+fi
 
 # Wire seeds from the independent Python implementation: a hello, a
 # segment and a FIN, unkeyed (byte 0 = 0) and under the target's fixed keys.
