@@ -405,4 +405,20 @@ pids+=($!)
 listening 7084
 check "receiver start trims bytes past the recorded size" \
 	'[ $(stat -c %s store7/$s7/trace.zst) -eq $size ] && grep -q "trimmed 5000 unacknowledged bytes" recv7b.log'
+# A receiver that dies before verifying a finished session verifies it
+# when it starts again.
+mkdir store8
+ip netns exec $B env BDUMP_RECV_TEST_VERIFY_DELAY_MS=20000 "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret 2>recv8.log &
+r8=$!; pids+=($r8)
+listening 7085
+ip netns exec $B "$bd" -q --secret secret --synthetic-source bytes=2M tcp://127.0.0.1:7085 v.sched
+rc=$?
+{ kill -9 $r8; wait $r8; } 2>/dev/null
+s8=$(ls store8)
+check "receiver killed before verifying: session complete, no verdict yet" \
+	'[ $rc -eq 0 ] && grep -q "complete 1" store8/$s8/state && [ ! -e store8/$s8/verify ]'
+ip netns exec $B "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret 2>recv8b.log &
+pids+=($!)
+check "... restarted, it verifies the session it had not verified" \
+	'wait_for 10 "grep -q \"^ok .*synthetic payloads verified\" store8/$s8/verify"'
 echo "1..$n"
