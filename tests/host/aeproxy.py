@@ -1,12 +1,14 @@
-# aeproxy.py LISTEN_PORT UPSTREAM_HOST UPSTREAM_PORT SECONDS: a man in the
-# middle for tests/host/bdump-net.sh. Forwards bdump <-> bdump-recv; in the
-# first SEGMENT of stream 1 (sched.bin) it flips one data byte and
+# aeproxy.py LISTEN_PORT UPSTREAM_HOST UPSTREAM_PORT SECONDS [sched|ack]: a
+# man in the middle for tests/host/bdump-net.sh. Forwards bdump <->
+# bdump-recv; in the first SEGMENT of stream 1 (sched.bin), or with `ack`
+# in the first ACK to the sender (its next_seq), it changes one byte and
 # recomputes the CRC-32C, as an attacker on the path would.
 import socket, struct, sys, threading, time
 sys.path.insert(0, __import__('os').path.dirname(__file__))
 from aewire import crc32c_fast
 
 port, uhost, uport, secs = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+mode = sys.argv[5] if len(sys.argv) > 5 else 'sched'
 flipped = [0]
 lock = threading.Lock()
 
@@ -40,13 +42,16 @@ def pump_msgs(a, b):
             h = recv_exact(a, 16)
             magic, t, flags, ln, crc = struct.unpack('<IHHII', h)
             p = bytearray(recv_exact(a, ln))
-            if t == 4 and ln > 16 + 32 + 8 and struct.unpack_from('<I', p, 8)[0] == 1:
+            hit = (mode == 'sched' and t == 4 and ln > 16 + 32 + 8 and
+                   struct.unpack_from('<I', p, 8)[0] == 1) or (mode == 'ack' and t == 5)
+            if hit:
                 with lock:
                     if not flipped[0]:
                         flipped[0] = 1
-                        p[16 + 5] ^= 0x40
+                        p[16 + 5 if mode == 'sched' else 0] ^= 0x40
                         crc = crc32c_fast(struct.pack('<IHHII', magic, t, flags, ln, 0) + bytes(p))
-                        print("flipped a byte of a sched.bin segment", flush=True)
+                        print("flipped a byte of a sched.bin segment" if mode == 'sched' else
+                              "flipped a byte of an ACK", flush=True)
             b.sendall(struct.pack('<IHHII', magic, t, flags, ln, crc) + bytes(p))
     except (OSError, EOFError):
         pass
@@ -68,5 +73,6 @@ while time.time() < end:
     except socket.timeout:
         continue
     u = socket.create_connection((uhost, uport))
-    threading.Thread(target=pump_msgs, args=(c, u), daemon=True).start()
-    threading.Thread(target=pump_raw, args=(u, c), daemon=True).start()
+    up, down = (pump_msgs, pump_raw) if mode == 'sched' else (pump_raw, pump_msgs)
+    threading.Thread(target=up, args=(c, u), daemon=True).start()
+    threading.Thread(target=down, args=(u, c), daemon=True).start()
