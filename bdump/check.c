@@ -175,10 +175,10 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 	}
 	if (sf && fgetc(sf) != EOF)
 		FAIL("%s: longer than the MARKERS chunks", sched);
-	snprintf(msg, msglen, "%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s\n",
-	       trace, (unsigned long long)chunks, (unsigned long long)data,
-	       (unsigned long long)raw, (unsigned long long)markers,
-	       (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
+	snprintf(msg, msglen, "%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s",
+		 trace, (unsigned long long)chunks, (unsigned long long)data,
+		 (unsigned long long)raw, (unsigned long long)markers,
+		 (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
 out:
 #undef FAIL
 	ae_reader_close(r);

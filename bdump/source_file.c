@@ -17,7 +17,7 @@ struct file_source {
 	struct bdump_source s;
 	const char *path;
 	struct ae_reader *r;
-	void *session;		/* the SESSION chunk, read at open */
+	void *session;		/* SESSION chunk read at open; later the END copy */
 	struct ae_chunk_hdr session_hdr;
 	int session_sent;
 	struct trbuf_marker *mk;
