@@ -101,7 +101,7 @@ struct wire_chan {
 	uint64_t off;			/* bytes received: error messages */
 };
 
-/* -EKEYREJECTED from wire_recv(): a message failed its MAC. */
+/* Send one message (payload a then b; with its MAC once keyed): 0 or -errno. */
 int wire_send(struct wire_chan *c, uint16_t type, const void *a, size_t alen,
 	      const void *b, size_t blen);
 /*
@@ -110,11 +110,13 @@ int wire_send(struct wire_chan *c, uint16_t type, const void *a, size_t alen,
  * was authenticated), 0 orderly EOF before a header, <0 error with a
  * message in err naming the stream offset. The whole message must arrive
  * before deadline_ms (CLOCK_MONOTONIC ms, wire_now_ms(); 0: no deadline).
+ * -EKEYREJECTED: the message failed its MAC (or lacked one) and was refused.
  */
 int wire_recv(struct wire_chan *c, struct ae_w_hdr *h, void *buf, size_t cap,
 	      uint64_t deadline_ms, char *err, size_t errlen);
 /* Wait until c->fd is readable: 1 readable, 0 timeout, <0 error. */
 int wire_wait(struct wire_chan *c, int timeout_ms);
+/* CLOCK_MONOTONIC in milliseconds. */
 uint64_t wire_now_ms(void);
 
 /* Checks of received payloads (also the fuzz target's entry): 0 or -EPROTO + err. */
@@ -125,6 +127,7 @@ int wire_parse_segment(const struct ae_w_hdr *h, const void *p, struct ae_w_segm
 int wire_parse_fin(const struct ae_w_hdr *h, const void *p, struct ae_w_fin *out,
 		   char *err, size_t errlen);
 
+/* Read a 1..4096 byte secret (trailing newlines dropped) into *key (malloc): 0 or -errno + err. */
 int wire_load_secret(const char *path, uint8_t **key, size_t *len, char *err, size_t errlen);
 /* HMAC-SHA256 of the client's hello fields (before mac) under the secret. */
 void wire_hello_mac(const uint8_t *key, size_t keylen, const uint8_t nonce_s[AE_WIRE_NONCE],
@@ -136,7 +139,9 @@ void wire_token_wrap(const uint8_t *key, size_t keylen, const uint8_t nonce_s[AE
 int wire_chan_key(struct wire_chan *c, int is_server, const uint8_t *key, size_t keylen,
 		  const uint8_t nonce_s[AE_WIRE_NONCE], const uint8_t nonce_c[AE_WIRE_NONCE],
 		  const uint8_t token[AE_WIRE_TOKEN]);
+/* 1 when the n bytes are equal (constant time), else 0. */
 int wire_mac_equal(const uint8_t *a, const uint8_t *b, size_t n);
+/* n bytes from getrandom(); aborts rather than run with guessable nonces. */
 void wire_random(uint8_t *buf, size_t n);
 
 /* Write/read exactly len bytes (retrying EINTR and short transfers): 0 or -errno. */
