@@ -167,6 +167,11 @@ static int conn_handshake(struct conn *cn)
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&cn->s->lock);
+	/* the owner came back: its older connection is stale (a cut link
+	 * keeps it for a keepalive minute), do not let it hold a slot */
+	if (cn->s->conn_fd >= 0)
+		shutdown(cn->s->conn_fd, SHUT_RDWR);
+	cn->s->conn_fd = cn->ch.fd;
 	wl.next_seq = cn->s->next_seq;
 	wl.complete = cn->s->complete;
 	pthread_mutex_unlock(&cn->s->lock);
@@ -232,7 +237,7 @@ static int conn_segment(struct conn *cn, const struct ae_w_hdr *h, uint64_t msg_
 }
 
 /*
- * FIN: sync, mark complete, answer at once; verification runs afterwards
+ * FIN: mark complete, answer at once; sync and verification run afterwards
  * in the background. A session that is complete already just answers.
  */
 static int conn_fin(struct conn *cn, const struct ae_w_hdr *h)
@@ -340,8 +345,13 @@ static void *conn_thread(void *arg)
 		else
 			recv_log(cn->peer, "out of memory");
 	}
-	if (cn->s)
+	if (cn->s) {
+		pthread_mutex_lock(&cn->s->lock);
+		if (cn->s->conn_fd == cn->ch.fd)
+			cn->s->conn_fd = -1;	/* before close: the number may be reused */
+		pthread_mutex_unlock(&cn->s->lock);
 		recv_session_put(&cn->rv->store, cn->s);
+	}
 	close(cn->ch.fd);
 	conn_release(cn);
 	free(cn->buf);

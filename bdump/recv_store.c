@@ -5,8 +5,8 @@
  * state (segments stored, file sizes, complete, owner token), written by
  * rename after the data. Files are cut back to state when a session is
  * opened and at start, so what is acknowledged is stored and nothing else.
- * One background worker verifies finished sessions (bdump --check) and
- * writes the verdict to DIR/<session>/verify.
+ * One background worker syncs finished sessions to disk, verifies them
+ * (bdump --check) and writes the verdict to DIR/<session>/verify.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -199,13 +199,24 @@ static void verify_queue(struct recv_store *rs, const char *name)
 	pthread_mutex_unlock(&rs->vlock);
 }
 
-/* Verify one finished session as `bdump --check` does; verdict to DIR/name/verify. */
+/* Sync and verify one finished session as `bdump --check` does; verdict to DIR/name/verify. */
 static void verify_session(struct recv_store *rs, const char *name)
 {
 	char trace[4300], sched[4300], path[4300], tmp[4310], msg[1024];
 	int bad;
 	FILE *f;
 
+	/* to disk first (FIN did not wait for it: a busy disk may take long) */
+	for (int i = 0; i < NR_FILES; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s/%s", rs->dir, name, file_names[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fdatasync(fd))
+			recv_log(name, "%s: sync: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 	if (rs->verify_delay_ms)
 		usleep(rs->verify_delay_ms * 1000);
 	snprintf(trace, sizeof(trace), "%s/%s/trace.zst", rs->dir, name);
@@ -342,6 +353,7 @@ int recv_session_get(struct recv_store *rs, const char *name, const uint8_t *tok
 	s->size[1] = st.size[1];
 	s->complete = st.complete;
 	memcpy(s->owner, st.owner, AE_WIRE_TOKEN);
+	s->conn_fd = -1;
 	ret = open_files(rs->dir, name, &st, s->fd, rs->quiet, err, errlen);
 	if (ret)
 		goto err_free_s;
@@ -398,8 +410,6 @@ int recv_session_append(struct recv_store *rs, struct session *s, const struct a
 		snprintf(err, errlen, "%s: write: %s", s->name, strerror(-ret));
 		return ret;
 	}
-	/* start writeback now so that the sync at FIN has little left to do */
-	sync_file_range(fd, ix.off, len, SYNC_FILE_RANGE_WRITE);
 	s->size[sg->stream] += len;
 	s->next_seq++;
 	ret = save_state(rs, s);
@@ -437,11 +447,6 @@ int recv_session_finish(struct recv_store *rs, struct session *s)
 
 	if (s->complete)
 		return 0;
-	for (int i = 0; i < NR_FILES && !ret; i++)
-		if (fdatasync(s->fd[i]))
-			ret = -errno;
-	if (ret)
-		return ret;
 	s->complete = 1;
 	ret = save_state(rs, s);
 	if (ret) {

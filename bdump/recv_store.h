@@ -23,6 +23,7 @@ struct session {
 	uint64_t next_seq;
 	int complete;
 	uint8_t owner[AE_WIRE_TOKEN];
+	int conn_fd;			/* socket of the newest connection, -1: none */
 	int refs;			/* connections using it (under recv_store.lock) */
 };
 
@@ -60,7 +61,10 @@ int recv_session_append(struct recv_store *rs, struct session *s, const struct a
 /* Caller holds s->lock. 0 when stored segment sg->seq has exactly these bytes, -EEXIST if not, other -errno. */
 int recv_session_same(struct session *s, const struct ae_w_segment *sg,
 		      const uint8_t *data, size_t len);
-/* Caller holds s->lock. Sync, mark complete, queue verification (once): 0 or -errno. */
+/*
+ * Caller holds s->lock. Mark complete and queue the sync to disk and the
+ * verification (once; never waits for the disk): 0 or -errno.
+ */
 int recv_session_finish(struct recv_store *rs, struct session *s);
 
 #endif /* BDUMP_RECV_STORE_H */

@@ -304,6 +304,15 @@ print("victim seg1", v.segment(1, 0, b'more'))
 v.close()
 v = Conn(A, secret=K); print("victim again", v.hello(b'victim', 1700000000000000003, b'V' * 32))
 print("resend differs", v.segment(0, 0, b'fake bytes')); v.close()
+import time
+o = Conn(A, secret=K); o.hello(b'twice', 1700000000000000004, b'W' * 32)
+n = Conn(A, secret=K); n.hello(b'twice', 1700000000000000004, b'W' * 32)
+o.s.settimeout(3); t = time.time()
+try:
+    print("older connection", "closed" if o.s.recv(100) == b'' else "got data", "%.1f" % (time.time() - t))
+except OSError as e:
+    print("older connection", e)
+print("newer connection", n.segment(0, 0, b'still works')); n.close()
 PY
 check "another sender naming the same session is refused" \
 	'grep -q "^thief.*session belongs to another sender" own.out && grep -q "victim.*belongs to another sender" recv4.log'
@@ -312,6 +321,8 @@ check "a resent segment with the same bytes is acknowledged" 'grep -q "^victim r
 check "a resent segment with different bytes is an error, not an acknowledgment" \
 	'grep -q "^resend differs.*differs from the stored one" own.out && grep -q "SEGMENT 0 resent with different bytes" recv4.log'
 check "the stored bytes are the owner's" '[ "$(cat store4/victim-*/trace.zst)" = "real bytesmore" ]'
+check "the owner's new connection closes its stale older one (no slot held)" \
+	'grep -q "^older connection closed" own.out && grep -q "^newer connection (1, 0)" own.out'
 
 # Issue 10.4: strangers are bounded: connections per address and in all,
 # a small hello and a whole-handshake deadline (5 s).
