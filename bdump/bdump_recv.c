@@ -62,13 +62,18 @@ struct addr_slot {
 struct recv {
 	struct recv_cfg cfg;
 	struct recv_store store;
-	pthread_mutex_t lock;		/* connection counts */
+	pthread_mutex_t lock;		/* connection counts, list */
 	unsigned int nconns;
+	unsigned int nthreads;		/* counted and evicted ones still running */
 	struct addr_slot *addrs;	/* cfg.max_conns slots */
+	struct conn *oldest, *newest;	/* counted connections, by age */
 };
 
 struct conn {
 	struct recv *rv;
+	struct conn *older, *newer;	/* under rv->lock */
+	int authed;			/* proved the secret (under rv->lock) */
+	int evicted;			/* no longer counted (under rv->lock) */
 	struct wire_chan ch;
 	char peer[80];
 	char addr[64];
@@ -146,6 +151,11 @@ static int conn_handshake(struct conn *cn)
 		send_error(cn, "authentication failed");
 		return -EACCES;
 	}
+	pthread_mutex_lock(&cn->rv->lock);
+	cn->authed = !cn->evicted;	/* from now on never evicted */
+	pthread_mutex_unlock(&cn->rv->lock);
+	if (!cn->authed)
+		return -ECONNRESET;
 	memcpy(token, ch.token, sizeof(token));
 	wire_token_wrap(cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
 	session_name(wl.session, sizeof(wl.session), &ch);
@@ -319,17 +329,43 @@ static void conn_loop(struct conn *cn)
 	}
 }
 
+static struct addr_slot *addr_find(struct recv *rv, const char *addr)
+{
+	for (unsigned int i = 0; i < rv->cfg.max_conns; i++)
+		if (rv->addrs[i].n && !strcmp(rv->addrs[i].addr, addr))
+			return &rv->addrs[i];
+	return NULL;
+}
+
+/* Stop counting cn (caller holds rv->lock). */
+static void conn_uncount(struct recv *rv, struct conn *cn)
+{
+	struct addr_slot *slot = addr_find(rv, cn->addr);
+
+	rv->nconns--;
+	if (slot)
+		slot->n--;
+	if (cn->older)
+		cn->older->newer = cn->newer;
+	else
+		rv->oldest = cn->newer;
+	if (cn->newer)
+		cn->newer->older = cn->older;
+	else
+		rv->newest = cn->older;
+	cn->older = cn->newer = NULL;
+}
+
+/* Before closing the socket: an evictor must never shut down a reused fd. */
 static void conn_release(struct conn *cn)
 {
 	struct recv *rv = cn->rv;
 
 	pthread_mutex_lock(&rv->lock);
-	rv->nconns--;
-	for (unsigned int i = 0; i < rv->cfg.max_conns; i++)
-		if (rv->addrs[i].n && !strcmp(rv->addrs[i].addr, cn->addr)) {
-			rv->addrs[i].n--;
-			break;
-		}
+	if (!cn->evicted)
+		conn_uncount(rv, cn);
+	cn->evicted = 1;
+	rv->nthreads--;
 	pthread_mutex_unlock(&rv->lock);
 }
 
@@ -352,8 +388,8 @@ static void *conn_thread(void *arg)
 		pthread_mutex_unlock(&cn->s->lock);
 		recv_session_put(&cn->rv->store, cn->s);
 	}
-	close(cn->ch.fd);
 	conn_release(cn);
+	close(cn->ch.fd);
 	free(cn->buf);
 	free(cn);
 	return NULL;
@@ -361,29 +397,87 @@ static void *conn_thread(void *arg)
 
 /* ---------------------------------------------------------------- accept */
 
-/* Count a new connection from addr: 0, or -EBUSY over a limit. */
-static int conn_admit(struct recv *rv, const char *addr)
+/*
+ * The stranger a newcomer from addr may replace when a limit is reached:
+ * the oldest connection still in its handshake from addr (per-address
+ * limit) or, at the total limit, from the address holding the most
+ * connections if it holds more than addr would. So strangers holding
+ * slots open cannot lock out a sender that can authenticate; they must
+ * keep connecting faster than it authenticates. NULL: none (refuse).
+ */
+static struct conn *evict_victim(struct recv *rv, const char *addr, unsigned int n_addr)
 {
-	struct addr_slot *slot = NULL, *free_slot = NULL;
+	const struct addr_slot *busiest = NULL;
+	struct conn *c;
+
+	if (n_addr >= rv->cfg.max_per_addr) {
+		busiest = addr_find(rv, addr);
+	} else {
+		for (unsigned int i = 0; i < rv->cfg.max_conns; i++) {
+			const struct addr_slot *a = &rv->addrs[i];
+			int has_stranger = 0;
+
+			if (!a->n || (busiest && a->n <= busiest->n) || a->n <= n_addr + 1)
+				continue;
+			for (c = rv->oldest; c && !has_stranger; c = c->newer)
+				has_stranger = !c->authed && !strcmp(c->addr, a->addr);
+			if (has_stranger)
+				busiest = a;
+		}
+	}
+	for (c = rv->oldest; busiest && c; c = c->newer)
+		if (!c->authed && !strcmp(c->addr, busiest->addr))
+			return c;
+	return NULL;
+}
+
+/*
+ * Count a new connection (cn->addr), replacing a stranger over a limit
+ * (*evicted set then): 0, or -EBUSY over a limit with nobody to replace.
+ */
+static int conn_admit(struct recv *rv, struct conn *cn, int *evicted)
+{
+	struct addr_slot *slot, *free_slot = NULL;
 	int ret = 0;
 
+	*evicted = 0;
 	pthread_mutex_lock(&rv->lock);
-	for (unsigned int i = 0; i < rv->cfg.max_conns; i++) {
-		if (rv->addrs[i].n && !strcmp(rv->addrs[i].addr, addr))
-			slot = &rv->addrs[i];
-		else if (!rv->addrs[i].n && !free_slot)
-			free_slot = &rv->addrs[i];
+	slot = addr_find(rv, cn->addr);
+	if (rv->nthreads >= 2 * rv->cfg.max_conns) {
+		ret = -EBUSY;	/* evicted ones not gone yet: a flood */
+		goto out;
 	}
 	if (rv->nconns >= rv->cfg.max_conns || (slot && slot->n >= rv->cfg.max_per_addr)) {
-		ret = -EBUSY;
-	} else {
-		if (!slot) {
-			slot = free_slot;	/* exists: fewer than max_conns in use */
-			snprintf(slot->addr, sizeof(slot->addr), "%s", addr);
+		struct conn *v = evict_victim(rv, cn->addr, slot ? slot->n : 0);
+
+		if (!v) {
+			ret = -EBUSY;
+			goto out;
 		}
-		slot->n++;
-		rv->nconns++;
+		/* its thread sees EOF at once and exits; the slot is ours now */
+		shutdown(v->ch.fd, SHUT_RDWR);
+		conn_uncount(rv, v);
+		v->evicted = 1;
+		*evicted = 1;
+		slot = addr_find(rv, cn->addr);
 	}
+	for (unsigned int i = 0; i < rv->cfg.max_conns && !slot && !free_slot; i++)
+		if (!rv->addrs[i].n)
+			free_slot = &rv->addrs[i];
+	if (!slot) {
+		slot = free_slot;	/* exists: fewer than max_conns in use */
+		snprintf(slot->addr, sizeof(slot->addr), "%s", cn->addr);
+	}
+	slot->n++;
+	rv->nconns++;
+	rv->nthreads++;
+	cn->older = rv->newest;
+	if (rv->newest)
+		rv->newest->newer = cn;
+	else
+		rv->oldest = cn;
+	rv->newest = cn;
+out:
 	pthread_mutex_unlock(&rv->lock);
 	return ret;
 }
@@ -415,26 +509,34 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 	pthread_attr_t attr;
 	struct conn *cn;
 	pthread_t t;
+	int r, evicted;
 
 	getnameinfo((const struct sockaddr *)sa, sl, host, sizeof(host), port, sizeof(port),
 		    NI_NUMERICHOST | NI_NUMERICSERV);
-	if (conn_admit(rv, host)) {
-		if (ratelog_ok(&busy_log)) {
-			recv_log(host, "refused: over the connection limit (%u in all, %u per address)%s",
-			         rv->cfg.max_conns, rv->cfg.max_per_addr,
-			         busy_log.suppressed ? "; more refusals not logged for 10 s" : "");
-			busy_log.suppressed = 0;
-		}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn) {
 		close(fd);
 		return;
 	}
-	cn = calloc(1, sizeof(*cn));
-	if (!cn)
-		goto err_release;
 	cn->rv = rv;
 	cn->ch.fd = fd;
 	snprintf(cn->addr, sizeof(cn->addr), "%s", host);
 	snprintf(cn->peer, sizeof(cn->peer), "%s:%s", host, port);
+	r = conn_admit(rv, cn, &evicted);
+	if (r || evicted) {
+		if (ratelog_ok(&busy_log)) {
+			recv_log(host, "%s: over the connection limit (%u in all, %u per address)%s",
+			         r ? "refused" : "admitted in place of the oldest unauthenticated connection",
+			         rv->cfg.max_conns, rv->cfg.max_per_addr,
+			         busy_log.suppressed ? "; more not logged for 10 s" : "");
+			busy_log.suppressed = 0;
+		}
+	}
+	if (r) {
+		free(cn);
+		close(fd);
+		return;
+	}
 	/* no application idle timeout (bdump may be idle for hours); TCP
 	 * keepalive notices a dead peer: 30 s idle, then 3 probes 10 s apart */
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
@@ -447,20 +549,12 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, conn_thread, cn)) {
 		pthread_attr_destroy(&attr);
+		conn_release(cn);
+		close(fd);
 		free(cn);
-		goto err_release;
+		return;
 	}
 	pthread_attr_destroy(&attr);
-	return;
-
-err_release:
-	{
-		struct conn tmp = { .rv = rv };
-
-		snprintf(tmp.addr, sizeof(tmp.addr), "%s", host);
-		conn_release(&tmp);
-	}
-	close(fd);
 }
 
 /*

@@ -447,4 +447,60 @@ ip netns exec $B "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret 2>re
 pids+=($!)
 check "... restarted, it verifies the session it had not verified" \
 	'wait_for 10 "grep -q \"^ok .*synthetic payloads verified\" store8/$s8/verify"'
+# Strangers holding every slot open (reconnecting the moment one closes)
+# must not lock out a sender that can authenticate: it takes the place of
+# the oldest connection still in its handshake, both at the total limit
+# (strangers from two other addresses) and at the per-address limit (a
+# stranger sharing the sender's address). Before, the sender waited for
+# the strangers' 5 s handshake deadline and then raced them for the slot.
+mkdir store9
+ip netns exec $B "$br" -q --listen 127.0.0.1:7092 --dir store9 --secret secret --max-conns 8 --max-per-addr 4 2>recv9.log &
+r9=$!; pids+=($r9)
+listening 7092
+hold() {	# hold SECONDS SOURCE-ADDRESS...: 4 connections from each, kept open
+	ip netns exec $B python3 - "$@" <<'PY'
+import selectors, socket, sys, time
+dur, srcs = float(sys.argv[1]), sys.argv[2:]
+sel, n = selectors.DefaultSelector(), 0
+def new(src):
+    try:
+        s = socket.create_connection(('127.0.0.1', 7092), source_address=(src, 0))
+        sel.register(s, selectors.EVENT_READ, src)
+    except OSError:
+        pass
+for src in srcs:
+    for i in range(4):
+        new(src)
+end = time.time() + dur
+while time.time() < end and n < 100000:
+    for k, _ in sel.select(0.05):
+        try:
+            d = k.fileobj.recv(4096)
+        except OSError:
+            d = b''
+        if not d:
+            sel.unregister(k.fileobj); k.fileobj.close(); new(k.data); n += 1
+PY
+}
+hold 7 127.0.0.2 127.0.0.3 &
+hp=$!; pids+=($hp)
+wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 8 ]'
+t0=$SECONDS
+ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=9 tcp://127.0.0.1:7092 h1.sched
+rc=$?
+check "strangers from 2 addresses hold all 8 slots: the sender still finishes at once ($((SECONDS - t0)) s)" \
+	'[ $rc -eq 0 ]'
+wait $hp
+hold 7 127.0.0.1 &
+hp=$!; pids+=($hp)
+wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 4 ]'
+t0=$SECONDS
+ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=10 tcp://127.0.0.1:7092 h2.sched
+rc=$?
+check "a stranger at the sender's own address holds its 4 slots: the sender still finishes ($((SECONDS - t0)) s)" \
+	'[ $rc -eq 0 ]'
+wait $hp
+check "both sessions complete; the limit is logged" \
+	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 2 ] && grep -q "over the connection limit" recv9.log'
+
 echo "1..$n"
