@@ -234,9 +234,14 @@ static int conn_segment(struct conn *cn, const struct ae_w_hdr *h, uint64_t msg_
 	} else {
 		ret = recv_session_append(&cn->rv->store, s, &sg, data, len, err, sizeof(err));
 		if (ret) {
+			char msg[128];
+
 			pthread_mutex_unlock(&s->lock);
 			recv_log(cn->peer, "%s", err);
-			send_error(cn, "receiver cannot store the segment");
+			/* the sender's user needs the cause (a full disk) */
+			snprintf(msg, sizeof(msg), "receiver cannot store the segment: %s",
+				 strerror(-ret));
+			send_error(cn, msg);
 			return ret;
 		}
 	}

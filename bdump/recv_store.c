@@ -414,6 +414,9 @@ int recv_session_append(struct recv_store *rs, struct session *s, const struct a
 	s->next_seq++;
 	ret = save_state(rs, s);
 	if (ret) {
+		/* not recorded, so not stored: the bytes are cut at the next open */
+		s->size[sg->stream] -= len;
+		s->next_seq--;
 		snprintf(err, errlen, "%s: state: %s", s->name, strerror(-ret));
 		return ret;
 	}

@@ -44,6 +44,7 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	umount "$tmp/store10" 2>/dev/null
 	ip netns del $A 2>/dev/null
 	ip netns del $B 2>/dev/null
 	if [ -n "${BDUMP_TEST_KEEP:-}" ]; then echo "# kept $tmp"; else rm -rf "$tmp"; fi
@@ -503,4 +504,25 @@ wait $hp
 check "both sessions complete; the limit is logged" \
 	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 2 ] && grep -q "over the connection limit" recv9.log'
 
+# A full disk on the receiver: the sender stops with the cause, the
+# receiver's state matches what it acknowledged.
+mkdir store10
+if mount -t tmpfs -o size=1m tmpfs store10 2>/dev/null; then
+	ip netns exec $B "$br" -q --listen 127.0.0.1:7093 --dir store10 --secret secret 2>recv10.log &
+	r10=$!; pids+=($r10)
+	listening 7093
+	ip netns exec $B timeout 20 "$bd" -q --secret secret --synthetic-source bytes=64M,subbuf=256K \
+		tcp://127.0.0.1:7093 full.sched 2>full.log
+	rc=$?
+	s10=$(ls store10)
+	check "receiver's disk full: the sender fails and says why ($(tail -1 full.log))" \
+		'[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "cannot store the segment: No space left on device" full.log'
+	check "... the state records no more than the files hold" \
+		'[ $(stat -c %s store10/$s10/trace.zst) -ge $(awk "/trace_size/ { print \$2 }" store10/$s10/state) ] && grep -q "complete 0" store10/$s10/state'
+	{ kill -9 $r10; wait $r10; } 2>/dev/null
+	umount store10
+else
+	ok "receiver's disk full # SKIP cannot mount a tmpfs"
+	ok "... state # SKIP cannot mount a tmpfs"
+fi
 echo "1..$n"
