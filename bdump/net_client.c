@@ -211,6 +211,8 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 	int ret;
 
 	ret = wire_recv(wc, &h, c->rbuf, AE_WIRE_HELLO_MAX, deadline, err, errlen);
+	if (ret == 0)
+		snprintf(err, errlen, "closed by the receiver before its hello (over its connection limit?)");
 	if (ret <= 0)
 		return ret ? ret : -EPIPE;
 	if (h.type != AE_W_SRV_HELLO || h.len < 4) {
@@ -252,6 +254,8 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 		snprintf(err, errlen, "receiver failed to prove the shared secret");
 		return -EACCES;
 	}
+	if (ret == 0)
+		snprintf(err, errlen, "closed by the receiver during the handshake");
 	if (ret <= 0)
 		return ret ? ret : -EPIPE;
 	if (h.type == AE_W_ERROR) {
