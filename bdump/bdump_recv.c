@@ -158,6 +158,11 @@ static int conn_handshake(struct conn *cn)
 		return -ECONNRESET;
 	memcpy(token, ch.token, sizeof(token));
 	wire_token_wrap(cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
+	/* keyed before the session lookup: its refusals carry a MAC, so the
+	 * sender can tell them from ones forged on the path */
+	ret = wire_chan_key(&cn->ch, 1, cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
+	if (ret)
+		return ret;
 	session_name(wl.session, sizeof(wl.session), &ch);
 	ret = recv_session_get(&cn->rv->store, wl.session, token, &cn->s, err, sizeof(err));
 	if (ret == -EPERM) {
@@ -173,9 +178,6 @@ static int conn_handshake(struct conn *cn)
 			send_error(cn, "receiver cannot store the session");
 		return ret;
 	}
-	ret = wire_chan_key(&cn->ch, 1, cfg->key, cfg->keylen, sh.nonce, ch.nonce, token);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&cn->s->lock);
 	/* the owner came back: its older connection is stale (a cut link
 	 * keeps it for a keepalive minute), do not let it hold a slot */

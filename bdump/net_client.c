@@ -52,6 +52,7 @@ struct net_client {
 	char myhost[64];
 	uint8_t token[AE_WIRE_TOKEN];
 	int warned_insecure;
+	int proven;			/* a WELCOME's MAC proved the receiver has the secret */
 
 	pthread_t thr;
 	pthread_mutex_t lock;
@@ -200,7 +201,12 @@ static void set_fatal(struct net_client *c, const char *msg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Handshake; returns the receiver's next_seq or <0 (-EACCES: fatal). */
+/*
+ * Handshake; returns the receiver's next_seq or <0: -EACCES a refusal
+ * that is fatal (authenticated, or a local mismatch), -EPERM a refusal
+ * anyone on the path could have forged (fatal only until the receiver
+ * has once proven the secret), others: retry.
+ */
 static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, size_t errlen)
 {
 	struct ae_w_hdr h;
@@ -223,15 +229,15 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 	if (sh.version != AE_WIRE_VERSION || h.len != sizeof(sh)) {
 		snprintf(err, errlen, "receiver speaks protocol version %u, we %u",
 			 sh.version, AE_WIRE_VERSION);
-		return -EACCES;
+		return -EPERM;
 	}
 	if (sh.auth && !c->key) {
 		snprintf(err, errlen, "receiver requires a shared secret (--secret)");
-		return -EACCES;
+		return -EPERM;
 	}
 	if (!sh.auth && c->key) {
 		snprintf(err, errlen, "receiver runs without a shared secret, we have one: refusing to send to a receiver that does not authenticate");
-		return -EACCES;
+		return -EPERM;
 	}
 	if (!c->key && !c->warned_insecure && !c->quiet) {
 		fprintf(stderr, "bdump: WARNING: %s:%s: no shared secret on either side: anyone on the path can read or change the capture\n",
@@ -252,7 +258,7 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 	ret = wire_recv(wc, &h, c->rbuf, AE_WIRE_HELLO_MAX, deadline, err, errlen);
 	if (ret == -EKEYREJECTED) {
 		snprintf(err, errlen, "receiver failed to prove the shared secret");
-		return -EACCES;
+		return -EPERM;
 	}
 	if (ret == 0)
 		snprintf(err, errlen, "closed by the receiver during the handshake");
@@ -261,7 +267,7 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 	if (h.type == AE_W_ERROR) {
 		c->rbuf[h.len < 200 ? h.len : 200] = 0;
 		snprintf(err, errlen, "receiver refused: %s", (char *)c->rbuf);
-		return -EACCES;
+		return h.flags & AE_WF_MAC ? -EACCES : -EPERM;
 	}
 	if (h.type != AE_W_WELCOME || h.len != sizeof(wl)) {
 		snprintf(err, errlen, "expected WELCOME, got message type %u", h.type);
@@ -272,6 +278,7 @@ static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, 
 		snprintf(err, errlen, "receiver expects segment %llu", (unsigned long long)wl.next_seq);
 		return -EPROTO;
 	}
+	c->proven = 1;
 	return wl.next_seq;
 }
 
@@ -302,7 +309,16 @@ static int session(struct net_client *c, int fd)
 	uint64_t last_progress = now_ms(), send_seq;
 	int fin_sent = 0;
 
-	if (next == -EACCES) {
+	if (next == -EPERM && c->proven) {
+		/* the receiver proved the secret before: a refusal without a
+		 * MAC now is forged on the path (or a receiver restarted with
+		 * other settings); never give up a capture for it */
+		if (!c->quiet)
+			fprintf(stderr, "bdump: %s:%s: unauthenticated refusal ignored (%s); retrying\n",
+				c->host, c->port, err);
+		return 0;
+	}
+	if (next == -EACCES || next == -EPERM) {
 		set_fatal(c, err);
 		return -EACCES;
 	}

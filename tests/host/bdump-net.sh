@@ -278,6 +278,23 @@ check "forged ACK: the sender refuses it (MAC mismatch), reconnects, exits 0" \
 	'grep -q "flipped a byte of an ACK" proxy2.log && grep -q "MAC mismatch" mitm2.log && [ $rc -eq 0 ]'
 check "forged ACK: the stored capture is complete and verifies" \
 	'[ $(ls store4 | wc -l) -eq $((before + 1)) ] && "$bd" --check store4/$s4b/trace.zst store4/$s4b/sched.bin >/dev/null && cmp store4/$s4b/sched.bin mitm2.sched'
+# ... and one that cuts the connection mid-stream and answers the
+# reconnect with a forged "authentication failed" (no MAC: it cannot make
+# one): once the receiver has proven the secret, such a refusal is
+# retried, not taken as the end of the capture. Refusals the receiver
+# makes after checking the hello carry a MAC and stay final.
+ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7094 127.0.0.1 7080 40 refuse > proxy3.log 2>&1 &
+pids+=($!)
+listening 7094
+before=$(ls store4 | wc -l)
+timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=4M,subbuf=256K,rate=16M,seed=11 \
+	tcp://127.0.0.1:7094 mitm3.sched 2>mitm3.log
+rc=$?
+s4c=$(ls -t store4 | head -1)
+check "forged refusal after a cut: the sender retries and exits 0 (rc $rc)" \
+	'grep -q "forged a refusal" proxy3.log && grep -q "unauthenticated refusal ignored" mitm3.log && [ $rc -eq 0 ]'
+check "forged refusal: the stored capture is complete and verifies" \
+	'[ $(ls store4 | wc -l) -eq $((before + 1)) ] && "$bd" --check store4/$s4c/trace.zst store4/$s4c/sched.bin >/dev/null 2>&1'
 # The receiver's check at FIN: a sched.bin that is not the trace's MARKERS.
 "$bd" -q --synthetic-source bytes=2M,seed=3 l3.zst l3.sched
 ip netns exec $B python3 - > badsched.out 2>&1 <<'PY'
