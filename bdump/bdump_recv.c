@@ -72,6 +72,7 @@ struct recv {
 struct conn {
 	struct recv *rv;
 	struct conn *older, *newer;	/* under rv->lock */
+	struct addr_slot *slot;		/* its address's count while counted */
 	int authed;			/* proved the secret (under rv->lock) */
 	int evicted;			/* no longer counted (under rv->lock) */
 	struct wire_chan ch;
@@ -347,11 +348,8 @@ static struct addr_slot *addr_find(struct recv *rv, const char *addr)
 /* Stop counting cn (caller holds rv->lock). */
 static void conn_uncount(struct recv *rv, struct conn *cn)
 {
-	struct addr_slot *slot = addr_find(rv, cn->addr);
-
 	rv->nconns--;
-	if (slot)
-		slot->n--;
+	cn->slot->n--;
 	if (cn->older)
 		cn->older->newer = cn->newer;
 	else
@@ -405,37 +403,29 @@ static void *conn_thread(void *arg)
 /* ---------------------------------------------------------------- accept */
 
 /*
- * The stranger a newcomer from addr may replace when a limit is reached:
- * the oldest connection still in its handshake from addr (per-address
+ * The stranger a newcomer may replace when a limit is reached (own: its
+ * address's slot or NULL, holding n_addr connections): the oldest
+ * connection still in its handshake from its own address (per-address
  * limit) or, at the total limit, from the address holding the most
- * connections if it holds more than addr would. So strangers holding
+ * connections if that holds more than the newcomer's would. One pass. So strangers holding
  * slots open cannot lock out a sender that can authenticate; they must
  * keep connecting faster than it authenticates. NULL: none (refuse).
  */
-static struct conn *evict_victim(struct recv *rv, const char *addr, unsigned int n_addr)
+static struct conn *evict_victim(struct recv *rv, const struct addr_slot *own, unsigned int n_addr)
 {
-	const struct addr_slot *busiest = NULL;
-	struct conn *c;
+	struct conn *c, *v = NULL;
 
-	if (n_addr >= rv->cfg.max_per_addr) {
-		busiest = addr_find(rv, addr);
-	} else {
-		for (unsigned int i = 0; i < rv->cfg.max_conns; i++) {
-			const struct addr_slot *a = &rv->addrs[i];
-			int has_stranger = 0;
-
-			if (!a->n || (busiest && a->n <= busiest->n) || a->n <= n_addr + 1)
-				continue;
-			for (c = rv->oldest; c && !has_stranger; c = c->newer)
-				has_stranger = !c->authed && !strcmp(c->addr, a->addr);
-			if (has_stranger)
-				busiest = a;
+	for (c = rv->oldest; c; c = c->newer) {
+		if (c->authed)
+			continue;
+		if (n_addr >= rv->cfg.max_per_addr) {
+			if (c->slot == own)
+				return c;
+		} else if (c->slot->n > n_addr + 1 && (!v || c->slot->n > v->slot->n)) {
+			v = c;
 		}
 	}
-	for (c = rv->oldest; busiest && c; c = c->newer)
-		if (!c->authed && !strcmp(c->addr, busiest->addr))
-			return c;
-	return NULL;
+	return v;
 }
 
 /*
@@ -455,7 +445,7 @@ static int conn_admit(struct recv *rv, struct conn *cn, int *evicted)
 		goto out;
 	}
 	if (rv->nconns >= rv->cfg.max_conns || (slot && slot->n >= rv->cfg.max_per_addr)) {
-		struct conn *v = evict_victim(rv, cn->addr, slot ? slot->n : 0);
+		struct conn *v = evict_victim(rv, slot, slot ? slot->n : 0);
 
 		if (!v) {
 			ret = -EBUSY;
@@ -476,6 +466,7 @@ static int conn_admit(struct recv *rv, struct conn *cn, int *evicted)
 		snprintf(slot->addr, sizeof(slot->addr), "%s", cn->addr);
 	}
 	slot->n++;
+	cn->slot = slot;
 	rv->nconns++;
 	rv->nthreads++;
 	cn->older = rv->newest;
