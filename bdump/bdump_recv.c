@@ -175,8 +175,13 @@ static int conn_handshake(struct conn *cn)
 	if (ret) {
 		recv_log(cn->peer, "%s", err);
 		/* out of descriptors or memory may pass: let the sender retry */
-		if (ret != -EMFILE && ret != -ENFILE && ret != -ENOMEM)
-			send_error(cn, "receiver cannot store the session");
+		if (ret != -EMFILE && ret != -ENFILE && ret != -ENOMEM) {
+			char msg[128];
+
+			snprintf(msg, sizeof(msg), "receiver cannot store the session: %s",
+				 strerror(-ret));
+			send_error(cn, msg);
+		}
 		return ret;
 	}
 	pthread_mutex_lock(&cn->s->lock);
@@ -407,7 +412,9 @@ static void *conn_thread(void *arg)
  * address's slot or NULL, holding n_addr connections): the oldest
  * connection still in its handshake from its own address (per-address
  * limit) or, at the total limit, from the address holding the most
- * connections if that holds more than the newcomer's would. One pass. So strangers holding
+ * connections if that holds at least as many as the newcomer's would
+ * (strangers from many addresses with one connection each still cannot
+ * keep a sender out). One pass. So strangers holding
  * slots open cannot lock out a sender that can authenticate; they must
  * keep connecting faster than it authenticates. NULL: none (refuse).
  */
@@ -421,7 +428,7 @@ static struct conn *evict_victim(struct recv *rv, const struct addr_slot *own, u
 		if (n_addr >= rv->cfg.max_per_addr) {
 			if (c->slot == own)
 				return c;
-		} else if (c->slot->n > n_addr + 1 && (!v || c->slot->n > v->slot->n)) {
+		} else if (c->slot->n > n_addr && (!v || c->slot->n > v->slot->n)) {
 			v = c;
 		}
 	}
@@ -498,6 +505,27 @@ static int ratelog_ok(struct ratelog *rl)
 	return 1;
 }
 
+/*
+ * What --max-per-addr counts: the IPv4 address, or the /64 an IPv6
+ * address is in (one host or site holds a whole /64, so counting single
+ * addresses would not bound it at all).
+ */
+static void limit_key(char *out, size_t n, const struct sockaddr_storage *sa, const char *host)
+{
+	const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	struct in6_addr net;
+	char buf[INET6_ADDRSTRLEN];
+
+	if (sa->ss_family != AF_INET6 || IN6_IS_ADDR_V4MAPPED(a)) {
+		snprintf(out, n, "%s", host);
+		return;
+	}
+	net = *a;
+	memset(net.s6_addr + 8, 0, 8);
+	inet_ntop(AF_INET6, &net, buf, sizeof(buf));
+	snprintf(out, n, "%s/64", buf);
+}
+
 static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *sa, socklen_t sl)
 {
 	static struct ratelog busy_log;
@@ -518,7 +546,7 @@ static void start_conn(struct recv *rv, int fd, const struct sockaddr_storage *s
 	}
 	cn->rv = rv;
 	cn->ch.fd = fd;
-	snprintf(cn->addr, sizeof(cn->addr), "%s", host);
+	limit_key(cn->addr, sizeof(cn->addr), sa, host);
 	snprintf(cn->peer, sizeof(cn->peer), "%s:%s", host, port);
 	r = conn_admit(rv, cn, &evicted);
 	if (r || evicted) {

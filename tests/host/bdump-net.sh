@@ -475,10 +475,10 @@ mkdir store9
 ip netns exec $B "$br" -q --listen 127.0.0.1:7092 --dir store9 --secret secret --max-conns 8 --max-per-addr 4 2>recv9.log &
 r9=$!; pids+=($r9)
 listening 7092
-hold() {	# hold SECONDS SOURCE-ADDRESS...: 4 connections from each, kept open
+hold() {	# hold SECONDS N SOURCE-ADDRESS...: N connections from each, kept open
 	ip netns exec $B python3 - "$@" <<'PY'
 import selectors, socket, sys, time
-dur, srcs = float(sys.argv[1]), sys.argv[2:]
+dur, per, srcs = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 sel, n = selectors.DefaultSelector(), 0
 def new(src):
     try:
@@ -487,7 +487,7 @@ def new(src):
     except OSError:
         pass
 for src in srcs:
-    for i in range(4):
+    for i in range(per):
         new(src)
 end = time.time() + dur
 while time.time() < end and n < 100000:
@@ -500,7 +500,7 @@ while time.time() < end and n < 100000:
             sel.unregister(k.fileobj); k.fileobj.close(); new(k.data); n += 1
 PY
 }
-hold 7 127.0.0.2 127.0.0.3 &
+hold 7 4 127.0.0.2 127.0.0.3 &
 hp=$!; pids+=($hp)
 wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 8 ]'
 t0=$SECONDS
@@ -509,7 +509,7 @@ rc=$?
 check "strangers from 2 addresses hold all 8 slots: the sender still finishes at once ($((SECONDS - t0)) s)" \
 	'[ $rc -eq 0 ]'
 wait $hp
-hold 7 127.0.0.1 &
+hold 7 4 127.0.0.1 &
 hp=$!; pids+=($hp)
 wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 4 ]'
 t0=$SECONDS
@@ -518,8 +518,48 @@ rc=$?
 check "a stranger at the sender's own address holds its 4 slots: the sender still finishes ($((SECONDS - t0)) s)" \
 	'[ $rc -eq 0 ]'
 wait $hp
-check "both sessions complete; the limit is logged" \
-	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 2 ] && grep -q "over the connection limit" recv9.log'
+wait $hp
+hold 7 1 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 127.0.0.8 127.0.0.9 &
+hp=$!; pids+=($hp)
+wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 8 ]'
+t0=$SECONDS
+ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=12 tcp://127.0.0.1:7092 h3.sched
+rc=$?
+check "strangers from 8 addresses, one slot each, hold all 8: the sender still finishes ($((SECONDS - t0)) s)" \
+	'[ $rc -eq 0 ]'
+wait $hp
+check "all three sessions complete; the limit is logged" \
+	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 3 ] && grep -q "over the connection limit" recv9.log'
+# --max-per-addr counts an IPv6 /64, not single addresses (a host has
+# the whole /64): 8 strangers from 8 addresses of one /64 with a limit of
+# 4 per address: 4 of them are closed at once, not after 5 s.
+if ip -n $B -6 addr add fd00:77::1/64 dev lo nodad 2>/dev/null; then
+	for i in 2 3 4 5 6 7 8 9; do ip -n $B -6 addr add fd00:77::$i/64 dev lo nodad; done
+	ip netns exec $B "$br" -q --listen '[fd00:77::1]:7095' --dir store9 --secret secret --max-per-addr 4 2>recv9b.log &
+	pids+=($!)
+	listening 7095
+	ip netns exec $B python3 - > v6.out 2>&1 <<'PY'
+import socket, time
+cs = []
+for i in range(2, 10):
+    s = socket.create_connection(('fd00:77::1', 7095), source_address=('fd00:77::%d' % i, 0))
+    s.settimeout(2); s.recv(56); cs.append(s)
+time.sleep(1)
+closed = 0
+for s in cs:
+    s.settimeout(0.1)
+    try:
+        closed += s.recv(100) == b''
+    except socket.timeout:
+        pass
+    except OSError:
+        closed += 1
+print("closed within 1 s", closed)
+PY
+	check "IPv6: one /64 is one address for --max-per-addr ($(cat v6.out))" 'grep -q "closed within 1 s 4$" v6.out'
+else
+	ok "IPv6 /64 per-address limit # SKIP no IPv6 in the namespace"
+fi
 
 # A full disk on the receiver: the sender stops with the cause, the
 # receiver's state matches what it acknowledged.
