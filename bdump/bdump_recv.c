@@ -413,10 +413,11 @@ static void *conn_thread(void *arg)
  * connection still in its handshake from its own address (per-address
  * limit) or, at the total limit, from the address holding the most
  * connections if that holds at least as many as the newcomer's would
- * (strangers from many addresses with one connection each still cannot
- * keep a sender out). One pass. So strangers holding
- * slots open cannot lock out a sender that can authenticate; they must
- * keep connecting faster than it authenticates. NULL: none (refuse).
+ * (so strangers from many addresses with one connection each cannot
+ * keep a sender out either). Strangers holding slots open thus cannot
+ * lock out a sender that authenticates; they would have to keep
+ * connecting faster than it authenticates. One pass over the
+ * connections. Returns the victim, or NULL: nobody to replace (refuse).
  */
 static struct conn *evict_victim(struct recv *rv, const struct addr_slot *own, unsigned int n_addr)
 {
