@@ -44,6 +44,7 @@ include trbuf-driver/build.mk
 include vm/build.mk
 include tests/build.mk
 include tests/workload/build.mk
+include tests/fuzz/build.mk
 
 .PHONY: all deps check demo bench clean
 

@@ -25,6 +25,7 @@
 #include "net_client.h"
 #include "source.h"
 #include "spawn.h"
+#include "wire.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile int abort_net;
@@ -142,24 +143,6 @@ err_close_sched:
 	return ret;
 }
 
-static int write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Close everything; 0 only when every byte reached its destination. */
 static int out_close(struct out *o, char *err, size_t errlen)
 {
@@ -249,7 +232,7 @@ static int drain_markers(struct bdump_source *src, struct out *o, struct stats *
 
 		ret = ae_writer_chunk(o->w, AE_CHUNK_MARKERS, 0, st->chunks++, mk, len, 0);
 		if (!ret)
-			ret = write_full(o->sched_fd, mk, len);
+			ret = wire_write_full(o->sched_fd, mk, len);
 		if (!ret && o->net)
 			ret = net_client_sched(o->net, mk, len);
 		if (ret)
@@ -271,6 +254,48 @@ static int take_subbuf(struct bdump_source *src, struct out *o, struct stats *st
 	st->raw += sb->len;
 	st->subbufs++;
 	st->chunks++;
+	return ret;
+}
+
+/* --from: every chunk of the capture unchanged (lossless forwarding). */
+static int forward_chunks(struct bdump_source *src, struct out *o, struct stats *st,
+			  int flush_ms, int show, char *err, size_t errlen)
+{
+	struct ae_chunk_hdr h;
+	const void *pl;
+	double t0 = now_s(), last = t0, last_prog = t0;
+	int r = 0, ret = 0;
+
+	while (!ret && !stop_signal && (r = src->chunk(src, &h, &pl)) == 1) {
+		ret = ae_writer_chunk(o->w, h.type, h.cpu, h.seq, pl, h.len, h.type == AE_CHUNK_END);
+		if (!ret && h.type == AE_CHUNK_MARKERS) {
+			ret = wire_write_full(o->sched_fd, pl, h.len);
+			if (!ret && o->net)
+				ret = net_client_sched(o->net, pl, h.len);
+			st->markers += h.len / sizeof(struct trbuf_marker);
+		}
+		if (h.type == AE_CHUNK_DATA) {
+			st->raw += h.len;
+			st->subbufs++;
+		}
+		st->chunks++;
+		if (!ret && (now_s() - last) * 1000 >= flush_ms) {
+			ret = flush_out(o);
+			last = now_s();
+		}
+		if (show && now_s() - last_prog >= 0.5) {
+			progress(o, st, t0, src, 0);
+			last_prog = now_s();
+		}
+	}
+	if (!ret && stop_signal) {
+		snprintf(err, errlen, "interrupted: the forwarded capture is incomplete");
+		return -EINTR;
+	}
+	if (!ret && r < 0) {
+		snprintf(err, errlen, "--from: forwarding failed (see above)");
+		return r;
+	}
 	return ret;
 }
 
@@ -306,6 +331,10 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 		fprintf(stderr, "bdump: %s\n", err);
 		src->close(src);
 		return 1;
+	}
+	if (src->chunk) {
+		ret = forward_chunks(src, &o, &st, opt->flush_ms, show, err, sizeof(err));
+		goto written;
 	}
 	{
 		struct {
@@ -367,6 +396,7 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 
 		ret = ae_writer_chunk(o.w, AE_CHUNK_END, 0, st.chunks++, &end, sizeof(end), 1);
 	}
+written:
 	if (ret) {
 		failed = 1;
 		if (!err[0])

@@ -20,5 +20,12 @@ struct bdump_opts {
 
 /* bdump --check TRACE [SCHED] (check.c): 0 when the capture is complete. */
 int bdump_check(const char *trace, const char *sched);
+/*
+ * The same check, quietly: returns 0 (complete and intact) or 1, and puts
+ * the one-line verdict in msg ("TRACE: ok: ..." or what is wrong, naming
+ * the file and offset; a cut capture reads "truncated at chunk N
+ * (incomplete session)"). bdump-recv runs it on finished sessions.
+ */
+int bdump_check_report(const char *trace, const char *sched, char *msg, size_t msglen);
 
 #endif /* BDUMP_BDUMP_H */

@@ -20,7 +20,7 @@ CHECK_TARGETS += tests/host/bdump-format.sh
 
 BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_file.o source_synth.o source_trbuf.o \
 	net_client.o wire.o)
-RECV_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump_recv.o wire.o)
+RECV_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump_recv.o recv_store.o wire.o check.o source_synth.o)
 
 $(BIN)/bdump: $(BDUMP_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@

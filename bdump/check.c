@@ -4,7 +4,8 @@
  * intact: SESSION first, END last with counters equal to what the chunks
  * hold, DATA sequence numbers contiguous per cpu, SCHED byte-equal to the
  * MARKERS chunks, and for synthetic captures every payload byte equal to
- * what the generator produces.
+ * what the generator produces. A capture that stops early (killed sender,
+ * no END) is reported as truncated, not as corrupt.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 
 #define MAX_CPUS 1024
 
-int bdump_check(const char *trace, const char *sched)
+int bdump_check_report(const char *trace, const char *sched, char *msg, size_t msglen)
 {
 	struct ae_reader *r;
 	struct ae_chunk_hdr h;
@@ -24,6 +25,7 @@ int bdump_check(const char *trace, const char *sched)
 	struct synth_spec sp;
 	int synthetic = 0, have_end = 0, ret, bad = 0;
 	uint64_t chunks = 0, raw = 0, data = 0, markers = 0;
+	int sched_short = 0;
 	uint64_t *next_seq = calloc(MAX_CPUS, sizeof(*next_seq));
 	uint8_t *expect = NULL;
 	FILE *sf = NULL;
@@ -32,18 +34,24 @@ int bdump_check(const char *trace, const char *sched)
 	if (sched) {
 		sf = fopen(sched, "r");
 		if (!sf) {
-			fprintf(stderr, "bdump: %s: %s\n", sched, strerror(errno));
+			snprintf(msg, msglen, "%s: %s", sched, strerror(errno));
+			free(next_seq);
 			return 1;
 		}
 	}
-	ret = ae_reader_open(&r, trace);
+	ret = next_seq ? ae_reader_open(&r, trace) : -ENOMEM;
 	if (ret) {
-		fprintf(stderr, "bdump: %s: %s\n", trace, strerror(-ret));
+		snprintf(msg, msglen, "%s: %s", trace, strerror(-ret));
+		if (sf)
+			fclose(sf);
+		free(next_seq);
 		return 1;
 	}
-#define FAIL(...) do { fprintf(stderr, "bdump: %s: offset %llu: ", trace, \
-		(unsigned long long)ae_reader_offset(r)); fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); bad = 1; goto out; } while (0)
+#define FAIL(...) do { int k_ = snprintf(msg, msglen, "%s: offset %llu: ", trace, \
+		(unsigned long long)ae_reader_offset(r)); \
+		if (k_ >= 0 && (size_t)k_ < msglen) \
+			snprintf(msg + k_, msglen - k_, __VA_ARGS__); \
+		bad = 1; goto out; } while (0)
 	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
 		if (have_end)
 			FAIL("chunk type %u after END", h.type);
@@ -70,7 +78,10 @@ int bdump_check(const char *trace, const char *sched)
 					if (synth_parse(str + 10, &sp))
 						FAIL("bad synthetic spec '%s'", str + 10);
 					synthetic = 1;
+					free(expect);	/* a second spec replaces the first */
 					expect = malloc(sp.subbuf);
+					if (!expect)
+						FAIL("out of memory");
 				}
 			}
 			break;
@@ -101,16 +112,22 @@ int bdump_check(const char *trace, const char *sched)
 				FAIL("MARKERS length %u not a multiple of %zu", h.len,
 				     sizeof(struct trbuf_marker));
 			markers += h.len / sizeof(struct trbuf_marker);
-			if (sf) {
-				static uint8_t mbuf[1 << 20];
+			if (sf && !sched_short) {
+				uint8_t mbuf[4096];
 				size_t done = 0;
 
 				while (done < h.len) {
 					size_t n = h.len - done < sizeof(mbuf) ? h.len - done : sizeof(mbuf);
+					size_t got = fread(mbuf, 1, n, sf);
 
-					if (fread(mbuf, 1, n, sf) != n || memcmp(mbuf, (const char *)pl + done, n))
+					if (memcmp(mbuf, (const char *)pl + done, got))
 						FAIL("%s: differs from the MARKERS chunk (marker %llu)", sched,
 						     (unsigned long long)(markers - h.len / sizeof(struct trbuf_marker)));
+					if (got < n) {
+						/* a cut capture: decided below */
+						sched_short = 1;
+						break;
+					}
 					done += n;
 				}
 			}
@@ -129,13 +146,26 @@ int bdump_check(const char *trace, const char *sched)
 		}
 		chunks++;
 	}
-	if (ret < 0) {
-		fprintf(stderr, "bdump: %s\n", ae_reader_error(r));
+	if (ret < 0 && strstr(ae_reader_error(r), "truncated")) {
+		/* the stream stops inside a chunk or frame: a sender that died */
+		snprintf(msg, msglen, "%s: truncated at chunk %llu (incomplete session): %s",
+			 trace, (unsigned long long)chunks, ae_reader_error(r));
 		bad = 1;
 		goto out;
 	}
-	if (!have_end)
-		FAIL("no END chunk: capture did not end cleanly");
+	if (ret < 0) {
+		snprintf(msg, msglen, "%s", ae_reader_error(r));
+		bad = 1;
+		goto out;
+	}
+	if (!have_end) {
+		snprintf(msg, msglen, "%s: truncated at chunk %llu (incomplete session): no END chunk",
+			 trace, (unsigned long long)chunks);
+		bad = 1;
+		goto out;
+	}
+	if (sched_short)
+		FAIL("%s: shorter than the MARKERS chunks", sched);
 	if (synthetic) {
 		/* the generator goes round the cpus: a stopped run is a prefix */
 		for (uint32_t c = 0; c < sp.cpus; c++)
@@ -145,15 +175,28 @@ int bdump_check(const char *trace, const char *sched)
 	}
 	if (sf && fgetc(sf) != EOF)
 		FAIL("%s: longer than the MARKERS chunks", sched);
-	printf("%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s\n",
-	       trace, (unsigned long long)chunks, (unsigned long long)data,
-	       (unsigned long long)raw, (unsigned long long)markers,
-	       (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
+	snprintf(msg, msglen, "%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s",
+		 trace, (unsigned long long)chunks, (unsigned long long)data,
+		 (unsigned long long)raw, (unsigned long long)markers,
+		 (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
 out:
+#undef FAIL
 	ae_reader_close(r);
 	if (sf)
 		fclose(sf);
 	free(expect);
 	free(next_seq);
+	return bad;
+}
+
+int bdump_check(const char *trace, const char *sched)
+{
+	char msg[1024];
+	int bad = bdump_check_report(trace, sched, msg, sizeof(msg));
+
+	if (bad)
+		fprintf(stderr, "bdump: %s\n", msg);
+	else
+		printf("%s\n", msg);
 	return bad;
 }

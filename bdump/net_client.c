@@ -8,7 +8,9 @@
  * sender thread connects, authenticates, learns from WELCOME which segment
  * the receiver needs next, drops everything below it and (re)sends the
  * rest; ACKs free segments. No ACK progress for ACK_TIMEOUT_MS, a send
- * timeout or any error drops the connection and starts over.
+ * timeout, a message failing its MAC or any error drops the connection and
+ * starts over. The session token (random, per bdump run) proves to the
+ * receiver on every reconnect that the session is ours.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +50,9 @@ struct net_client {
 	volatile int *abort_flag;	/* set: stop waiting for the receiver */
 	uint64_t start_ns;
 	char myhost[64];
+	uint8_t token[AE_WIRE_TOKEN];
+	int warned_insecure;
+	int proven;			/* a WELCOME's MAC proved the receiver has the secret */
 
 	pthread_t thr;
 	pthread_mutex_t lock;
@@ -196,63 +201,84 @@ static void set_fatal(struct net_client *c, const char *msg)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Handshake; returns the receiver's next_seq or <0 (-EACCES: fatal). */
-static int64_t handshake(struct net_client *c, int fd, char *err, size_t errlen)
+/*
+ * Handshake; returns the receiver's next_seq or <0: -EACCES a refusal
+ * that is fatal (authenticated, or a local mismatch), -EPERM a refusal
+ * anyone on the path could have forged (fatal only until the receiver
+ * has once proven the secret), others: retry.
+ */
+static int64_t handshake(struct net_client *c, struct wire_chan *wc, char *err, size_t errlen)
 {
 	struct ae_w_hdr h;
 	struct ae_w_srv_hello sh;
 	struct ae_w_cli_hello ch = { .version = AE_WIRE_VERSION, .start_ns = c->start_ns };
 	struct ae_w_welcome wl;
-	uint8_t mac[AE_WIRE_MAC];
-	uint64_t off = 0;
+	uint64_t deadline = wire_now_ms() + 5000;
 	int ret;
 
-	ret = wire_recv(fd, &h, c->rbuf, 5000, &off, err, errlen);
+	ret = wire_recv(wc, &h, c->rbuf, AE_WIRE_HELLO_MAX, deadline, err, errlen);
+	if (ret == 0)
+		snprintf(err, errlen, "closed by the receiver before its hello (over its connection limit?)");
 	if (ret <= 0)
 		return ret ? ret : -EPIPE;
-	if (h.type != AE_W_SRV_HELLO || h.len != sizeof(sh)) {
+	if (h.type != AE_W_SRV_HELLO || h.len < 4) {
 		snprintf(err, errlen, "expected SRV_HELLO, got message type %u", h.type);
 		return -EPROTO;
 	}
-	memcpy(&sh, c->rbuf, sizeof(sh));
-	if (sh.version != AE_WIRE_VERSION) {
+	memcpy(&sh, c->rbuf, h.len < sizeof(sh) ? h.len : sizeof(sh));
+	if (sh.version != AE_WIRE_VERSION || h.len != sizeof(sh)) {
 		snprintf(err, errlen, "receiver speaks protocol version %u, we %u",
 			 sh.version, AE_WIRE_VERSION);
-		return -EACCES;
+		return -EPERM;
 	}
 	if (sh.auth && !c->key) {
 		snprintf(err, errlen, "receiver requires a shared secret (--secret)");
-		return -EACCES;
+		return -EPERM;
+	}
+	if (!sh.auth && c->key) {
+		snprintf(err, errlen, "receiver runs without a shared secret, we have one: refusing to send to a receiver that does not authenticate");
+		return -EPERM;
+	}
+	if (!c->key && !c->warned_insecure && !c->quiet) {
+		fprintf(stderr, "bdump: WARNING: %s:%s: no shared secret on either side: anyone on the path can read or change the capture\n",
+			c->host, c->port);
+		c->warned_insecure = 1;
 	}
 	memcpy(ch.host, c->myhost, sizeof(ch.host));
-	wire_nonce(ch.nonce);
-	if (c->key)
-		wire_mac(c->key, c->keylen, "client", sh.nonce, ch.nonce,
-			 &ch, offsetof(struct ae_w_cli_hello, nonce), ch.mac);
-	ret = wire_send(fd, AE_W_CLI_HELLO, &ch, sizeof(ch), NULL, 0);
+	wire_random(ch.nonce, sizeof(ch.nonce));
+	memcpy(ch.token, c->token, sizeof(ch.token));
+	wire_token_wrap(c->key, c->keylen, sh.nonce, ch.nonce, ch.token);
+	wire_hello_mac(c->key, c->keylen, sh.nonce, &ch, ch.mac);
+	ret = wire_send(wc, AE_W_CLI_HELLO, &ch, sizeof(ch), NULL, 0);
 	if (ret)
 		return ret;
-	ret = wire_recv(fd, &h, c->rbuf, 5000, &off, err, errlen);
+	ret = wire_chan_key(wc, 0, c->key, c->keylen, sh.nonce, ch.nonce, c->token);
+	if (ret)
+		return ret;
+	ret = wire_recv(wc, &h, c->rbuf, AE_WIRE_HELLO_MAX, deadline, err, errlen);
+	if (ret == -EKEYREJECTED) {
+		snprintf(err, errlen, "receiver failed to prove the shared secret");
+		return -EPERM;
+	}
+	if (ret == 0)
+		snprintf(err, errlen, "closed by the receiver during the handshake");
 	if (ret <= 0)
 		return ret ? ret : -EPIPE;
 	if (h.type == AE_W_ERROR) {
 		c->rbuf[h.len < 200 ? h.len : 200] = 0;
 		snprintf(err, errlen, "receiver refused: %s", (char *)c->rbuf);
-		return -EACCES;
+		return h.flags & AE_WF_MAC ? -EACCES : -EPERM;
 	}
 	if (h.type != AE_W_WELCOME || h.len != sizeof(wl)) {
 		snprintf(err, errlen, "expected WELCOME, got message type %u", h.type);
 		return -EPROTO;
 	}
 	memcpy(&wl, c->rbuf, sizeof(wl));
-	if (c->key) {
-		wire_mac(c->key, c->keylen, "server", ch.nonce, sh.nonce,
-			 &wl, offsetof(struct ae_w_welcome, mac), mac);
-		if (!wire_mac_equal(mac, wl.mac)) {
-			snprintf(err, errlen, "receiver failed to prove the shared secret");
-			return -EACCES;
-		}
+	if (wl.next_seq > INT64_MAX) {
+		snprintf(err, errlen, "receiver expects segment %llu", (unsigned long long)wl.next_seq);
+		return -EPROTO;
 	}
+	c->proven = 1;
 	return wl.next_seq;
 }
 
@@ -277,12 +303,22 @@ static void drop_acked(struct net_client *c, uint64_t next)
 static int session(struct net_client *c, int fd)
 {
 	char err[256];
-	int64_t next = handshake(c, fd, err, sizeof(err));
+	struct wire_chan wc = { .fd = fd };
+	int64_t next = handshake(c, &wc, err, sizeof(err));
 	struct net_seg *send_pos;
-	uint64_t last_progress = now_ms(), off = 0, send_seq;
+	uint64_t last_progress = now_ms(), send_seq;
 	int fin_sent = 0;
 
-	if (next == -EACCES) {
+	if (next == -EPERM && c->proven) {
+		/* the receiver proved the secret before: a refusal without a
+		 * MAC now is forged on the path (or a receiver restarted with
+		 * other settings); never give up a capture for it */
+		if (!c->quiet)
+			fprintf(stderr, "bdump: %s:%s: unauthenticated refusal ignored (%s); retrying\n",
+				c->host, c->port, err);
+		return 0;
+	}
+	if (next == -EACCES || next == -EPERM) {
 		set_fatal(c, err);
 		return -EACCES;
 	}
@@ -317,7 +353,7 @@ static int session(struct net_client *c, int fd)
 			struct ae_w_fin fin = { .nr_segments = c->next_seq };
 
 			pthread_mutex_unlock(&c->lock);
-			if (wire_send(fd, AE_W_FIN, &fin, sizeof(fin), NULL, 0))
+			if (wire_send(&wc, AE_W_FIN, &fin, sizeof(fin), NULL, 0))
 				return 0;
 			fin_sent = 1;
 			last_progress = now_ms();
@@ -336,7 +372,8 @@ static int session(struct net_client *c, int fd)
 			struct ae_w_hdr h;
 			struct ae_w_ack ack;
 
-			ret = wire_recv(fd, &h, c->rbuf, 2000, &off, err, sizeof(err));
+			ret = wire_recv(&wc, &h, c->rbuf, AE_WIRE_MAX_LEN, now_ms() + 2000,
+					err, sizeof(err));
 			if (ret <= 0) {
 				if (!c->quiet)
 					fprintf(stderr, "bdump: %s:%s: connection lost: %s; reconnecting\n",
@@ -345,6 +382,13 @@ static int session(struct net_client *c, int fd)
 			}
 			if (h.type == AE_W_ERROR) {
 				c->rbuf[h.len < 200 ? h.len : 200] = 0;
+				if (!(h.flags & AE_WF_MAC)) {
+					/* anyone on the path could have sent it */
+					if (!c->quiet)
+						fprintf(stderr, "bdump: %s:%s: unauthenticated error message '%s' ignored; reconnecting\n",
+							c->host, c->port, (char *)c->rbuf);
+					return 0;
+				}
 				set_fatal(c, (char *)c->rbuf);
 				return -EIO;
 			}
@@ -367,7 +411,7 @@ static int session(struct net_client *c, int fd)
 		if (have && (p.revents & POLLOUT)) {
 			struct ae_w_segment sg = { .seq = send_pos->seq, .stream = send_pos->stream };
 
-			if (wire_send(fd, AE_W_SEGMENT, &sg, sizeof(sg), send_pos->data, send_pos->len)) {
+			if (wire_send(&wc, AE_W_SEGMENT, &sg, sizeof(sg), send_pos->data, send_pos->len)) {
 				if (!c->quiet)
 					fprintf(stderr, "bdump: %s:%s: send failed; reconnecting\n",
 						c->host, c->port);
@@ -454,9 +498,10 @@ int net_client_open(struct net_client **cp, const char *url, const char *secret_
 	clock_gettime(CLOCK_REALTIME, &t);
 	c->start_ns = t.tv_sec * 1000000000ull + t.tv_nsec;
 	gethostname(c->myhost, sizeof(c->myhost) - 1);
+	wire_random(c->token, sizeof(c->token));
 	c->pend[0] = malloc(AE_WIRE_SEG_MAX);
 	c->pend[1] = malloc(AE_WIRE_SEG_MAX);
-	c->rbuf = malloc(AE_WIRE_MAX_LEN + 1);
+	c->rbuf = malloc(AE_WIRE_MAX_LEN + 1);	/* + NUL after an ERROR text */
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	if (!c->pend[0] || !c->pend[1] || !c->rbuf ||

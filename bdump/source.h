@@ -35,6 +35,13 @@ struct bdump_source {
 	uint64_t (*drops)(struct bdump_source *s);
 	void (*close)(struct bdump_source *s);
 	int drain_on_stop;	/* take remaining sub-buffers at the end */
+	/*
+	 * Forwarding an existing capture (source_file.c; NULL otherwise): its
+	 * chunks unchanged and in order, SESSION first and END last. 1: *h and
+	 * *payload (valid until the next call) filled; 0: end; <0: error,
+	 * message already printed.
+	 */
+	int (*chunk)(struct bdump_source *s, struct ae_chunk_hdr *h, const void **payload);
 };
 
 int bdump_source_trbuf_open(struct bdump_source **sp, const char *dev);
