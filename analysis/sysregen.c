@@ -217,12 +217,13 @@ static struct prog *task_image(struct task *t)
 	char path[AE_REG_PATH_MAX + 1] = "";
 	uint64_t plen;
 
+	/*
+	 * No record: not a program built by aecc (a hand-written /dev/trbuf
+	 * producer). Guessing its program would regenerate foreign bytes
+	 * through a program's control flow, which need not end: skip it.
+	 */
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
-		/* no record: a trace of a runtime without records */
-		if (r->nprogs == 1 && r->o->nprogs == 1)
-			return r->progs[0];
-		tfail(t, "its stream has no registration record and %d programs were given: cannot tell which it runs",
-		      r->nprogs);
+		tfail(t, "its stream has no registration record (not built by aecc): skipped");
 		return NULL;
 	}
 	if (need_bytes(t, sizeof(rec))) {
@@ -492,7 +493,13 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 			return -1;
 		c->state = T_WAIT_FORK;
 		c->info.image = t->info.image;
-		if (ae_tstream_marker(&t->s, m, ev->index))
+		if (t->failed) {
+			/* its parent was skipped: nothing to continue from */
+			tfail(c, "child of a task that was skipped or failed: skipped");
+			c->state = T_READY;
+			return 0;
+		}
+		if (!t->failed && ae_tstream_marker(&t->s, m, ev->index))
 			return -1;
 		resume(r, t);
 		resume_ready(r);
@@ -513,7 +520,8 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 				return 0;	/* detach of an untraced consumer */
 			break;
 		}
-		if (m->type != TRBUF_MK_STOP && ae_tstream_marker(&t->s, m, ev->index))
+		/* a skipped task keeps no markers (nor bytes: on_data) */
+		if (m->type != TRBUF_MK_STOP && !t->failed && ae_tstream_marker(&t->s, m, ev->index))
 			return -1;
 		if (m->type == TRBUF_MK_EXIT || m->type == TRBUF_MK_EXEC)
 			t->s.final = 1;

@@ -10,8 +10,11 @@
  * CPUs' chunks interleaved. `aetrace regen --split` of the result must equal
  * that of the inputs, task for task.
  *
- *   capmix [--sched FILE] [--break KIND] OUT NCPU SUBBUF SEED IN...
+ *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | order   (malformed pairs)
+ *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
+ *   pattern and no registration record, as a hand-written /dev/trbuf
+ *   producer (not built by aecc) does.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -165,6 +168,29 @@ static int load(const char *path, int32_t shift)
 	return ret < 0 ? -1 : 0;
 }
 
+/* A task not built by aecc: a counting byte pattern, no registration
+ * record, then its exit. */
+static int add_foreign(uint64_t len)
+{
+	struct task *t = task_of(4242, 1);
+
+	t->pid = 4242;
+	t->first = 1;
+	t->ready = 1;
+	t->data = grow(t->data, (size_t *)&t->cap, len, 1);
+	for (uint64_t i = 0; i < len; i++)
+		t->data[i] = (uint8_t)(i * 7 + 1);
+	t->len = len;
+	t->mk = grow(t->mk, &t->capmk, 1, sizeof(*t->mk));
+	memset(&t->mk[0], 0, sizeof(t->mk[0]));
+	t->mk[0].m.type = TRBUF_MK_EXIT;
+	t->mk[0].m.pid = 4242;
+	t->mk[0].m.tid = 4242;
+	t->mk[0].pos = len;
+	t->nmk = 1;
+	return 0;
+}
+
 static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *t,
 		       const struct trbuf_marker *src)
 {
@@ -284,18 +310,21 @@ int main(int argc, char **argv)
 	struct ae_session s = { .version = AE_FORMAT_VERSION, .mode = AE_MODE_KERNEL };
 	int fd, ai = 1;
 	const char *schedp = NULL;
+	uint64_t foreign = 0;
 
 	while (ai < argc && argv[ai][0] == '-') {
 		if (!strcmp(argv[ai], "--sched") && ai + 1 < argc)
 			schedp = argv[ai + 1];
 		else if (!strcmp(argv[ai], "--break") && ai + 1 < argc)
 			breakage = argv[ai + 1];
+		else if (!strcmp(argv[ai], "--foreign") && ai + 1 < argc)
+			foreign = strtoull(argv[ai + 1], NULL, 0);
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);
@@ -306,6 +335,8 @@ int main(int argc, char **argv)
 	for (int i = ai + 4; i < argc; i++)
 		if (load(argv[i], (i - ai - 3) * 1000000))
 			return 1;
+	if (foreign && add_foreign(foreign))
+		return 1;
 	cpus = calloc(ncpu, sizeof(*cpus));
 	for (int c = 0; c < ncpu; c++) {
 		cpus[c].buf = malloc(subbuf);

@@ -144,4 +144,22 @@ expect_error "a cut capture: clear error" "cut.zst: .*offset|trace ends|capture 
 head -c 6400 s.bin > short.bin
 expect_error "a schedule that ends early: the bytes after it do not fit (clear error)" "belong to no traced task|left unread|truncated|ends|corrupt trace: witness" \
 	"$B/aetrace" regen --sched short.bin --split x6 m.zst $progs
+# a task not built by aecc (a hand-written /dev/trbuf producer: no
+# registration record) beside an aecc-built program: reported once and
+# skipped, never guessed to run the one given program (whose control flow
+# need not end on foreign bytes: that hung), the program still exact
+"$mix" --sched fs.bin --foreign 300000 fm.zst 2 64 5 interp.zst
+rm -rf xf
+expect_error "a stream without a registration record: one line naming the task" \
+	"task 4242/4242: its stream has no registration record" \
+	timeout 30 "$B/aetrace" regen --split xf fm.zst interp
+check "... reported once, skipped, and the program still regenerates exactly" \
+	'[ $(grep -c 4242 err) = 1 ] && [ $(ls xf | wc -l) = 1 ] && cmp -s xf/*.interp.lackey ref.interp'
+expect_error "aetrace stats with the foreign task finishes and names it" "task 4242/4242: .*no registration record" \
+	timeout 30 "$B/aetrace" stats --sched fs.bin fm.zst interp
+check "... and counts the program's instructions" 'grep -q "$(wc -l < ref.interp)" out'
+timeout 30 "$B/aetrace" timeline --sched fs.bin --trace fm.zst interp -o fm.json 2>err
+rc=$?
+check "aetrace timeline --trace with the foreign task finishes (a warning, status $rc), names it once, counts the program's instructions" \
+	'[ $rc -eq 0 ] && [ $(grep -c "task 4242/4242: .*no registration record" err) = 1 ] && [ "$(python3 -c "import json,sys; print(sum(e[\"args\"].get(\"instructions\",0) for e in json.load(open(\"fm.json\"))[\"traceEvents\"] if \"args\" in e))")" = $(wc -l < ref.interp) ]'
 echo "1..$n"
