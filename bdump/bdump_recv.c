@@ -412,7 +412,7 @@ static void *conn_thread(void *arg)
  * address's slot or NULL, holding n_addr connections): the oldest
  * connection still in its handshake from its own address (per-address
  * limit) or, at the total limit, from the address holding the most
- * connections if that holds at least as many as the newcomer's would
+ * connections if that is its own or holds at least as many as its own would
  * (so strangers from many addresses with one connection each cannot
  * keep a sender out either). Strangers holding slots open thus cannot
  * lock out a sender that authenticates; they would have to keep
@@ -429,7 +429,8 @@ static struct conn *evict_victim(struct recv *rv, const struct addr_slot *own, u
 		if (n_addr >= rv->cfg.max_per_addr) {
 			if (c->slot == own)
 				return c;
-		} else if (c->slot->n > n_addr && (!v || c->slot->n > v->slot->n)) {
+		} else if ((c->slot == own || c->slot->n > n_addr) &&
+			   (!v || c->slot->n > v->slot->n)) {
 			v = c;
 		}
 	}

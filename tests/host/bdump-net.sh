@@ -479,10 +479,11 @@ hold() {	# hold SECONDS N SOURCE-ADDRESS...: N connections from each, kept open
 	ip netns exec $B python3 - "$@" <<'PY'
 import selectors, socket, sys, time
 dur, per, srcs = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+port = int(__import__('os').environ.get('HOLD_PORT', '7092'))
 sel, n = selectors.DefaultSelector(), 0
 def new(src):
     try:
-        s = socket.create_connection(('127.0.0.1', 7092), source_address=(src, 0))
+        s = socket.create_connection(('127.0.0.1', port), source_address=(src, 0))
         sel.register(s, selectors.EVENT_READ, src)
     except OSError:
         pass
@@ -530,6 +531,19 @@ check "strangers from 8 addresses, one slot each, hold all 8: the sender still f
 wait $hp
 check "all three sessions complete; the limit is logged" \
 	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 3 ] && grep -q "over the connection limit" recv9.log'
+# ... and at the total limit when the strangers share the sender's address
+ip netns exec $B "$br" -q --listen 127.0.0.1:7096 --dir store9 --secret secret --max-conns 4 2>recv9c.log &
+pids+=($!)
+listening 7096
+HOLD_PORT=7096 hold 7 4 127.0.0.1 &
+hp=$!; pids+=($hp)
+wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7096 )" | wc -l) -ge 4 ]'
+t0=$SECONDS
+ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=13 tcp://127.0.0.1:7096 h4.sched
+rc=$?
+check "strangers at the sender's address fill --max-conns 4: the sender still finishes ($((SECONDS - t0)) s)" \
+	'[ $rc -eq 0 ]'
+wait $hp
 # --max-per-addr counts an IPv6 /64, not single addresses (a host has
 # the whole /64): 8 strangers from 8 addresses of one /64 with a limit of
 # 4 per address: 4 of them are closed at once, not after 5 s.
