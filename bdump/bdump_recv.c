@@ -113,6 +113,18 @@ static void send_error(struct conn *cn, const char *msg)
 }
 
 /*
+ * An ERROR without MAC, then the connection is closed: for input that
+ * failed before its MAC could be checked (framing, CRC), which anyone on
+ * the path may have damaged. The sender takes it as a lost connection
+ * and resends; an authenticated ERROR would make it give up.
+ */
+static void send_error_unauth(struct conn *cn, const char *msg)
+{
+	cn->ch.keyed = 0;
+	send_error(cn, msg);
+}
+
+/*
  * Hello, authentication, session lookup, WELCOME. Reads at most
  * AE_WIRE_HELLO_MAX bytes and must finish within cfg.hello_ms.
  * Returns 0 with cn->s set, <0 when the connection is to be closed.
@@ -324,7 +336,13 @@ static void conn_loop(struct conn *cn)
 		if (ret < 0) {
 			recv_log(cn->peer, "session %s: %s", cn->s->name, err);
 			if (ret == -EPROTO || ret == -EBADMSG)
-				send_error(cn, "protocol error");
+				send_error_unauth(cn, "protocol error (damaged message)");
+			return;
+		}
+		if (!(h.flags & AE_WF_MAC)) {
+			/* an ERROR without MAC: from anyone on the path */
+			recv_log(cn->peer, "session %s: stream offset %llu: unauthenticated message type %u: closing",
+			         cn->s->name, (unsigned long long)msg_off, h.type);
 			return;
 		}
 		if (h.type == AE_W_SEGMENT)

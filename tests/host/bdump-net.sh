@@ -181,6 +181,15 @@ c = Conn(A); c.hello(b'malformed-nomac', 1700000000123456789, b'T' * 32)
 c.s.sendall(frame(SEGMENT, struct.pack('<QII', 0, 0, 0) + b'n' * 10)); time.sleep(0.3); c.close()
 # 7: protocol version 1
 c = Conn(A); print("v1", c.hello(b'malformed-v1', 1700000000123456789, b'T' * 32, version=1)); c.close()
+# 8: an ERROR without MAC after the hello (injected on the path): closed
+# without an authenticated answer, which would end the real sender
+c = Conn(A); c.hello(b'malformed-err', 1700000000123456789, b'T' * 32)
+c.s.sendall(frame(ERROR, b'forged\0'))
+try:
+    print("injected error answered", c.recv())
+except (EOFError, OSError):
+    print("injected error: closed without answer")
+c.close()
 print("sent")
 PY
 sleep 0.5
@@ -190,6 +199,8 @@ check "segment with a bad CRC: CRC error reported" 'grep -q "malformed-crc.*CRC-
 check "segment out of order: reported" 'grep -q "malformed-gap.*bad SEGMENT seq 5" recv2.log'
 check "huge message length: reported" 'grep -q "malformed-len.*exceeds" recv2.log'
 check "message without MAC after the hello: refused" 'grep -q "malformed-nomac.*without MAC" recv2.log'
+check "an unauthenticated ERROR injected after the hello: closed, not answered with a final error" \
+	'grep -q "malformed-err.*unauthenticated message type 7" recv2.log && grep -q "injected error: closed without answer" mal.out'
 check "protocol version 1: refused with a clear error" \
 	'grep -q "unsupported protocol version 1" recv2.log && grep -q "v1.*unsupported protocol version" mal.out'
 check "FIN over bytes that are not a valid trace: answered, then verification fails loudly" \
@@ -295,6 +306,17 @@ check "forged refusal after a cut: the sender retries and exits 0 (rc $rc)" \
 	'grep -q "forged a refusal" proxy3.log && grep -q "unauthenticated refusal ignored" mitm3.log && [ $rc -eq 0 ]'
 check "forged refusal: the stored capture is complete and verifies" \
 	'[ $(ls store4 | wc -l) -eq $((before + 1)) ] && "$bd" --check store4/$s4c/trace.zst store4/$s4c/sched.bin >/dev/null 2>&1'
+# ... and one that flips a byte without fixing the CRC (or line noise):
+# the receiver cannot tell who damaged an unauthenticated frame, so it
+# closes without an authenticated (final) error; the sender resends.
+ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7097 127.0.0.1 7080 40 crc > proxy4.log 2>&1 &
+pids+=($!)
+listening 7097
+timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=4M,subbuf=256K,rate=16M,seed=14 \
+	tcp://127.0.0.1:7097 mitm4.sched 2>mitm4.log
+rc=$?
+check "a segment damaged with its CRC left stale: refused, resent, sender exits 0 (rc $rc)" \
+	'grep -q "CRC left stale" proxy4.log && grep -q "CRC-32C mismatch" recv4.log && [ $rc -eq 0 ]'
 # The receiver's check at FIN: a sched.bin that is not the trace's MARKERS.
 "$bd" -q --synthetic-source bytes=2M,seed=3 l3.zst l3.sched
 ip netns exec $B python3 - > badsched.out 2>&1 <<'PY'
