@@ -471,6 +471,17 @@ pids+=($!)
 listening 7084
 check "receiver start trims bytes past the recorded size" \
 	'[ $(stat -c %s store7/$s7/trace.zst) -eq $size ] && grep -q "trimmed 5000 unacknowledged bytes" recv7b.log'
+# A sender whose capture fails (here: forwarding a cut file) sends what
+# it has but no FIN: the session stays incomplete, as after a kill.
+"$bd" -q --synthetic-source bytes=2M,seed=15 cut.zst cut.sched
+head -c $(( $(stat -c %s cut.zst) / 2 )) cut.zst > cut-half.zst
+ip netns exec $B "$bd" -q --secret secret --from cut-half.zst tcp://127.0.0.1:7084 cuth.sched 2>cuth.log
+rc=$?
+s7c=$(ls -t store7 | head -1)
+check "forwarding a cut capture: bdump fails (rc $rc), the session stays complete 0" \
+	'[ $rc -ne 0 ] && [ "$s7c" != "$s7" ] && grep -q "complete 0" store7/$s7c/state'
+check "... and what was stored is the cut capture's prefix, reported as truncated" \
+	'"$bd" --check store7/$s7c/trace.zst 2>&1 | grep -q "truncated at chunk [0-9]* (incomplete session)"'
 # A receiver that dies before verifying a finished session verifies it
 # when it starts again.
 mkdir store8
