@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,47 @@ static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
 
 /* ------------------------------------------------------------- connection */
 
+#define STRANGER_LOG_MAX	100	/* lines per 10 s about failed handshakes */
+
+/*
+ * recv_log for what a stranger did (failed handshakes): at most
+ * STRANGER_LOG_MAX lines per 10 s, then a count of the rest, so a flood
+ * of connections cannot fill the receiver's disk with its log.
+ */
+static void stranger_log(const char *who, const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t start_ms;
+	static unsigned int n;
+	static unsigned long suppressed;
+	uint64_t now = wire_now_ms();
+	char buf[600];
+	va_list ap;
+	int ok;
+
+	pthread_mutex_lock(&lock);
+	if (!start_ms || now - start_ms >= 10000) {
+		if (suppressed)
+			fprintf(stderr, "bdump-recv: %lu more failed handshakes not logged\n", suppressed);
+		start_ms = now;
+		n = 0;
+		suppressed = 0;
+	}
+	ok = n < STRANGER_LOG_MAX;
+	if (ok && ++n == STRANGER_LOG_MAX)
+		fprintf(stderr, "bdump-recv: many failed handshakes: at most %d lines per 10 s logged\n",
+			STRANGER_LOG_MAX);
+	if (!ok)
+		suppressed++;
+	pthread_mutex_unlock(&lock);
+	if (!ok)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	recv_log(who, "%s", buf);
+}
+
 static void send_error(struct conn *cn, const char *msg)
 {
 	wire_send(&cn->ch, AE_W_ERROR, msg, strlen(msg) + 1, NULL, 0);
@@ -147,19 +189,19 @@ static int conn_handshake(struct conn *cn)
 		return ret;
 	ret = wire_recv(&cn->ch, &h, buf, sizeof(buf), deadline, err, sizeof(err));
 	if (ret <= 0) {
-		recv_log(cn->peer, "%s", ret ? err : "closed before hello");
+		stranger_log(cn->peer, "%s", ret ? err : "closed before hello");
 		return ret ? ret : -EPIPE;
 	}
 	ret = wire_parse_cli_hello(&h, buf, &ch, err, sizeof(err));
 	if (ret) {
-		recv_log(cn->peer, "%s", err);
+		stranger_log(cn->peer, "%s", err);
 		send_error(cn, ret == -EPROTO && h.type == AE_W_CLI_HELLO ?
 			   "unsupported protocol version" : "protocol error: expected CLI_HELLO");
 		return ret;
 	}
 	wire_hello_mac(cfg->key, cfg->keylen, sh.nonce, &ch, mac);
 	if (!wire_mac_equal(mac, ch.mac, AE_WIRE_MAC)) {
-		recv_log(cn->peer, "authentication failed (%s)",
+		stranger_log(cn->peer, "authentication failed (%s)",
 		         cfg->key ? "wrong or missing shared secret" : "the sender has a secret, we have none");
 		send_error(cn, "authentication failed");
 		return -EACCES;

@@ -454,6 +454,23 @@ check "one byte a second keeps nobody alive: closed within 12 s, not 20 ($(cat s
 	'grep -Eq "closed after ([4-9]|1[0-2]) s" slow.out'
 check "receiver says why (deadline)" 'grep -q "peer too slow" recv5.log'
 
+# A flood of failed handshakes costs at most 100 log lines per 10 s.
+mkdir store11
+ip netns exec $B "$br" -q --listen 127.0.0.1:7098 --dir store11 --secret secret 2>recv11.log &
+pids+=($!)
+listening 7098
+ip netns exec $B python3 - > flood.out 2>&1 <<'PY'
+import socket, time
+t, n = time.time(), 0
+while n < 300 and time.time() - t < 20:
+    s = socket.create_connection(('127.0.0.1', 7098)); s.recv(100)
+    s.sendall(b'GET / HTTP/1.0\r\n\r\n'); s.close(); n += 1
+print("sent", n)
+PY
+wait_for 5 '[ $(grep -c "bad message magic" recv11.log) -ge 100 ]'
+sleep 0.5
+check "300 garbage hellos: $(grep -c "bad message magic" recv11.log) log lines (at most 100), and it says so" \
+	'grep -q "sent 300" flood.out && [ $(grep -c "bad message magic" recv11.log) -le 100 ] && grep -q "at most 100 lines per 10 s" recv11.log'
 # Issue 10.5: out of file descriptors: back off, log once, recover.
 mkdir store6
 ip netns exec $B prlimit --nofile=12 "$br" --listen 127.0.0.1:7083 --dir store6 --secret secret --max-per-addr 60 2>recv6.log &
