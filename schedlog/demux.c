@@ -134,8 +134,13 @@ static int push_marker(struct cpu_src *s, const struct trbuf_marker *m, uint64_t
 	return 0;
 }
 
+/* A marker's cpu and type must be ones this reader knows what to do with. */
 static int check_marker_cpu(struct cpu_src *s, const struct trbuf_marker *m, uint64_t index)
 {
+	if (m->type < TRBUF_MK_START || m->type > TRBUF_MK_ROLLBACK)
+		return derr(s->d, "%s: marker %llu: unknown marker type %u",
+			    s->d->sched ? s->d->sched : s->d->trace,
+			    (unsigned long long)index, m->type);
 	if (m->cpu >= s->d->g.nr_cpus)
 		return derr(s->d, "%s: marker %llu: cpu %u, but the capture has %u cpus",
 			    s->d->sched ? s->d->sched : s->d->trace,
