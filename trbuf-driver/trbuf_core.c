@@ -41,7 +41,7 @@ module_param(subbuf_size, uint, 0644);
 MODULE_PARM_DESC(subbuf_size, "bytes per sub-buffer, page multiple (next buffer)");
 static unsigned int subbuf_markers = 1024;
 module_param(subbuf_markers, uint, 0644);
-MODULE_PARM_DESC(subbuf_markers, "marker area of a sub-buffer, >= 8 (next buffer)");
+MODULE_PARM_DESC(subbuf_markers, "marker area of a sub-buffer, 8..65536 (next buffer)");
 /* Fault injection for the kselftests; both off by default. */
 static bool test_fail_alloc;
 module_param(test_fail_alloc, bool, 0644);

@@ -639,6 +639,7 @@ FIXTURE_SETUP(trbuf)
 {
 	/* the marker-area test wants areas of 32 (they fill before the data) */
 	unsigned int mk = strstr(_metadata->name, "small_area") ? 32 : 1024;
+	unsigned int mk_eff = mk;
 	int tries;
 
 	self->c.fd = -1;
@@ -655,13 +656,13 @@ FIXTURE_SETUP(trbuf)
 		ASSERT_EQ(0, ioctl(self->c.fd, TRBUF_IOC_CONSUMER,
 				   &self->c.info));
 		if (self->c.info.subbuf_size == variant->subbuf &&
-		    self->c.info.subbuf_markers == mk)
+		    self->c.info.subbuf_markers == mk_eff)
 			break;
 		close(self->c.fd);
 		usleep(100000);
 	}
 	ASSERT_EQ(variant->subbuf, self->c.info.subbuf_size);
-	ASSERT_EQ(mk, self->c.info.subbuf_markers);
+	ASSERT_EQ(mk_eff, self->c.info.subbuf_markers);
 }
 
 FIXTURE_TEARDOWN(trbuf)
@@ -870,7 +871,7 @@ TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 				.sig = 1 };
 	struct run_opts o = { .sig_storm = 1 };
 	pid_t pids[3];
-	int bad;
+	int bad, crashed;
 
 	if (!self->have_dev)
 		SKIP(return, DEV " absent (trbuf.ko not loaded)");
@@ -880,10 +881,18 @@ TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 		SKIP(return, "tiny sub-buffers: producers block on the consumer, never preempted mid-sequence");
 	start_producers(&self->c, pids, 3, &sp);
 	ASSERT_EQ(0, consumer_map(&self->c));
-	/* a crash of a producer or the consumer is not a "caught" cut */
-	ASSERT_EQ(0, consume(&self->c, pids, 3, &o));
-	ASSERT_EQ(0, self->c.unknown + self->c.bad_len + self->c.seq_gaps);
+	/*
+	 * The consumer must run cleanly (every sub-buffer in order, sane
+	 * lengths); a producer may die of its broken commit (a resumed store
+	 * lands on a guard page outside any sequence: SIGBUS), but such a
+	 * crash is not a "caught" cut: each crash spoils at most its thread
+	 * and trailer streams, so more corrupt streams than that are needed.
+	 */
+	crashed = consume(&self->c, pids, 3, &o);
+	ASSERT_EQ(0, self->c.bad_len + self->c.seq_gaps);
 	bad = verify(_metadata, &self->c);
+	TH_LOG("%d producers crashed", crashed);
+	EXPECT_LT(2 * crashed, bad);
 	TH_LOG("corrupt streams detected: %d (rollbacks %llu)", bad,
 	       (unsigned long long)get_status(self->c.fd).rollbacks);
 	if (!bad)
@@ -1102,16 +1111,22 @@ TEST_F_TIMEOUT(trbuf, madvise_dontneed_data_pages, 300)
  */
 TEST_F_TIMEOUT(trbuf, get_subbuf_efault_keeps_data, 300)
 {
-	struct prod_spec sp = { .nthreads = 1, .n = scale(2000) };
+	struct prod_spec sp = { .nthreads = 1, .n = scale(200) };
 	struct trbuf_subbuf a, b;
 	pid_t pid;
-	int st;
+	int st = -1, i;
 
 	NEED_DEV();
 	start_producers(&self->c, &pid, 1, &sp);
 	ASSERT_EQ(0, consumer_map(&self->c));
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, st);
+	/* 1600 bytes fit in any ring: the producer never waits; bounded */
+	for (i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
+		usleep(100000);
+	if (i == 300) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	ASSERT_EQ(0, st);
 	ASSERT_EQ(0, ioctl(self->c.fd, TRBUF_IOC_FLUSH));
 	EXPECT_EQ(-1, ioctl(self->c.fd, TRBUF_IOC_GET_SUBBUF, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
@@ -1151,9 +1166,10 @@ TEST_F_TIMEOUT(trbuf, markers_lossless_small_area, 900)
 	       (unsigned long long)self->c.subbufs,
 	       (unsigned long long)self->c.empty_subbufs,
 	       (unsigned long long)get_status(self->c.fd).markers);
-	/* the areas, not the bytes, closed most sub-buffers */
-	EXPECT_LT(self->c.bytes / self->c.info.subbuf_size + 2,
-		  self->c.subbufs);
+	/* 64 KiB sub-buffers: the areas, not the bytes, closed most of them */
+	if (variant->subbuf >= (64 << 10))
+		EXPECT_LT(self->c.bytes / self->c.info.subbuf_size + 2,
+			  self->c.subbufs);
 }
 
 /*
