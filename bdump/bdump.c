@@ -143,8 +143,12 @@ err_close_sched:
 	return ret;
 }
 
-/* Close everything; 0 only when every byte reached its destination. */
-static int out_close(struct out *o, char *err, size_t errlen)
+/*
+ * Close everything; 0 only when every byte reached its destination.
+ * failed: the capture is broken, so a receiver keeps it as an incomplete
+ * session (no FIN) rather than a complete one.
+ */
+static int out_close(struct out *o, int failed, char *err, size_t errlen)
 {
 	int ret = ae_writer_close(o->w);
 
@@ -155,7 +159,7 @@ static int out_close(struct out *o, char *err, size_t errlen)
 		snprintf(err, errlen, "SCHED: close failed: %s", strerror(errno));
 	}
 	if (o->net) {
-		int r = net_client_finish(o->net, &abort_net, err, errlen);
+		int r = net_client_finish(o->net, failed || ret, &abort_net, err, errlen);
 
 		ret = ret ? ret : r;
 	}
@@ -407,7 +411,7 @@ written:
 	if (show)
 		fputc('\n', stderr);
 	out_bytes = ae_writer_out_bytes(o.w);
-	ret = out_close(&o, err, sizeof(err));
+	ret = out_close(&o, failed, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "bdump: %s\n", err);
 		failed = 1;

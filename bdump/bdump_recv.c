@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,9 +108,62 @@ static void session_name(char *out, size_t n, const struct ae_w_cli_hello *ch)
 
 /* ------------------------------------------------------------- connection */
 
+#define STRANGER_LOG_MAX	100	/* lines per 10 s about failed handshakes */
+
+/*
+ * recv_log for what a stranger did (failed handshakes): at most
+ * STRANGER_LOG_MAX lines per 10 s, then a count of the rest, so a flood
+ * of connections cannot fill the receiver's disk with its log.
+ */
+static void stranger_log(const char *who, const char *fmt, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t start_ms;
+	static unsigned int n;
+	static unsigned long suppressed;
+	uint64_t now = wire_now_ms();
+	char buf[600];
+	va_list ap;
+	int ok;
+
+	pthread_mutex_lock(&lock);
+	if (!start_ms || now - start_ms >= 10000) {
+		if (suppressed)
+			fprintf(stderr, "bdump-recv: %lu more failed handshakes not logged\n", suppressed);
+		start_ms = now;
+		n = 0;
+		suppressed = 0;
+	}
+	ok = n < STRANGER_LOG_MAX;
+	if (ok && ++n == STRANGER_LOG_MAX)
+		fprintf(stderr, "bdump-recv: many failed handshakes: at most %d lines per 10 s logged\n",
+			STRANGER_LOG_MAX);
+	if (!ok)
+		suppressed++;
+	pthread_mutex_unlock(&lock);
+	if (!ok)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	recv_log(who, "%s", buf);
+}
+
 static void send_error(struct conn *cn, const char *msg)
 {
 	wire_send(&cn->ch, AE_W_ERROR, msg, strlen(msg) + 1, NULL, 0);
+}
+
+/*
+ * An ERROR without MAC, then the connection is closed: for input that
+ * failed before its MAC could be checked (framing, CRC), which anyone on
+ * the path may have damaged. The sender takes it as a lost connection
+ * and resends; an authenticated ERROR would make it give up.
+ */
+static void send_error_unauth(struct conn *cn, const char *msg)
+{
+	cn->ch.keyed = 0;
+	send_error(cn, msg);
 }
 
 /*
@@ -135,19 +189,19 @@ static int conn_handshake(struct conn *cn)
 		return ret;
 	ret = wire_recv(&cn->ch, &h, buf, sizeof(buf), deadline, err, sizeof(err));
 	if (ret <= 0) {
-		recv_log(cn->peer, "%s", ret ? err : "closed before hello");
+		stranger_log(cn->peer, "%s", ret ? err : "closed before hello");
 		return ret ? ret : -EPIPE;
 	}
 	ret = wire_parse_cli_hello(&h, buf, &ch, err, sizeof(err));
 	if (ret) {
-		recv_log(cn->peer, "%s", err);
+		stranger_log(cn->peer, "%s", err);
 		send_error(cn, ret == -EPROTO && h.type == AE_W_CLI_HELLO ?
 			   "unsupported protocol version" : "protocol error: expected CLI_HELLO");
 		return ret;
 	}
 	wire_hello_mac(cfg->key, cfg->keylen, sh.nonce, &ch, mac);
 	if (!wire_mac_equal(mac, ch.mac, AE_WIRE_MAC)) {
-		recv_log(cn->peer, "authentication failed (%s)",
+		stranger_log(cn->peer, "authentication failed (%s)",
 		         cfg->key ? "wrong or missing shared secret" : "the sender has a secret, we have none");
 		send_error(cn, "authentication failed");
 		return -EACCES;
@@ -324,7 +378,13 @@ static void conn_loop(struct conn *cn)
 		if (ret < 0) {
 			recv_log(cn->peer, "session %s: %s", cn->s->name, err);
 			if (ret == -EPROTO || ret == -EBADMSG)
-				send_error(cn, "protocol error");
+				send_error_unauth(cn, "protocol error (damaged message)");
+			return;
+		}
+		if (!(h.flags & AE_WF_MAC)) {
+			/* an ERROR without MAC: from anyone on the path */
+			recv_log(cn->peer, "session %s: stream offset %llu: unauthenticated message type %u: closing",
+			         cn->s->name, (unsigned long long)msg_off, h.type);
 			return;
 		}
 		if (h.type == AE_W_SEGMENT)
@@ -412,7 +472,7 @@ static void *conn_thread(void *arg)
  * address's slot or NULL, holding n_addr connections): the oldest
  * connection still in its handshake from its own address (per-address
  * limit) or, at the total limit, from the address holding the most
- * connections if that holds at least as many as the newcomer's would
+ * connections if that is its own or holds at least as many as its own would
  * (so strangers from many addresses with one connection each cannot
  * keep a sender out either). Strangers holding slots open thus cannot
  * lock out a sender that authenticates; they would have to keep
@@ -429,7 +489,8 @@ static struct conn *evict_victim(struct recv *rv, const struct addr_slot *own, u
 		if (n_addr >= rv->cfg.max_per_addr) {
 			if (c->slot == own)
 				return c;
-		} else if (c->slot->n > n_addr && (!v || c->slot->n > v->slot->n)) {
+		} else if ((c->slot == own || c->slot->n > n_addr) &&
+			   (!v || c->slot->n > v->slot->n)) {
 			v = c;
 		}
 	}

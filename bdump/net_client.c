@@ -62,6 +62,7 @@ struct net_client {
 	uint64_t acked;			/* all below are stored */
 	size_t queued, limit;
 	int finishing, complete, fatal, stop;
+	int no_fin;			/* the capture failed: no FIN at the end */
 	char err[256];
 	uint64_t reconnects;
 
@@ -349,6 +350,13 @@ static int session(struct net_client *c, int fd)
 		while (send_pos && send_pos->seq < send_seq)
 			send_pos = send_pos->next;
 		have = send_pos != NULL;
+		if (c->finishing && c->no_fin && !have && c->acked == c->next_seq) {
+			/* all stored; the session stays incomplete on purpose */
+			c->complete = 1;
+			pthread_cond_broadcast(&c->cond);
+			pthread_mutex_unlock(&c->lock);
+			return 1;
+		}
 		if (c->finishing && !fin_sent && !have && c->acked == c->next_seq) {
 			struct ae_w_fin fin = { .nr_segments = c->next_seq };
 
@@ -518,11 +526,13 @@ int net_client_open(struct net_client **cp, const char *url, const char *secret_
 	return 0;
 }
 
-int net_client_finish(struct net_client *c, volatile int *abort_flag, char *err, size_t errlen)
+int net_client_finish(struct net_client *c, int incomplete, volatile int *abort_flag,
+		      char *err, size_t errlen)
 {
 	int ret = net_client_seal(c);
 
 	pthread_mutex_lock(&c->lock);
+	c->no_fin = incomplete;
 	c->finishing = 1;
 	while (!ret && !c->complete && !c->fatal && !*abort_flag) {
 		struct timespec t;

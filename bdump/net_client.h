@@ -23,8 +23,13 @@ int net_client_sink(void *ctx, const void *buf, size_t len);
 int net_client_sched(struct net_client *c, const void *buf, size_t len);
 /* Seal pending bytes of both streams into segments (blocks when full). */
 int net_client_seal(struct net_client *c);
-/* Seal, send FIN, wait until everything is acknowledged; frees c. */
-int net_client_finish(struct net_client *c, volatile int *abort_flag, char *err, size_t errlen);
+/*
+ * Seal, wait until everything is acknowledged, then send FIN (the receiver
+ * marks the session complete) unless incomplete is set (a capture that
+ * failed: it stays an incomplete session). Frees c; 0 or -errno + err.
+ */
+int net_client_finish(struct net_client *c, int incomplete, volatile int *abort_flag,
+		      char *err, size_t errlen);
 uint64_t net_client_reconnects(const struct net_client *c);
 
 #endif /* BDUMP_NET_CLIENT_H */

@@ -30,7 +30,7 @@ static int file_next(struct bdump_source *bs, struct bdump_subbuf *sb, int timeo
 	struct file_source *f = (struct file_source *)bs;
 	struct ae_chunk_hdr h;
 	const void *p;
-	int r;
+	int r = 0;
 
 	(void)timeout_ms;
 	while (!f->ended && (r = ae_reader_next(f->r, &h, &p)) == 1) {

@@ -3,8 +3,10 @@
  * source_trbuf.c - the real source: /dev/trbuf as consumer
  * (include/uapi/linux/trbuf.h): map the whole buffer read-only at
  * TRBUF_MAP_ADDR (sub-buffer offsets are relative to it), take full
- * sub-buffers with GET_SUBBUF, give them back with PUT_SUBBUF, read
- * schedule markers with read(2).
+ * sub-buffers with GET_SUBBUF, give them back with PUT_SUBBUF.  Schedule
+ * markers travel with their sub-buffer: GET_MARKERS right after GET_SUBBUF
+ * fetches them, and markers() hands them to bdump, which writes them
+ * (MARKERS chunk, SCHED file) before that sub-buffer's DATA chunk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +25,37 @@ struct trbuf_source {
 	int fd;
 	struct trbuf_info info;
 	uint8_t *map;
+	struct trbuf_marker *mk;	/* markers of the last sub-buffer taken */
+	size_t nmk, mk_taken, mk_cap;
 };
+
+/* Fetch every marker of the handed-out sub-buffer @k into ts->mk. */
+static int fetch_markers(struct trbuf_source *ts, const struct trbuf_subbuf *k)
+{
+	struct trbuf_sb_markers req = { .cpu = k->cpu, .index = k->index, .seq = k->seq };
+
+	ts->nmk = ts->mk_taken = 0;
+	do {
+		if (ts->nmk == ts->mk_cap) {
+			size_t cap = ts->mk_cap ? 2 * ts->mk_cap : 1024;
+			struct trbuf_marker *m = realloc(ts->mk, cap * sizeof(*m));
+
+			if (!m)
+				return -ENOMEM;
+			ts->mk = m;
+			ts->mk_cap = cap;
+		}
+		req.start = ts->nmk;
+		req.markers = (uintptr_t)(ts->mk + ts->nmk);
+		req.max = ts->mk_cap - ts->nmk;
+		if (ioctl(ts->fd, TRBUF_IOC_GET_MARKERS, &req))
+			return -errno;
+		if (req.count > req.max)
+			return -EPROTO;
+		ts->nmk += req.count;
+	} while (ts->nmk < req.total && req.count);
+	return ts->nmk == req.total ? 0 : -EPROTO;
+}
 
 static int trbuf_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeout_ms)
 {
@@ -34,8 +66,13 @@ static int trbuf_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 		struct pollfd pfd = { .fd = ts->fd, .events = POLLIN };
 
 		if (ioctl(ts->fd, TRBUF_IOC_GET_SUBBUF, &k) == 0) {
+			int ret;
+
 			if (k.offset + k.len > ts->info.map_size || k.len > AE_CHUNK_MAX_LEN)
 				return -EPROTO;
+			ret = fetch_markers(ts, &k);
+			if (ret)
+				return ret;
 			*sb = (struct bdump_subbuf){ .cpu = k.cpu, .index = k.index,
 				.seq = k.seq, .data = ts->map + k.offset, .len = k.len };
 			return 1;
@@ -60,11 +97,13 @@ static int trbuf_put(struct bdump_source *s, const struct bdump_subbuf *sb)
 static ssize_t trbuf_markers(struct bdump_source *s, struct trbuf_marker *m, size_t max)
 {
 	struct trbuf_source *ts = (struct trbuf_source *)s;
-	ssize_t n = read(ts->fd, m, max * sizeof(*m));
+	size_t n = ts->nmk - ts->mk_taken;
 
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-	return n / sizeof(*m);
+	if (n > max)
+		n = max;
+	memcpy(m, ts->mk + ts->mk_taken, n * sizeof(*m));
+	ts->mk_taken += n;
+	return n;
 }
 
 static int trbuf_flush(struct bdump_source *s)
@@ -90,6 +129,7 @@ static void trbuf_close(struct bdump_source *s)
 
 	munmap(ts->map, ts->info.map_size);
 	close(ts->fd);
+	free(ts->mk);
 	free(ts);
 }
 

@@ -73,6 +73,7 @@ struct schedlog_demux {
 	size_t ah, an, acap;
 	struct trbuf_marker cur;	/* the marker handed out last */
 	uint8_t *to_free;		/* sub-buffer finished by the last piece */
+	uint8_t *unused;		/* aerun: cpus no chunk names (no reader) */
 	int ended;
 };
 
@@ -133,8 +134,13 @@ static int push_marker(struct cpu_src *s, const struct trbuf_marker *m, uint64_t
 	return 0;
 }
 
+/* A marker's cpu and type must be ones this reader knows what to do with. */
 static int check_marker_cpu(struct cpu_src *s, const struct trbuf_marker *m, uint64_t index)
 {
+	if (m->type < TRBUF_MK_START || m->type > TRBUF_MK_ROLLBACK)
+		return derr(s->d, "%s: marker %llu: unknown marker type %u",
+			    s->d->sched ? s->d->sched : s->d->trace,
+			    (unsigned long long)index, m->type);
 	if (m->cpu >= s->d->g.nr_cpus)
 		return derr(s->d, "%s: marker %llu: cpu %u, but the capture has %u cpus",
 			    s->d->sched ? s->d->sched : s->d->trace,
@@ -531,16 +537,32 @@ static int read_session(struct schedlog_demux *d)
 	ret = 0;
 	if (d->g.mode != AE_MODE_STANDALONE)
 		goto out;
-	/* aerun: one region per thread, as many as it had threads */
+	/*
+	 * aerun: one region per thread, as many as it had threads; regions
+	 * that no chunk names get no reader (each reader decompresses the
+	 * whole file).
+	 */
+	d->unused = malloc(4096);
+	if (!d->unused) {
+		ret = derr(d, "out of memory");
+		goto out;
+	}
+	memset(d->unused, !d->sched, 4096);
 	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
-		if (h.type == AE_CHUNK_DATA && h.cpu >= d->g.nr_cpus)
-			d->g.nr_cpus = h.cpu + 1;
+		if (h.type == AE_CHUNK_DATA && h.cpu < 4096) {
+			d->unused[h.cpu] = 0;
+			if (h.cpu >= d->g.nr_cpus)
+				d->g.nr_cpus = h.cpu + 1;
+		}
 		if (h.type == AE_CHUNK_MARKERS && !d->sched)
 			for (size_t i = 0; i + sizeof(struct trbuf_marker) <= h.len;
 			     i += sizeof(struct trbuf_marker)) {
 				const struct trbuf_marker *m = (const void *)((const char *)pl + i);
 
-				if (m->cpu >= d->g.nr_cpus && m->cpu < 4096)
+				if (m->cpu >= 4096)
+					continue;
+				d->unused[m->cpu] = 0;
+				if (m->cpu >= d->g.nr_cpus)
 					d->g.nr_cpus = m->cpu + 1;
 			}
 	}
@@ -573,6 +595,11 @@ int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const cha
 
 		s->d = d;
 		s->cpu = c;
+		if (d->unused && d->unused[c]) {
+			s->data_eof = 1;
+			s->mk_eof = 1;
+			continue;
+		}
 		ret = ae_reader_open(&s->r, trace);
 		if (ret)
 			return derr(d, "%s: %s", trace, strerror(-ret));
@@ -603,5 +630,6 @@ void schedlog_demux_close(struct schedlog_demux *d)
 	free(d->src);
 	free(d->acts);
 	free(d->to_free);
+	free(d->unused);
 	free(d);
 }

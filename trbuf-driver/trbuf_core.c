@@ -3,8 +3,17 @@
  * The aetrace global trace buffer: per-CPU rings of
  * sub-buffers, the per-CPU write cursors swapped through user r15 at
  * context switch, rollback of cut instrumentation sequences, overflow by
- * guard-page fault and the schedule marker queue (docs/ARCHITECTURE.md invariants
- * 1-7).  The /dev/trbuf file operations live in trbuf_dev.c.
+ * guard-page fault and the schedule markers (docs/ARCHITECTURE.md
+ * invariants 1-7).
+ * The /dev/trbuf file operations live in trbuf_dev.c.
+ *
+ * Markers are lossless and per CPU: each sub-buffer has a marker area in
+ * kernel memory, written under the CPU's own lock (no global lock on the
+ * context-switch path) and handed to the consumer with the sub-buffer, so
+ * a marker can neither outlive nor precede its data.  An area that gets
+ * half full closes its sub-buffer early; when no sub-buffer is free the
+ * CPU's traced writers block on the guard page until the consumer frees
+ * one, and the other half of the area takes the markers written meanwhile.
  *
  * Locking: each CPU's state is changed only on that CPU, with interrupts
  * off, under its raw lock (the consumer takes the same lock from any CPU
@@ -31,9 +40,16 @@ MODULE_PARM_DESC(total_size, "bytes of trace buffer over all CPUs (next buffer)"
 static unsigned int subbuf_size = 64 << 10;
 module_param(subbuf_size, uint, 0644);
 MODULE_PARM_DESC(subbuf_size, "bytes per sub-buffer, page multiple (next buffer)");
-static unsigned int marker_slots = 65536;
-module_param(marker_slots, uint, 0644);
-MODULE_PARM_DESC(marker_slots, "schedule markers queued before dropping");
+static unsigned int subbuf_markers = 1024;
+module_param(subbuf_markers, uint, 0644);
+MODULE_PARM_DESC(subbuf_markers, "marker area of a sub-buffer, 8..65536 (next buffer)");
+/* Fault injection for the kselftests; both off by default. */
+static bool test_fail_alloc;
+module_param(test_fail_alloc, bool, 0644);
+MODULE_PARM_DESC(test_fail_alloc, "test: fail the next buffer allocations with ENOMEM");
+static unsigned int test_sigreturn_spin_us;
+module_param(test_sigreturn_spin_us, uint, 0644);
+MODULE_PARM_DESC(test_sigreturn_spin_us, "test: spin preemptibly this long in the sigreturn hook");
 
 static DEFINE_MUTEX(trbuf_cur_lock);
 static struct trbuf_buf *trbuf_cur;	/* buffer new users attach to */
@@ -76,80 +92,55 @@ static struct trbuf_cpu *this_cpu_state(struct trbuf_buf *buf)
 
 /* ---- markers ---- */
 
+static void close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c);
+static bool next_free(struct trbuf_buf *buf, unsigned int cpu);
+
 /*
- * Queue one marker positioned at @pos in @c's active sub-buffer.  Never
- * wakes anybody (callers may hold scheduler locks); see trbuf_wake().
+ * Append one marker positioned at @pos in @c's active sub-buffer to its
+ * marker area.  Never wakes anybody (callers may hold scheduler locks).
+ * Called with @c->lock held on @c's CPU.
  */
 static void mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 		    unsigned long pos, u32 type, struct task_struct *t,
 		    struct pt_regs *regs, u64 arg, u32 arg2)
 {
+	struct trbuf_sb *sb = &c->sbs[c->cur];
+	unsigned long start = cur_start(buf, c);
 	struct trbuf_marker *m;
-	unsigned long flags;
 
-	raw_spin_lock_irqsave(&buf->mk_lock, flags);
-	if (buf->mk_count == buf->mk_cap) {
-		raw_spin_unlock_irqrestore(&buf->mk_lock, flags);
+	if (sb->nr_mk == buf->mk_cap) {
+		/* both halves used while the consumer holds every sub-buffer */
 		TRBUF_CNT(buf, markers_lost);
 		return;
 	}
-	m = &buf->mk[(buf->mk_head + buf->mk_count) % buf->mk_cap];
-	buf->mk_count++;
+	/* a pending close ends the data there; bad cursors are clamped */
+	if (c->close_at && pos > c->close_at)
+		pos = c->close_at;
+	pos = clamp(pos, start, start + buf->subbuf_size);
+	m = &sb->mk[sb->nr_mk++];
+	if (type != TRBUF_MK_SUBBUF)
+		sb->nr_events++;
 	m->time_ns = ktime_get_ns();
 	m->type = type;
 	m->cpu = cpu_of(buf, c);
 	m->flags = 0;
-	m->pid = t->tgid;
-	m->tid = t->pid;
-	m->seq = c->sbs[c->cur].seq;
-	m->offset = pos - cur_start(buf, c);
+	m->pid = t ? t->tgid : 0;
+	m->tid = t ? t->pid : 0;
+	m->seq = sb->seq;
+	m->offset = pos - start;
 	m->arg2 = arg2;
 	m->ip = regs ? regs->ip : 0;
 	m->sp = regs ? regs->sp : 0;
 	m->arg = arg;
-	raw_spin_unlock_irqrestore(&buf->mk_lock, flags);
 	TRBUF_CNT(buf, markers);
+	if (sb->nr_mk >= buf->mk_cap / 2 && !c->closing)
+		close_for_markers(buf, c);
 }
 
 static void trbuf_wake(struct trbuf_buf *buf)
 {
 	if (wq_has_sleeper(&buf->consumer_wq))
 		wake_up_interruptible(&buf->consumer_wq);
-}
-
-/**
- * trbuf_markers_take - dequeue up to @max markers
- * @buf: the buffer
- * @out: where to copy them
- * @max: capacity of @out
- *
- * Return: number of markers copied.
- */
-size_t trbuf_markers_take(struct trbuf_buf *buf, struct trbuf_marker *out,
-			  size_t max)
-{
-	unsigned long flags;
-	size_t n = 0;
-
-	raw_spin_lock_irqsave(&buf->mk_lock, flags);
-	while (n < max && buf->mk_count) {
-		out[n++] = buf->mk[buf->mk_head];
-		buf->mk_head = (buf->mk_head + 1) % buf->mk_cap;
-		buf->mk_count--;
-	}
-	raw_spin_unlock_irqrestore(&buf->mk_lock, flags);
-	return n;
-}
-
-/**
- * trbuf_has_markers - are markers waiting for read()?
- * @buf: the buffer
- *
- * Return: true if at least one marker is queued.
- */
-bool trbuf_has_markers(struct trbuf_buf *buf)
-{
-	return READ_ONCE(buf->mk_count) != 0;
 }
 
 /* ---- rollback ---- */
@@ -211,6 +202,9 @@ static int switch_subbuf(struct trbuf_buf *buf, struct trbuf_cpu *c,
 			return -EAGAIN;
 		TRBUF_CNT(buf, discarded);
 	}
+	if (c->close_at)
+		pos = c->close_at;
+	c->close_at = 0;
 	sb->len = pos - cur_start(buf, c);
 	if (gone) {
 		sb->state = TRBUF_SB_FREE;
@@ -222,9 +216,56 @@ static int switch_subbuf(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	nsb->state = TRBUF_SB_ACTIVE;
 	nsb->seq = c->next_seq++;
 	nsb->len = 0;
+	nsb->nr_mk = 0;
+	nsb->nr_events = 0;
 	c->cur = next;
 	c->cursor = cur_start(buf, c);
 	return 0;
+}
+
+/*
+ * The active marker area is half full: close the sub-buffer at the live
+ * cursor, or, when no sub-buffer is free, end its data at the cursor and
+ * park the cursor on the guard page so traced stores fault and wait in
+ * trbuf_fault() (the other half of the area is the reserve).  Called again
+ * for every marker while parked: the first one after the consumer freed a
+ * sub-buffer closes it.  The live cursor is in the owner's r15; the owner,
+ * if any, is current.  Called with @c->lock held on @c's CPU.
+ */
+static void close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c)
+{
+	struct task_struct *t = c->owner;
+	struct pt_regs *regs = NULL;
+	unsigned long pos = c->cursor;
+
+	if (t && t != current)
+		return;
+	if (t) {
+		regs = task_pt_regs(t);
+		if (!cursor_valid(buf, c, regs->r15))
+			return;
+	}
+	if (c->close_at && !next_free(buf, cpu_of(buf, c)))
+		return;
+	c->closing = true;
+	if (t) {
+		/* the cursor moves: a cut sequence must start over */
+		rollback(t->trbuf, c, t, regs);
+		pos = regs->r15;
+	}
+	if (!switch_subbuf(buf, c, pos)) {
+		if (regs)
+			regs->r15 = c->cursor;
+		mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, t, regs,
+			c->sbs[c->cur].seq, TRBUF_SUBBUF_MARKERS);
+	} else if (!c->close_at) {
+		c->close_at = pos;
+		if (regs)
+			regs->r15 = cur_start(buf, c) + buf->subbuf_size;
+		else
+			c->cursor = cur_start(buf, c) + buf->subbuf_size;
+	}
+	c->closing = false;
 }
 
 static bool next_free(struct trbuf_buf *buf, unsigned int cpu)
@@ -236,17 +277,69 @@ static bool next_free(struct trbuf_buf *buf, unsigned int cpu)
 	       READ_ONCE(buf->consumer_gone);
 }
 
+/*
+ * Page backing user offset @off of the mapping, or NULL for a guard page
+ * (the first page, and the page after every sub-buffer).
+ */
+static struct page *data_page(struct trbuf_buf *buf, unsigned long off)
+{
+	unsigned long blk = buf->subbuf_size + PAGE_SIZE, i, in;
+
+	if (off < PAGE_SIZE || off >= buf->map_size)
+		return NULL;
+	i = (off - PAGE_SIZE) / blk;
+	in = (off - PAGE_SIZE) % blk;
+	if (in >= buf->subbuf_size)
+		return NULL;
+	return vmalloc_to_page(buf->mem + i * buf->subbuf_size + in);
+}
+
+/* Sleep for a free sub-buffer without mmap_lock, then retry the fault. */
+static vm_fault_t wait_for_space(struct trbuf_buf *buf, struct vm_fault *vmf,
+				 unsigned int cpu)
+{
+	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY)) {
+		/* the caller cannot retry: wait holding the lock */
+		if (wait_event_killable(buf->cpus[cpu].space_wq,
+					next_free(buf, cpu)))
+			return VM_FAULT_SIGBUS;
+		return VM_FAULT_NOPAGE;
+	}
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;
+	/* the mapping may go away once the lock is dropped: pin @buf */
+	kref_get(&buf->ref);
+	mmap_read_unlock(vmf->vma->vm_mm);
+	/*
+	 * A signal ends the wait; the fault is retried after the handler.
+	 * Not while the CPU's marker area is in its reserve (close_at): a
+	 * woken task writes markers (switch-in, signal) that only the reserve
+	 * can hold, so then only SIGKILL ends the wait.
+	 */
+	if (READ_ONCE(buf->cpus[cpu].close_at))
+		wait_event_killable(buf->cpus[cpu].space_wq,
+				    next_free(buf, cpu));
+	else
+		wait_event_interruptible(buf->cpus[cpu].space_wq,
+					 next_free(buf, cpu));
+	trbuf_buf_put(buf);
+	return VM_FAULT_RETRY;
+}
+
 /**
- * trbuf_fault - guard-page fault in a mapping of @buf (invariant 7)
+ * trbuf_fault - fault in a mapping of @buf (invariant 7)
  * @buf: the buffer
- * @vmf: the fault, on a guard page
+ * @vmf: the fault
  *
- * A traced task that stored past its sub-buffer gets the sub-buffer closed
- * at its committed r15, its ip rewound to the sequence start and r15 moved
- * to the next sub-buffer; it sleeps while none is free.
+ * A data page (unmapped by MADV_DONTNEED, say) is mapped again.  A traced
+ * task that stored past its sub-buffer onto the guard page gets the
+ * sub-buffer closed at its committed r15 (or where a full marker area
+ * ended it), its ip rewound to the sequence start and r15 moved to the
+ * next sub-buffer; while none is free it sleeps without mmap_lock.
  *
- * Return: VM_FAULT_NOPAGE to re-execute the sequence, VM_FAULT_SIGBUS for
- * stores that are not an overflow of a traced task.
+ * Return: 0 with vmf->page set for a data page, VM_FAULT_NOPAGE to
+ * re-execute the sequence, VM_FAULT_RETRY after sleeping, VM_FAULT_SIGBUS
+ * for guard-page stores that are not an overflow of a traced task.
  */
 vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf)
 {
@@ -255,9 +348,16 @@ vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf)
 	const struct trbuf_seq_range *r;
 	unsigned long guard, flags;
 	struct trbuf_cpu *c;
+	struct page *page;
 	unsigned int cpu;
 	int ret;
 
+	page = data_page(buf, vmf->address - vmf->vma->vm_start);
+	if (page) {
+		get_page(page);
+		vmf->page = page;
+		return 0;
+	}
 	if (!ctx || ctx->buf != buf || !(vmf->flags & FAULT_FLAG_USER))
 		return VM_FAULT_SIGBUS;
 	r = find_range(ctx, regs->ip);
@@ -287,20 +387,17 @@ vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf)
 	if (!ret) {
 		regs->r15 = c->cursor;
 		mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, current, regs,
-			c->sbs[c->cur].seq, 0);
+			c->sbs[c->cur].seq, TRBUF_SUBBUF_FULL);
 	}
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 
-	if (!ret) {
-		trbuf_wake(buf);
-		return VM_FAULT_NOPAGE;
-	}
-	/* Lossless: sleep until the consumer frees a sub-buffer, retry. */
-	TRBUF_CNT(buf, overflow_waits);
 	trbuf_wake(buf);
-	wait_event_killable(buf->space_wq, next_free(buf, cpu));
-	return VM_FAULT_NOPAGE;
+	if (!ret)
+		return VM_FAULT_NOPAGE;
+	/* Lossless: wait until the consumer frees a sub-buffer, retry. */
+	TRBUF_CNT(buf, overflow_waits);
+	return wait_for_space(buf, vmf, cpu);
 }
 
 /* ---- kernel hooks ---- */
@@ -314,11 +411,13 @@ static void trbuf_hook_switch_out(struct task_struct *prev)
 
 	raw_spin_lock(&c->lock);
 	if (c->owner == prev) {
-		rollback(ctx, c, prev, regs);
-		if (cursor_valid(buf, c, regs->r15))
+		/* the rollback of a cut sequence waits for the switch-in */
+		if (cursor_valid(buf, c, regs->r15)) {
 			c->cursor = regs->r15;
-		else
+			c->cut = find_range(ctx, regs->ip) ? prev : NULL;
+		} else {
 			TRBUF_CNT(buf, bad_cursor);
+		}
 		c->owner = NULL;
 	}
 	raw_spin_unlock(&c->lock);
@@ -334,6 +433,15 @@ static void trbuf_hook_switch_in(struct task_struct *next)
 	local_irq_save(flags);
 	c = this_cpu_state(buf);
 	raw_spin_lock(&c->lock);
+	/*
+	 * Invariant 3: a sequence cut at switch-out is rewound unless the task
+	 * resumes where nothing moved its cursor (same CPU, nobody wrote, no
+	 * flush): then its partial stores are still in place.  A debugger
+	 * single-stepping a traced task thus gets through sequences.
+	 */
+	if (c->cut != next || regs->r15 != c->cursor)
+		rollback(next->trbuf, c, next, regs);
+	c->cut = NULL;
 	regs->r15 = c->cursor;
 	c->owner = next;
 	TRBUF_CNT(buf, switches_in);
@@ -379,17 +487,25 @@ static void trbuf_hook_signal_deliver(struct ksignal *ksig,
 	raw_spin_lock(&c->lock);
 	rollback(ctx, c, current, regs);
 	mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
-		TRBUF_MK_SIGNAL, current, regs, ksig->sig, 0);
+		TRBUF_MK_SIGNAL, current, regs,
+		(unsigned long)ksig->ka.sa.sa_handler, ksig->sig);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 }
 
-static unsigned long trbuf_hook_sigreturn(struct pt_regs *regs,
-					  unsigned long frame_r15)
+/*
+ * The live cursor stays in user r15 (the kernel never writes the frame's
+ * r15 back for a traced task), so nothing is returned: a value computed
+ * here could be stale after a preemption before the caller stored it.
+ */
+static void trbuf_hook_sigreturn(struct pt_regs *regs,
+				 unsigned long frame_r15)
 {
 	struct trbuf_buf *buf = current->trbuf->buf;
+	unsigned int spin_us = READ_ONCE(test_sigreturn_spin_us);
 	struct trbuf_cpu *c;
 	unsigned long flags;
+	u64 end;
 
 	local_irq_save(flags);
 	c = this_cpu_state(buf);
@@ -398,7 +514,10 @@ static unsigned long trbuf_hook_sigreturn(struct pt_regs *regs,
 		TRBUF_MK_SIGRETURN, current, regs, frame_r15, 0);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
-	return regs->r15;
+	/* test: widen the window in which the hook's caller can be preempted */
+	end = ktime_get_ns() + spin_us * NSEC_PER_USEC;
+	while (spin_us && ktime_get_ns() < end)
+		cpu_relax();
 }
 
 static void trbuf_hook_fork(struct task_struct *child,
@@ -445,6 +564,8 @@ static void untrace_current(u32 type, u64 arg)
 			TRBUF_CNT(buf, bad_cursor);
 		c->owner = NULL;
 	}
+	if (c->cut == current)
+		c->cut = NULL;
 	mk_push(buf, c, c->cursor, type, current, regs, arg, 0);
 	current->trbuf = NULL;
 	raw_spin_unlock(&c->lock);
@@ -486,22 +607,29 @@ static const struct trbuf_hook_ops trbuf_ops = {
 
 /* ---- buffer lifetime ---- */
 
+/* Free @buf's memory; takes no lock (the allocation path holds one). */
+static void buf_free_mem(struct trbuf_buf *buf)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; buf->cpus && cpu < buf->nr_cpus; cpu++)
+		kfree(buf->cpus[cpu].sbs);
+	kfree(buf->cpus);
+	vfree(buf->mk_mem);
+	vfree(buf->mem);
+	kfree(buf);
+}
+
 static void buf_free_work(struct work_struct *work)
 {
 	struct trbuf_buf *buf = container_of(work, struct trbuf_buf,
 					     free_work);
-	unsigned int cpu;
 
 	mutex_lock(&trbuf_cur_lock);
 	if (trbuf_cur == buf)
 		trbuf_cur = NULL;
 	mutex_unlock(&trbuf_cur_lock);
-	for (cpu = 0; buf->cpus && cpu < buf->nr_cpus; cpu++)
-		kfree(buf->cpus[cpu].sbs);
-	kfree(buf->cpus);
-	vfree(buf->mk);
-	vfree(buf->mem);
-	kfree(buf);
+	buf_free_mem(buf);
 }
 
 static void buf_release(struct kref *ref)
@@ -522,7 +650,7 @@ void trbuf_buf_put(struct trbuf_buf *buf)
 
 static struct trbuf_buf *buf_alloc(void)
 {
-	unsigned int ncpus = nr_cpu_ids, nsub, cpu, i;
+	unsigned int ncpus = nr_cpu_ids, nsub, cpu, i, mkcap;
 	size_t sbsz = READ_ONCE(subbuf_size);
 	struct trbuf_buf *buf;
 	unsigned long n;
@@ -533,6 +661,9 @@ static struct trbuf_buf *buf_alloc(void)
 	if (n < 2 || n > 65536)
 		return ERR_PTR(-EINVAL);
 	nsub = n;
+	mkcap = READ_ONCE(subbuf_markers);
+	if (mkcap < 8 || mkcap > 65536)
+		return ERR_PTR(-EINVAL);
 	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
@@ -541,26 +672,32 @@ static struct trbuf_buf *buf_alloc(void)
 	buf->nr_subbufs = nsub;
 	buf->nr_cpus = ncpus;
 	buf->map_size = PAGE_SIZE + (size_t)ncpus * nsub * (sbsz + PAGE_SIZE);
-	buf->mk_cap = max(READ_ONCE(marker_slots), 64U);
-	raw_spin_lock_init(&buf->mk_lock);
+	buf->mk_cap = mkcap;
+	/* no consumer yet: TRACE_ME refuses, DISCARD tracees never wait */
+	buf->consumer_gone = true;
 	init_waitqueue_head(&buf->consumer_wq);
-	init_waitqueue_head(&buf->space_wq);
 	mutex_init(&buf->consumer_lock);
 	INIT_WORK(&buf->free_work, buf_free_work);
 	buf->mem = vmalloc_user((size_t)ncpus * nsub * sbsz);
-	buf->mk = vmalloc(array_size(buf->mk_cap, sizeof(*buf->mk)));
-	buf->cpus = kcalloc(ncpus, sizeof(*buf->cpus), GFP_KERNEL);
-	if (!buf->mem || !buf->mk || !buf->cpus)
+	buf->mk_mem = vmalloc(array3_size(ncpus * nsub, mkcap,
+					  sizeof(*buf->mk_mem)));
+	if (!READ_ONCE(test_fail_alloc))
+		buf->cpus = kcalloc(ncpus, sizeof(*buf->cpus), GFP_KERNEL);
+	if (!buf->mem || !buf->mk_mem || !buf->cpus)
 		goto err_free_buf;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		struct trbuf_cpu *c = &buf->cpus[cpu];
 
 		raw_spin_lock_init(&c->lock);
+		init_waitqueue_head(&c->space_wq);
 		c->sbs = kcalloc(nsub, sizeof(*c->sbs), GFP_KERNEL);
 		if (!c->sbs)
 			goto err_free_buf;
-		for (i = 0; i < nsub; i++)
+		for (i = 0; i < nsub; i++) {
 			c->sbs[i].state = TRBUF_SB_FREE;
+			c->sbs[i].mk = buf->mk_mem +
+				((size_t)cpu * nsub + i) * mkcap;
+		}
 		c->sbs[0].state = TRBUF_SB_ACTIVE;
 		c->next_seq = 1;
 		c->cursor = sb_addr(buf, cpu, 0);
@@ -568,7 +705,8 @@ static struct trbuf_buf *buf_alloc(void)
 	return buf;
 
 err_free_buf:
-	buf_free_work(&buf->free_work);
+	/* not buf_free_work(): the caller holds trbuf_cur_lock */
+	buf_free_mem(buf);
 	return ERR_PTR(-ENOMEM);
 }
 
@@ -627,7 +765,7 @@ int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg)
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if (arg.flags)
+	if (arg.flags & ~TRBUF_TRACE_DISCARD)
 		return -EINVAL;
 	if (arg.count > TRBUF_MAX_RANGES)
 		return -E2BIG;
@@ -651,6 +789,10 @@ int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg)
 		if (ret)
 			goto err_free_ranges;
 	}
+	/* Without a consumer nothing records the trace: say so, never hang. */
+	ret = -ENOTCONN;
+	if (!(arg.flags & TRBUF_TRACE_DISCARD) && !READ_ONCE(buf->consumer))
+		goto err_free_ranges;
 	arg.map_size = buf->map_size;
 	ret = -EFAULT;
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
@@ -723,6 +865,7 @@ int trbuf_consumer_attach(struct trbuf_buf *buf, struct file *file,
 	info->subbuf_size = buf->subbuf_size;
 	info->nr_cpus = buf->nr_cpus;
 	info->nr_subbufs = buf->nr_subbufs;
+	info->subbuf_markers = buf->mk_cap;
 	return 0;
 }
 
@@ -763,8 +906,8 @@ void trbuf_consumer_detach(struct trbuf_buf *buf, struct file *file)
 			mk_push(buf, c, c->cursor, TRBUF_MK_STOP, current,
 				NULL, 0, 0);
 		raw_spin_unlock_irqrestore(&c->lock, flags);
+		wake_up_all(&c->space_wq);
 	}
-	wake_up_all(&buf->space_wq);
 }
 
 /**
@@ -830,6 +973,66 @@ int trbuf_get_subbuf(struct trbuf_buf *buf, struct trbuf_subbuf *out)
 }
 
 /**
+ * trbuf_unget_subbuf - undo trbuf_get_subbuf() (its copy to user failed)
+ * @buf: the buffer
+ * @sb: as filled by trbuf_get_subbuf()
+ *
+ * The sub-buffer is full again and handed out by the next GET_SUBBUF.
+ */
+void trbuf_unget_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
+{
+	struct trbuf_cpu *c = &buf->cpus[sb->cpu];
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&c->lock, flags);
+	if (c->sbs[sb->index].state == TRBUF_SB_READING &&
+	    c->sbs[sb->index].seq == sb->seq)
+		c->sbs[sb->index].state = TRBUF_SB_FULL;
+	raw_spin_unlock_irqrestore(&c->lock, flags);
+}
+
+/**
+ * trbuf_get_markers - copy the markers of a handed-out sub-buffer
+ * @buf: the buffer
+ * @req: cpu, index, seq from GET_SUBBUF; start, max, user pointer; count
+ *	and total are filled in
+ *
+ * A handed-out sub-buffer's marker area no longer changes, so it is copied
+ * without the CPU's lock; a failed copy loses nothing (call again).
+ *
+ * Return: 0, -EINVAL if the sub-buffer is not handed out, -EFAULT.
+ */
+int trbuf_get_markers(struct trbuf_buf *buf, struct trbuf_sb_markers *req)
+{
+	struct trbuf_marker __user *um = u64_to_user_ptr(req->markers);
+	struct trbuf_cpu *c;
+	struct trbuf_sb *sb;
+	unsigned long flags;
+	u32 total;
+	bool ok;
+
+	if (req->cpu >= buf->nr_cpus || req->index >= buf->nr_subbufs)
+		return -EINVAL;
+	c = &buf->cpus[req->cpu];
+	sb = &c->sbs[req->index];
+	raw_spin_lock_irqsave(&c->lock, flags);
+	ok = sb->state == TRBUF_SB_READING && sb->seq == req->seq;
+	total = sb->nr_mk;
+	raw_spin_unlock_irqrestore(&c->lock, flags);
+	if (!ok)
+		return -EINVAL;
+	req->total = total;
+	req->count = 0;
+	if (req->start >= total)
+		return 0;
+	req->count = min(req->max, total - req->start);
+	if (copy_to_user(um, sb->mk + req->start,
+			 array_size(req->count, sizeof(*um))))
+		return -EFAULT;
+	return 0;
+}
+
+/**
  * trbuf_put_subbuf - the consumer is done with a sub-buffer
  * @buf: the buffer
  * @sb: cpu and index as returned by trbuf_get_subbuf()
@@ -852,35 +1055,44 @@ int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
 		ret = 0;
 	}
 	raw_spin_unlock_irqrestore(&c->lock, flags);
-	if (!ret)
-		wake_up_all(&buf->space_wq);
+	/* only the CPU's waiters, and only when their next one is free */
+	if (!ret && next_free(buf, sb->cpu))
+		wake_up_all(&c->space_wq);
 	return ret;
 }
 
-/* IPI: close this CPU's active sub-buffer if it holds committed bytes. */
+/*
+ * IPI: close this CPU's active sub-buffer if it holds committed bytes or
+ * markers other than SUBBUF ones (so an idle CPU is not flushed again and
+ * again).  The SUBBUF marker names the traced task running here, if any.
+ */
 static void flush_ipi(void *info)
 {
 	struct trbuf_buf *buf = info;
 	struct trbuf_cpu *c = this_cpu_state(buf);
-	struct task_struct *t = current;
+	struct task_struct *t = current, *owner = NULL;
 	struct pt_regs *regs = NULL;
 	unsigned long pos;
 
 	raw_spin_lock(&c->lock);
 	pos = c->cursor;
 	if (c->owner == t && t->trbuf && t->trbuf->buf == buf) {
+		owner = t;
 		regs = task_pt_regs(t);
 		if (!cursor_valid(buf, c, regs->r15))
 			goto out_unlock;
 		rollback(t->trbuf, c, t, regs);
 		pos = regs->r15;
 	}
-	if (pos == cur_start(buf, c) || switch_subbuf(buf, c, pos))
+	if (c->close_at)
+		pos = c->close_at;
+	if ((pos == cur_start(buf, c) && !c->sbs[c->cur].nr_events) ||
+	    switch_subbuf(buf, c, pos))
 		goto out_unlock;
 	if (regs)
 		regs->r15 = c->cursor;
-	mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, t, regs,
-		c->sbs[c->cur].seq, 1);
+	mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, owner, regs,
+		c->sbs[c->cur].seq, TRBUF_SUBBUF_FLUSH);
 out_unlock:
 	raw_spin_unlock(&c->lock);
 }

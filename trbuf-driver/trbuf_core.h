@@ -22,10 +22,18 @@ enum trbuf_sb_state {
 	TRBUF_SB_READING,	/* handed out by GET_SUBBUF */
 };
 
+/*
+ * One sub-buffer and its marker area: the markers that point into it, in
+ * kernel memory (traced tasks cannot forge them), handed to the consumer
+ * with it.
+ */
 struct trbuf_sb {
 	enum trbuf_sb_state state;
 	u32 len;
 	u64 seq;
+	u32 nr_mk;			/* markers in mk[] */
+	u32 nr_events;			/* of which not SUBBUF markers */
+	struct trbuf_marker *mk;	/* buf->mk_cap entries */
 };
 
 /* One CPU's region: a ring of sub-buffers and the CPU's write cursor. */
@@ -37,6 +45,21 @@ struct trbuf_cpu {
 	unsigned long cursor;
 	/* Traced task whose user r15 is the live cursor, or NULL. */
 	struct task_struct *owner;
+	/*
+	 * Non-zero: the marker area is half full but no sub-buffer is free;
+	 * the active one ends here, the cursor sits on its guard page so the
+	 * next traced store faults and waits for the consumer.
+	 */
+	unsigned long close_at;
+	/*
+	 * Traced task that left this CPU inside a sequence with its r15 equal
+	 * to @cursor: if it comes back before anybody moved the cursor, it
+	 * resumes where it was (no rollback, so single-stepping works).
+	 */
+	struct task_struct *cut;
+	bool closing;			/* in close_for_markers() */
+	/* tasks waiting for this CPU's next sub-buffer to be freed */
+	wait_queue_head_t space_wq;
 	struct trbuf_sb *sbs;
 };
 
@@ -56,15 +79,13 @@ struct trbuf_buf {
 	size_t map_size;
 	struct trbuf_cpu *cpus;
 
-	raw_spinlock_t mk_lock;		/* marker ring */
-	struct trbuf_marker *mk;
-	unsigned int mk_cap, mk_head, mk_count;
+	struct trbuf_marker *mk_mem;	/* marker areas of all sub-buffers */
+	unsigned int mk_cap;		/* markers per sub-buffer */
 
-	wait_queue_head_t consumer_wq;	/* markers or full sub-buffers */
-	wait_queue_head_t space_wq;	/* a sub-buffer became free */
+	wait_queue_head_t consumer_wq;	/* full sub-buffers */
 	struct mutex consumer_lock;
 	struct file *consumer;
-	bool consumer_gone;		/* recycle instead of waiting */
+	bool consumer_gone;		/* no consumer: recycle, never wait */
 	struct trbuf_counters cnt;
 	struct work_struct free_work;
 };
@@ -89,10 +110,9 @@ int trbuf_get_subbuf(struct trbuf_buf *buf, struct trbuf_subbuf *sb);
 int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb);
 void trbuf_flush(struct trbuf_buf *buf);
 void trbuf_status(struct trbuf_buf *buf, struct trbuf_status *st);
-size_t trbuf_markers_take(struct trbuf_buf *buf, struct trbuf_marker *out,
-			  size_t max);
+void trbuf_unget_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb);
+int trbuf_get_markers(struct trbuf_buf *buf, struct trbuf_sb_markers *req);
 bool trbuf_has_full(struct trbuf_buf *buf);
-bool trbuf_has_markers(struct trbuf_buf *buf);
 int trbuf_map(struct trbuf_buf *buf, struct vm_area_struct *vma);
 vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf);
 int trbuf_core_init(void);

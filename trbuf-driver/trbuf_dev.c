@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/trbuf: open/ioctl/mmap/read/poll glue around the
- * trace buffer core (trbuf_core.c).  See include/uapi/linux/trbuf.h.
+ * /dev/trbuf: open/ioctl/mmap/poll glue around the trace buffer core
+ * (trbuf_core.c).  See include/uapi/linux/trbuf.h.
+ *
+ * Who may do what: opening needs CAP_SYS_ADMIN or the device node's group.
+ * Any opener may TRACE_ME itself (ENOTCONN while no consumer is attached,
+ * unless it asks for TRBUF_TRACE_DISCARD), UNTRACE and read STATUS.  The
+ * first file to ask becomes the consumer (one at a time): only it may
+ * GET/PUT sub-buffers, GET_MARKERS and FLUSH, and it maps the buffer
+ * read-only.  Only traced tasks may map the buffer writable.
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
@@ -46,6 +53,7 @@ static long trbuf_ioctl(struct file *file, unsigned int cmd,
 {
 	struct trbuf_buf *buf = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	struct trbuf_sb_markers mk;
 	struct trbuf_status st;
 	struct trbuf_subbuf sb;
 	struct trbuf_info info;
@@ -66,10 +74,19 @@ static long trbuf_ioctl(struct file *file, unsigned int cmd,
 			return -EPERM;
 		ret = trbuf_get_subbuf(buf, &sb);
 		if (!ret && copy_to_user(uarg, &sb, sizeof(sb))) {
-			/* give it back so it is not lost */
-			trbuf_put_subbuf(buf, &sb);
+			/* full again: the next GET_SUBBUF hands it out */
+			trbuf_unget_subbuf(buf, &sb);
 			ret = -EFAULT;
 		}
+		return ret;
+	case TRBUF_IOC_GET_MARKERS:
+		if (!is_consumer(buf, file))
+			return -EPERM;
+		if (copy_from_user(&mk, uarg, sizeof(mk)))
+			return -EFAULT;
+		ret = trbuf_get_markers(buf, &mk);
+		if (!ret && copy_to_user(uarg, &mk, sizeof(mk)))
+			ret = -EFAULT;
 		return ret;
 	case TRBUF_IOC_PUT_SUBBUF:
 		if (!is_consumer(buf, file))
@@ -92,52 +109,12 @@ static long trbuf_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
-/* read(): whole struct trbuf_marker records, consumer only. */
-static ssize_t trbuf_read(struct file *file, char __user *ubuf, size_t len,
-			  loff_t *ppos)
-{
-	struct trbuf_buf *buf = file->private_data;
-	size_t max = len / sizeof(struct trbuf_marker), n, done = 0;
-	struct trbuf_marker *tmp;
-	int ret;
-
-	if (!is_consumer(buf, file))
-		return -EPERM;
-	if (!max)
-		return -EINVAL;
-	if (!trbuf_has_markers(buf)) {
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
-		ret = wait_event_interruptible(buf->consumer_wq,
-					       trbuf_has_markers(buf));
-		if (ret)
-			return ret;
-	}
-	tmp = kmalloc_array(64, sizeof(*tmp), GFP_KERNEL);
-	if (!tmp)
-		return -ENOMEM;
-	while (done < max) {
-		n = trbuf_markers_take(buf, tmp, min_t(size_t, 64, max - done));
-		if (!n)
-			break;
-		/* markers already dequeued are lost if this fails: count */
-		if (copy_to_user(ubuf + done * sizeof(*tmp), tmp,
-				 n * sizeof(*tmp))) {
-			kfree(tmp);
-			return done ? done * sizeof(*tmp) : -EFAULT;
-		}
-		done += n;
-	}
-	kfree(tmp);
-	return done * sizeof(struct trbuf_marker);
-}
-
 static __poll_t trbuf_poll(struct file *file, poll_table *wait)
 {
 	struct trbuf_buf *buf = file->private_data;
 
 	poll_wait(file, &buf->consumer_wq, wait);
-	if (trbuf_has_markers(buf) || trbuf_has_full(buf))
+	if (trbuf_has_full(buf))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
@@ -165,22 +142,37 @@ static int trbuf_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
 	return -EINVAL;
 }
 
+static int trbuf_vm_mremap(struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
 static const struct vm_operations_struct trbuf_vm_ops = {
 	.open		= trbuf_vm_open,
 	.close		= trbuf_vm_close,
 	.fault		= trbuf_vm_fault,
 	.may_split	= trbuf_vm_may_split,
+	.mremap		= trbuf_vm_mremap,
 };
 
 static int trbuf_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct trbuf_buf *buf = file->private_data;
+	struct trbuf_ctx *ctx = current->trbuf;
 	int ret;
 
 	if (vma->vm_start != TRBUF_MAP_ADDR || vma->vm_pgoff ||
 	    vma->vm_end - vma->vm_start != buf->map_size ||
 	    !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	if (is_consumer(buf, file)) {
+		/* the consumer reads; a writable map could forge the trace */
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		vma->vm_flags &= ~VM_MAYWRITE;
+	} else if (!ctx || ctx->buf != buf) {
+		return -EPERM;
+	}
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_MIXEDMAP;
 	vma->vm_ops = &trbuf_vm_ops;
 	vma->vm_private_data = buf;
@@ -213,7 +205,6 @@ static const struct file_operations trbuf_fops = {
 	.open			= trbuf_open,
 	.release		= trbuf_release,
 	.unlocked_ioctl		= trbuf_ioctl,
-	.read			= trbuf_read,
 	.poll			= trbuf_poll,
 	.mmap			= trbuf_mmap,
 	.get_unmapped_area	= trbuf_get_unmapped_area,

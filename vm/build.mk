@@ -3,6 +3,8 @@
 #   make kernel        build (or switch the cached tree to) the current key
 #   make vm            kernel + QEMU: everything vm/run needs
 #   make check-kernel  + trbuf.ko, then tests/kselftest/run-in-vm.sh in the VM
+#                      and the kernel's own selftests beside a traced
+#                      workload (tests/kselftest/upstream-vm.sh)
 .PHONY: kernel vm check-kernel
 
 kernel:
@@ -13,6 +15,8 @@ vm: kernel
 	$(Q)$(DEPS) vm
 
 check-kernel: vm all
-	$(Q)AE_CACHE=$(AE_CACHE) $(TOP)/tests/run-all.sh tests/host/kselftest-vm.sh
+	$(Q)AE_CACHE=$(AE_CACHE) $(TOP)/tests/run-all.sh tests/host/kselftest-vm.sh \
+		tests/kselftest/upstream-vm.sh
 
-CHECK_TARGETS += tests/host/vm-boot.sh tests/host/kselftest-vm.sh
+CHECK_TARGETS += tests/host/vm-boot.sh tests/host/kselftest-vm.sh \
+	tests/kselftest/upstream-vm.sh

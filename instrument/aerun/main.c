@@ -323,19 +323,52 @@ err:
 /* The first program, for forward_signal(). */
 static volatile pid_t aerun_fwd_pid;
 
+/* Is @pid traced by this aerun (one of the program's tasks)? Async-signal
+ * safe: reads TracerPid in /proc/@pid/status by hand. */
+static int traced_by_us(pid_t pid)
+{
+	char path[40] = "/proc/", dig[12], buf[512], *p, *end;
+	int fd, k = 0, i = 6;
+	ssize_t n;
+
+	do
+		dig[k++] = '0' + pid % 10;
+	while ((pid /= 10) > 0 && k < (int)sizeof(dig));
+	while (k)
+		path[i++] = dig[--k];
+	memcpy(path + i, "/status", 8);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "TracerPid:");
+	if (!p)
+		return 0;
+	return strtol(p + 10, &end, 10) == getpid();
+}
+
 /*
  * aerun is in the program's process group: a signal sent to the whole
  * group (the terminal's ^C, a program's kill(0, sig)) reaches the program
- * too, and must not end aerun; one sent to aerun alone by a process of
- * another group is passed on to the program, as if aerun were not there.
+ * too, and must not end aerun; one sent by any other process is passed on
+ * to the program, as if aerun were not there (kill of aerun from a script,
+ * timeout). Once the program is gone, the signal ends aerun as it would
+ * without this handler.
  */
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 
 	if ((si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_code == SI_TKILL) &&
-	    si->si_pid > 0 && getpgid(si->si_pid) != getpgrp() && aerun_fwd_pid > 0)
-		kill(aerun_fwd_pid, sig);
+	    si->si_pid > 0 && si->si_pid != getpid() && !traced_by_us(si->si_pid) &&
+	    aerun_fwd_pid > 0 && kill(aerun_fwd_pid, sig) < 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);	/* delivered once this handler returns */
+	}
 	errno = saved;
 }
 

@@ -507,11 +507,12 @@ static void task_free(struct aerun *a, struct aerun_task *t)
 	free(t);
 }
 
-/* Thread group id of @tid, or -1. */
-static pid_t tgid_of(pid_t tid)
+/* The "@key: N" line of /proc/@tid/status (Tgid, PPid), or -1. */
+static pid_t status_field(pid_t tid, const char *key)
 {
 	char path[64], line[256];
-	pid_t pid = -1;
+	size_t n = strlen(key);
+	pid_t v = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
@@ -519,10 +520,39 @@ static pid_t tgid_of(pid_t tid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &pid) == 1)
+		if (!strncmp(line, key, n) && line[n] == ':' && sscanf(line + n + 1, "%d", &v) == 1)
 			break;
 	fclose(f);
-	return pid;
+	return v;
+}
+
+/* Thread group id of @tid, or -1. */
+static pid_t tgid_of(pid_t tid)
+{
+	return status_field(tid, "Tgid");
+}
+
+/*
+ * A new process stopped before aerun saw its creator's fork event, whose
+ * parent is no longer a task of aerun's (killed in the fork, its event
+ * lost): nothing will ever give it a region, and it would stay stopped
+ * with aerun waiting for it. It gets SIGKILL: its r15 still points into
+ * its dead parent's sub-buffer, which may be another thread's by now.
+ * Returns 1 when killed.
+ */
+static int orphan_kill(struct aerun *a, struct aerun_task *t)
+{
+	pid_t ppid;
+
+	if (!t->fresh || !t->stopped || t->parent_known || tgid_of(t->tid) != t->tid)
+		return 0;	/* threads die with their process */
+	ppid = status_field(t->tid, "PPid");
+	if (ppid == getpid() || task_find(a, ppid))
+		return 0;	/* CLONE_PARENT of the first program; a live parent */
+	fprintf(stderr, "aerun: task %d: its parent died before aerun saw its fork (killed in fork?): killed\n",
+		t->tid);
+	kill(t->tid, SIGKILL);
+	return 1;
 }
 
 /* The image @path (cached): its sequence table and whether aecc built it. */
@@ -795,6 +825,9 @@ int aerun_trace(struct aerun *a)
 				a->status = status;
 			if (t)
 				task_free(a, t);
+			/* a stopped child of the task just gone is an orphan */
+			for (t = a->tasks; t; t = t->next)
+				orphan_kill(a, t);
 			continue;
 		}
 		if (!WIFSTOPPED(status))
@@ -811,6 +844,8 @@ int aerun_trace(struct aerun *a)
 			t->stopped = 1;
 			if (t->parent_known)
 				ret = task_start(a, t);
+			else
+				orphan_kill(a, t);
 			if (ret && !err) {
 				err = ret;
 				kill_all(a);

@@ -15,6 +15,7 @@ extern const struct trbuf_seq_range __stop___ae_seqtab[] __attribute__((weak));
 #define AE_O_RDWR	02
 #define AE_O_CLOEXEC	02000000
 #define AE_EEXIST	17
+#define AE_ENOTCONN	107
 
 int ae_trbuf_register_table(const struct trbuf_seq_range *tab,
 			    unsigned long count);
@@ -23,8 +24,9 @@ int ae_trbuf_register(void);
 /*
  * Register with an explicit sequence table (hand-written producers in
  * tests/kselftest use this directly).  Returns 0 with r15 loaded by the
- * kernel, or -errno (no device, not allowed, bad table, address taken)
- * with the thread left untraced.
+ * kernel, or -errno (no device, not allowed, bad table, address taken,
+ * -ENOTCONN: no consumer attached, with a warning on stderr) with the
+ * thread left untraced.
  */
 int ae_trbuf_register_table(const struct trbuf_seq_range *tab,
 			    unsigned long count)
@@ -40,6 +42,13 @@ int ae_trbuf_register_table(const struct trbuf_seq_range *tab,
 	tm.flags = 0;
 	tm.map_size = 0;
 	ret = ae_sys3(__NR_ioctl, fd, TRBUF_IOC_TRACE_ME, &tm);
+	if (ret == -AE_ENOTCONN) {
+		/* the README's contract: say why, the caller falls back */
+		static const char msg[] = "aetrace: /dev/trbuf has no consumer "
+			"(start bdump first): not tracing through the kernel\n";
+
+		ae_sys3(__NR_write, 2, msg, sizeof(msg) - 1);
+	}
 	if (ret < 0)
 		goto out_close;
 	addr = ae_sys6(__NR_mmap, TRBUF_MAP_ADDR, tm.map_size, AE_PROT_RW,

@@ -7,7 +7,7 @@ FUZZ_CC ?= clang
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-std=gnu11 -D_GNU_SOURCE -I$(TOP)/include -I$(TOP)/include/uapi -I$(TOP)/bdump -I$(TOP)/schedlog
 # The container codec's source, compiled here with the sanitizers.
-FUZZ_CONTAINER_SRC := schedlog/container.c
+FUZZ_CONTAINER_SRC := schedlog/container.c schedlog/fullio.c
 
 $(FUZZ_OBJ)/fuzz_container: tests/fuzz/fuzz_container.c $(FUZZ_CONTAINER_SRC) bdump/check.c \
 		bdump/source_synth.c $(wildcard bdump/*.h include/aetrace/container.h schedlog/*.h)

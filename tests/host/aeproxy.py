@@ -1,11 +1,12 @@
-# aeproxy.py LISTEN_PORT UPSTREAM_HOST UPSTREAM_PORT SECONDS [sched|ack|refuse]:
+# aeproxy.py LISTEN_PORT UPSTREAM_HOST UPSTREAM_PORT SECONDS [sched|ack|refuse|crc]:
 # a man in the middle for tests/host/bdump-net.sh. Forwards bdump <->
 # bdump-recv; in the first SEGMENT of stream 1 (sched.bin), or with `ack`
 # in the first ACK to the sender (its next_seq), it changes one byte and
 # recomputes the CRC-32C, as an attacker on the path would. With `refuse`
 # it cuts the first connection after its first ACK and answers the
 # second one's hello with a forged ERROR "authentication failed" in place
-# of the receiver's WELCOME.
+# of the receiver's WELCOME. With `crc` it flips a byte of the first SEGMENT
+# and leaves the CRC-32C as it was (line noise, or a careless attacker).
 import socket, struct, sys, threading, time
 sys.path.insert(0, __import__('os').path.dirname(__file__))
 from aewire import crc32c_fast
@@ -53,6 +54,12 @@ def pump_msgs(a, b, k=0):
                 break
             hit = (mode == 'sched' and t == 4 and ln > 16 + 32 + 8 and
                    struct.unpack_from('<I', p, 8)[0] == 1) or (mode == 'ack' and t == 5)
+            if mode == 'crc' and t == 4 and ln > 16 + 32 + 8:
+                with lock:
+                    if not flipped[0]:
+                        flipped[0] = 1
+                        p[16 + 5] ^= 0x40
+                        print("flipped a byte of a segment, CRC left stale", flush=True)
             if hit:
                 with lock:
                     if not flipped[0]:
@@ -87,7 +94,7 @@ while time.time() < end:
         continue
     nconn += 1
     u = socket.create_connection((uhost, uport))
-    up, down = (pump_msgs, pump_raw) if mode == 'sched' else (pump_raw, pump_msgs)
+    up, down = (pump_msgs, pump_raw) if mode in ('sched', 'crc') else (pump_raw, pump_msgs)
     threading.Thread(target=up, args=(c, u), daemon=True).start()
     threading.Thread(target=down, args=(u, c) + ((nconn,) if down == pump_msgs else ()),
                      daemon=True).start()

@@ -181,6 +181,15 @@ c = Conn(A); c.hello(b'malformed-nomac', 1700000000123456789, b'T' * 32)
 c.s.sendall(frame(SEGMENT, struct.pack('<QII', 0, 0, 0) + b'n' * 10)); time.sleep(0.3); c.close()
 # 7: protocol version 1
 c = Conn(A); print("v1", c.hello(b'malformed-v1', 1700000000123456789, b'T' * 32, version=1)); c.close()
+# 8: an ERROR without MAC after the hello (injected on the path): closed
+# without an authenticated answer, which would end the real sender
+c = Conn(A); c.hello(b'malformed-err', 1700000000123456789, b'T' * 32)
+c.s.sendall(frame(ERROR, b'forged\0'))
+try:
+    print("injected error answered", c.recv())
+except (EOFError, OSError):
+    print("injected error: closed without answer")
+c.close()
 print("sent")
 PY
 sleep 0.5
@@ -190,6 +199,8 @@ check "segment with a bad CRC: CRC error reported" 'grep -q "malformed-crc.*CRC-
 check "segment out of order: reported" 'grep -q "malformed-gap.*bad SEGMENT seq 5" recv2.log'
 check "huge message length: reported" 'grep -q "malformed-len.*exceeds" recv2.log'
 check "message without MAC after the hello: refused" 'grep -q "malformed-nomac.*without MAC" recv2.log'
+check "an unauthenticated ERROR injected after the hello: closed, not answered with a final error" \
+	'grep -q "malformed-err.*unauthenticated message type 7" recv2.log && grep -q "injected error: closed without answer" mal.out'
 check "protocol version 1: refused with a clear error" \
 	'grep -q "unsupported protocol version 1" recv2.log && grep -q "v1.*unsupported protocol version" mal.out'
 check "FIN over bytes that are not a valid trace: answered, then verification fails loudly" \
@@ -295,6 +306,17 @@ check "forged refusal after a cut: the sender retries and exits 0 (rc $rc)" \
 	'grep -q "forged a refusal" proxy3.log && grep -q "unauthenticated refusal ignored" mitm3.log && [ $rc -eq 0 ]'
 check "forged refusal: the stored capture is complete and verifies" \
 	'[ $(ls store4 | wc -l) -eq $((before + 1)) ] && "$bd" --check store4/$s4c/trace.zst store4/$s4c/sched.bin >/dev/null 2>&1'
+# ... and one that flips a byte without fixing the CRC (or line noise):
+# the receiver cannot tell who damaged an unauthenticated frame, so it
+# closes without an authenticated (final) error; the sender resends.
+ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7097 127.0.0.1 7080 40 crc > proxy4.log 2>&1 &
+pids+=($!)
+listening 7097
+timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=4M,subbuf=256K,rate=16M,seed=14 \
+	tcp://127.0.0.1:7097 mitm4.sched 2>mitm4.log
+rc=$?
+check "a segment damaged with its CRC left stale: refused, resent, sender exits 0 (rc $rc)" \
+	'grep -q "CRC left stale" proxy4.log && grep -q "CRC-32C mismatch" recv4.log && [ $rc -eq 0 ]'
 # The receiver's check at FIN: a sched.bin that is not the trace's MARKERS.
 "$bd" -q --synthetic-source bytes=2M,seed=3 l3.zst l3.sched
 ip netns exec $B python3 - > badsched.out 2>&1 <<'PY'
@@ -309,6 +331,36 @@ PY
 check "sched.bin differing from the MARKERS chunks: receiver's verification says so" \
 	'wait_for 10 "grep -q \"badsched.*FAILS verification.*differs from the MARKERS\" recv4.log" && grep -q "^failed" store4/badsched-*/verify'
 
+# Replays and reflections: the MACs count messages per direction under
+# keys fresh for every connection (both nonces) and separate per
+# direction, so a recorded message replayed in the same or in a later
+# connection, or the receiver's own ACK sent back to it, is refused.
+ip netns exec $B python3 - > replay.out 2>&1 <<'PY'
+from aewire import *
+K, A, tok = b'correct horse battery staple', ('127.0.0.1', 7080), b'R' * 32
+def refused(c, raw):
+    c.s.sendall(raw)
+    try:
+        t, p = c.recv()
+        return "answered type %d" % t
+    except (EOFError, OSError):
+        return "refused"
+c = Conn(A, secret=K); c.hello(b'replay', 1700000000000000005, tok)
+seg0 = frame(SEGMENT, struct.pack('<QII', 0, 0, 0) + b'first', c.tx, c.txseq)
+c.s.sendall(seg0); c.txseq += 1; print("stored", c.recv()[0] == ACK)
+print("same message again in its connection:", refused(c, seg0)); c.close()
+c = Conn(A, secret=K); c.hello(b'replay', 1700000000000000005, tok)
+print("previous connection's message in a new one:", refused(c, seg0)); c.close()
+c = Conn(A, secret=K); c.hello(b'replay', 1700000000000000005, tok)
+c.send(SEGMENT, struct.pack('<QII', 1, 0, 0) + b'second')
+h = c.recv_exact(16); ack = h + c.recv_exact(struct.unpack('<IHHII', h)[3])
+print("its own ACK reflected to the receiver:", refused(c, ack)); c.close()
+PY
+check "a message replayed in its own connection is refused" 'grep -q "^stored True" replay.out && grep -q "again in its connection: refused" replay.out'
+check "a message of an earlier connection replayed in a new one is refused" 'grep -q "in a new one: refused" replay.out'
+check "the receiver's own ACK reflected back to it is refused" 'grep -q "reflected to the receiver: refused" replay.out'
+check "... and only the two real segments are stored" \
+	'grep -q "next_seq 2" store4/replay-*/state && [ "$(cat store4/replay-*/trace.zst)" = "firstsecond" ]'
 # Issue 10.3: a session belongs to the token that opened it; a resent
 # segment must have the same bytes.
 ip netns exec $B python3 - > own.out 2>&1 <<'PY'
@@ -402,6 +454,23 @@ check "one byte a second keeps nobody alive: closed within 12 s, not 20 ($(cat s
 	'grep -Eq "closed after ([4-9]|1[0-2]) s" slow.out'
 check "receiver says why (deadline)" 'grep -q "peer too slow" recv5.log'
 
+# A flood of failed handshakes costs at most 100 log lines per 10 s.
+mkdir store11
+ip netns exec $B "$br" -q --listen 127.0.0.1:7098 --dir store11 --secret secret 2>recv11.log &
+pids+=($!)
+listening 7098
+ip netns exec $B python3 - > flood.out 2>&1 <<'PY'
+import socket, time
+t, n = time.time(), 0
+while n < 300 and time.time() - t < 20:
+    s = socket.create_connection(('127.0.0.1', 7098)); s.recv(100)
+    s.sendall(b'GET / HTTP/1.0\r\n\r\n'); s.close(); n += 1
+print("sent", n)
+PY
+wait_for 5 '[ $(grep -c "bad message magic" recv11.log) -ge 100 ]'
+sleep 0.5
+check "300 garbage hellos: $(grep -c "bad message magic" recv11.log) log lines (at most 100), and it says so" \
+	'grep -q "sent 300" flood.out && [ $(grep -c "bad message magic" recv11.log) -le 100 ] && grep -q "at most 100 lines per 10 s" recv11.log'
 # Issue 10.5: out of file descriptors: back off, log once, recover.
 mkdir store6
 ip netns exec $B prlimit --nofile=12 "$br" --listen 127.0.0.1:7083 --dir store6 --secret secret --max-per-addr 60 2>recv6.log &
@@ -449,6 +518,17 @@ pids+=($!)
 listening 7084
 check "receiver start trims bytes past the recorded size" \
 	'[ $(stat -c %s store7/$s7/trace.zst) -eq $size ] && grep -q "trimmed 5000 unacknowledged bytes" recv7b.log'
+# A sender whose capture fails (here: forwarding a cut file) sends what
+# it has but no FIN: the session stays incomplete, as after a kill.
+"$bd" -q --synthetic-source bytes=2M,seed=15 cut.zst cut.sched
+head -c $(( $(stat -c %s cut.zst) / 2 )) cut.zst > cut-half.zst
+ip netns exec $B "$bd" -q --secret secret --from cut-half.zst tcp://127.0.0.1:7084 cuth.sched 2>cuth.log
+rc=$?
+s7c=$(ls -t store7 | head -1)
+check "forwarding a cut capture: bdump fails (rc $rc), the session stays complete 0" \
+	'[ $rc -ne 0 ] && [ "$s7c" != "$s7" ] && grep -q "complete 0" store7/$s7c/state'
+check "... and what was stored is the cut capture's prefix, reported as truncated" \
+	'"$bd" --check store7/$s7c/trace.zst 2>&1 | grep -q "truncated at chunk [0-9]* (incomplete session)"'
 # A receiver that dies before verifying a finished session verifies it
 # when it starts again.
 mkdir store8
@@ -479,10 +559,11 @@ hold() {	# hold SECONDS N SOURCE-ADDRESS...: N connections from each, kept open
 	ip netns exec $B python3 - "$@" <<'PY'
 import selectors, socket, sys, time
 dur, per, srcs = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+port = int(__import__('os').environ.get('HOLD_PORT', '7092'))
 sel, n = selectors.DefaultSelector(), 0
 def new(src):
     try:
-        s = socket.create_connection(('127.0.0.1', 7092), source_address=(src, 0))
+        s = socket.create_connection(('127.0.0.1', port), source_address=(src, 0))
         sel.register(s, selectors.EVENT_READ, src)
     except OSError:
         pass
@@ -530,6 +611,19 @@ check "strangers from 8 addresses, one slot each, hold all 8: the sender still f
 wait $hp
 check "all three sessions complete; the limit is logged" \
 	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 3 ] && grep -q "over the connection limit" recv9.log'
+# ... and at the total limit when the strangers share the sender's address
+ip netns exec $B "$br" -q --listen 127.0.0.1:7096 --dir store9 --secret secret --max-conns 4 2>recv9c.log &
+pids+=($!)
+listening 7096
+HOLD_PORT=7096 hold 7 4 127.0.0.1 &
+hp=$!; pids+=($hp)
+wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7096 )" | wc -l) -ge 4 ]'
+t0=$SECONDS
+ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=13 tcp://127.0.0.1:7096 h4.sched
+rc=$?
+check "strangers at the sender's address fill --max-conns 4: the sender still finishes ($((SECONDS - t0)) s)" \
+	'[ $rc -eq 0 ]'
+wait $hp
 # --max-per-addr counts an IPv6 /64, not single addresses (a host has
 # the whole /64): 8 strangers from 8 addresses of one /64 with a limit of
 # 4 per address: 4 of them are closed at once, not after 5 s.

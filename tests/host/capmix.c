@@ -11,7 +11,8 @@
  * that of the inputs, task for task.
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] OUT NCPU SUBBUF SEED IN...
- *   KIND: drop-subbuf | bad-offset | unknown-task | order   (malformed pairs)
+ *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
+ *   (malformed pairs)
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -215,6 +216,10 @@ static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *
 	}
 	if (breakage && !strcmp(breakage, "unknown-task") && !bad_done && type == TRBUF_MK_SWITCH_IN) {
 		m.tid = 999999;
+		bad_done = 1;
+	}
+	if (breakage && !strcmp(breakage, "bad-type") && !bad_done && type == TRBUF_MK_EXIT) {
+		m.type = 0;	/* an EXIT no reader knows: never a silent extra slice */
 		bad_done = 1;
 	}
 	c->mk = grow(c->mk, &c->capmk, c->nmk + 1, sizeof(*c->mk));

@@ -126,6 +126,9 @@ expect_error "a missing sub-buffer is named" "cpu [0-9]+: sub-buffer seq [0-9]+ 
 "$mix" --break bad-offset bad.zst 2 64 7 $traces
 expect_error "a marker outside the data is named" "points to offset [0-9]+ of sub-buffer seq [0-9]+, which holds" \
 	"$B/aetrace" regen --split x2 bad.zst $progs
+"$mix" --break bad-type bad.zst 2 64 7 $traces
+expect_error "a marker of an unknown type names the marker index" "marker [0-9]+: unknown marker type 0" \
+	"$B/aetrace" regen --split x4 bad.zst $progs
 "$mix" --break unknown-task bad.zst 2 64 7 $traces
 expect_error "a marker of an unknown task names the marker index" "marker [0-9]+ \(SWITCH_IN\) of a task that has no START" \
 	"$B/aetrace" regen --split x3 bad.zst $progs

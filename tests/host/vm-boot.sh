@@ -96,6 +96,21 @@ echo "$out" | grep -q '^not ok [0-9]* - guest kernel log has no WARNING/BUG/Oops
 check "kselftest-vm.sh reports a WARNING in the guest kernel log" $?
 rm -f "$fake"
 
+# A clone anywhere: under /tmp and under the home directory (both covered
+# by tmpfs in the guest's stage 1), with blanks and a comma in the path.
+# The copy holds what vm/run needs (same kernel key, so the cached kernel).
+for parent in /tmp "$HOME"; do
+	clone=$(mktemp -d "$parent/aetrace clone,XXXXXX")
+	cp -r "$top/vm" "$top/kernel-patches" "$clone/"
+	echo "clone-$token" >"$clone/marker"
+	out=$("$clone/vm/run" --timeout 300 -- sh -c 'cat marker; echo "cwd=$(pwd)"' 2>&1)
+	rc=$?
+	echo "$out" | tail -3 | sed 's/^/# /'
+	[ "$rc" -eq 0 ] && echo "$out" | grep -qx "clone-$token" && echo "$out" | grep -qx 'cwd=/aetrace'
+	check "vm/run from a clone in '$clone' boots and shares that clone (got $rc)" $?
+	rm -rf "$clone"
+done
+
 # A kernel panic (here: no init) ends vm/run with 125 and says so.
 out=$(AE_VM_APPEND=init=/nonexistent-init "$top/vm/run" --timeout 120 -- true 2>&1)
 rc=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Host side of the rollback tests: boots the VM with QEMU -singlestep (so
 # interrupts can cut a two-instruction sequence; plain TCG never does) on
-# one CPU and runs tests/kselftest/run-in-vm.sh --rollback there.  Slow:
+# two CPUs (the rollback tests include migrations) and runs
+# tests/kselftest/run-in-vm.sh --rollback there.  Slow:
 # about 100x plain TCG.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +20,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for try in 1 2 3; do
-	"$top/vm/run" --singlestep --smp 1 --timeout 3600 -- \
+	"$top/vm/run" --singlestep --smp 2 --timeout 3600 -- \
 		tests/kselftest/run-in-vm.sh --rollback > "$log" 2>&1
 	rc=$?
 	nfail=$(grep -cE '^ *not ok ' "$log")

@@ -29,7 +29,8 @@ enum trbuf_marker_type {
 	TRBUF_MK_START		= 1,	/* task starts being traced */
 	TRBUF_MK_SWITCH_IN	= 2,	/* task resumes on cpu at ip */
 	TRBUF_MK_SWITCH_OUT	= 3,	/* task leaves cpu (optional) */
-	TRBUF_MK_SIGNAL		= 4,	/* handler arg entered; ip = interrupted ip */
+	TRBUF_MK_SIGNAL		= 4,	/* handler arg entered, arg2 = signal;
+					 * ip = interrupted ip */
 	TRBUF_MK_SIGRETURN	= 5,	/* back from handler; ip = resumed ip */
 	TRBUF_MK_FORK		= 6,	/* arg = child tid, arg2 = clone flags */
 	TRBUF_MK_EXEC		= 7,	/* task exec'd: its old image is done */
@@ -39,9 +40,17 @@ enum trbuf_marker_type {
 	TRBUF_MK_ROLLBACK	= 11,	/* ip was rewound from arg to ip */
 };
 
+/* SUBBUF markers: arg2 says why the CPU moved to a new sub-buffer. */
+#define TRBUF_SUBBUF_FULL	0	/* a traced store hit the guard page */
+#define TRBUF_SUBBUF_FLUSH	1	/* TRBUF_IOC_FLUSH */
+#define TRBUF_SUBBUF_MARKERS	2	/* the marker area was half full */
+
 /*
  * One schedule marker: where in the buffer (cpu, seq, offset) an event
  * happened, to which task, and where the task's user code resumes.
+ * Markers live in kernel memory (traced tasks cannot forge them) and travel
+ * with the sub-buffer (cpu, seq) they point into: TRBUF_IOC_GET_MARKERS
+ * hands them out with that sub-buffer, in event order.
  */
 struct trbuf_marker {
 	__u64 time_ns;		/* CLOCK_MONOTONIC */
@@ -63,12 +72,15 @@ struct trbuf_marker {
 /* Most sequence ranges one TRACE_ME may register. */
 #define TRBUF_MAX_RANGES	(1U << 20)
 
+/* TRACE_ME flags: trace even while no consumer is attached (bytes dropped). */
+#define TRBUF_TRACE_DISCARD	1U
+
 /**
  * struct trbuf_trace_me - argument of %TRBUF_IOC_TRACE_ME
  * @ranges: user pointer to @count &struct trbuf_seq_range, sorted by
  *	start, non-overlapping, each start < end (the binary's __ae_seqtab)
  * @count: number of ranges, at most %TRBUF_MAX_RANGES (0: no rollback)
- * @flags: must be 0
+ * @flags: 0 or %TRBUF_TRACE_DISCARD
  * @map_size: out: length to mmap at %TRBUF_MAP_ADDR
  */
 struct trbuf_trace_me {
@@ -84,7 +96,7 @@ struct trbuf_trace_me {
  * @subbuf_size: bytes of one sub-buffer (a multiple of the page size)
  * @nr_cpus: number of per-CPU regions
  * @nr_subbufs: sub-buffers in each per-CPU ring
- * @flags: reserved, 0
+ * @subbuf_markers: capacity of a sub-buffer's marker area
  *
  * Sub-buffer i of cpu c starts at offset
  * PAGE + (c * nr_subbufs + i) * (subbuf_size + PAGE) of the mapping; a
@@ -95,7 +107,7 @@ struct trbuf_info {
 	__u32 subbuf_size;
 	__u32 nr_cpus;
 	__u32 nr_subbufs;
-	__u32 flags;
+	__u32 subbuf_markers;
 };
 
 /**
@@ -115,11 +127,35 @@ struct trbuf_subbuf {
 };
 
 /**
+ * struct trbuf_sb_markers - argument of %TRBUF_IOC_GET_MARKERS
+ * @cpu: in: as returned by GET_SUBBUF
+ * @index: in: as returned by GET_SUBBUF
+ * @seq: in: as returned by GET_SUBBUF
+ * @markers: in: user pointer to @max &struct trbuf_marker
+ * @start: in: index of the first marker to copy
+ * @max: in: capacity of @markers
+ * @count: out: markers copied
+ * @total: out: markers the sub-buffer carries
+ */
+struct trbuf_sb_markers {
+	__u32 cpu;
+	__u32 index;
+	__u64 seq;
+	__u64 markers;
+	__u32 start;
+	__u32 max;
+	__u32 count;
+	__u32 total;
+};
+
+/**
  * struct trbuf_status - counters of the current buffer (%TRBUF_IOC_STATUS)
  * @rollbacks: user ips rewound to a sequence start
  * @switches_in: switch-ins of traced tasks
- * @markers: markers queued
- * @markers_lost: markers dropped because the marker queue was full
+ * @markers: markers written
+ * @markers_lost: markers dropped: a sub-buffer's marker area was full while
+ *	no sub-buffer of its CPU was free (see docs/INTERNALS.md); 0 in
+ *	every run that does not stall the consumer for that long
  * @subbufs_full: sub-buffers closed and handed to the consumer
  * @overflow_waits: times a task slept for a free sub-buffer
  * @discarded: sub-buffers recycled unread (no consumer any more)
@@ -145,14 +181,23 @@ struct trbuf_status {
  * sequence table, set user r15 to this CPU's cursor on return.  Then mmap
  * map_size bytes at TRBUF_MAP_ADDR (MAP_SHARED, PROT_READ|PROT_WRITE).
  * Errors: EFAULT, EINVAL (bad table or flags), E2BIG (too many ranges),
- * EBUSY (already traced), ENOMEM.
+ * EBUSY (already traced), ENOMEM, ENOTCONN (no consumer is attached and
+ * flags lacks TRBUF_TRACE_DISCARD: nothing would record the trace).
  */
 #define TRBUF_IOC_TRACE_ME	_IOWR(TRBUF_IOC_MAGIC, 1, struct trbuf_trace_me)
 /* TRBUF_IOC_UNTRACE: commit r15, stop tracing the calling thread. */
 #define TRBUF_IOC_UNTRACE	_IO(TRBUF_IOC_MAGIC, 2)
-/* TRBUF_IOC_CONSUMER: this open file becomes the consumer (EBUSY if any). */
+/*
+ * TRBUF_IOC_CONSUMER: this open file becomes the consumer (EBUSY if any).
+ * Only the consumer may GET/PUT sub-buffers, GET_MARKERS, FLUSH and map
+ * the buffer read-only; only traced tasks may map it read-write.
+ */
 #define TRBUF_IOC_CONSUMER	_IOR(TRBUF_IOC_MAGIC, 3, struct trbuf_info)
-/* TRBUF_IOC_GET_SUBBUF: take the oldest full sub-buffer (EAGAIN: none). */
+/*
+ * TRBUF_IOC_GET_SUBBUF: take the oldest full sub-buffer of some CPU
+ * (EAGAIN: none); poll() reports POLLIN while one is full.  A sub-buffer
+ * may be empty (len 0) when it carries only markers.
+ */
 #define TRBUF_IOC_GET_SUBBUF	_IOR(TRBUF_IOC_MAGIC, 4, struct trbuf_subbuf)
 /* TRBUF_IOC_PUT_SUBBUF: give a sub-buffer from GET_SUBBUF back (cpu, index). */
 #define TRBUF_IOC_PUT_SUBBUF	_IOW(TRBUF_IOC_MAGIC, 5, struct trbuf_subbuf)
@@ -160,5 +205,11 @@ struct trbuf_status {
 #define TRBUF_IOC_FLUSH		_IO(TRBUF_IOC_MAGIC, 6)
 /* TRBUF_IOC_STATUS: read the counters. */
 #define TRBUF_IOC_STATUS	_IOR(TRBUF_IOC_MAGIC, 7, struct trbuf_status)
+/*
+ * TRBUF_IOC_GET_MARKERS: copy the markers of a sub-buffer handed out by
+ * GET_SUBBUF (before PUT_SUBBUF); EINVAL if it is not handed out.  Call
+ * again with a larger start while start + count < total.
+ */
+#define TRBUF_IOC_GET_MARKERS	_IOWR(TRBUF_IOC_MAGIC, 8, struct trbuf_sb_markers)
 
 #endif /* _UAPI_LINUX_TRBUF_H */

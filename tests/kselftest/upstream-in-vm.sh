@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Guest half of tests/kselftest/upstream-vm.sh: runs the kernel's selftests
+# in DIR once with trbuf.ko unloaded (A), once with it loaded, bdump
+# capturing and traced producers running (B).  Prints "A|B TEST STATUS"
+# lines, "B workload ok" when the workload and bdump finished cleanly, and
+# the kernel log between # aevm-dmesg-begin/end.
+set -u
+dir=$1
+top=$(pwd)
+tests="sigreturn_64 single_step_syscall_64 ptrace_syscall_64 fsgsbase_64 basic_test basic_percpu_ops_test param_test"
+run_all() { # label
+	local t st
+	for t in $tests; do
+		(cd "$dir" && timeout 300 "./$t") >"$dir/$1.$t.log" 2>&1
+		st=$?
+		echo "$1 $t $st"
+		# (the log may end without a newline)
+		[ $st -eq 0 ] || [ $st -eq 4 ] ||
+			{ tail -5 "$dir/$1.$t.log"; echo; } | sed -e '/^$/d' -e "s/^/# $1 $t: /"
+	done
+}
+[ -e /sys/module/trbuf ] && rmmod trbuf
+[ -e /dev/trbuf ] && { echo "# trbuf.ko still loaded"; exit 1; }
+run_all A
+insmod "$top/trbuf-driver/trbuf.ko" || { echo "# insmod failed"; exit 1; }
+w=$(mktemp -d)
+bin/bdump -q -f 200 "$w/trace.zst" "$w/sched.bin" 2>"$w/bdump.log" &
+bdump=$!
+sleep 1
+# traced producers, again and again until the selftests are done
+prods=()
+for i in 1 2; do
+	(
+		k=0
+		while [ ! -e "$w/stop" ]; do
+			build/tests/host/bdump_vm_prod 2 50000 || exit 1
+			k=$((k + 1))
+		done
+		echo "# producer loop $i: $k runs"
+		[ $k -gt 0 ]
+	) &
+	prods+=($!)
+done
+run_all B
+touch "$w/stop"
+wst=0
+for p in "${prods[@]}"; do wait "$p" || wst=1; done
+kill -INT $bdump
+wait $bdump || wst=1
+bin/bdump --check "$w/trace.zst" "$w/sched.bin" >"$w/check.log" 2>&1 || wst=1
+sed 's/^/# bdump: /' "$w/bdump.log" "$w/check.log"
+[ $wst -eq 0 ] && echo "B workload ok"
+echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"
+exit 0
