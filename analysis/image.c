@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* image.c - read a static ELF executable (segments, sections, symbols) */
-#include <elf.h>
+/* image.c - read a static ELF executable (segments, sections, symbols)
+ * through libelf */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,9 @@ int ae_image_load(struct ae_image *im, const char *path)
 {
 	int fd = open(path, O_RDONLY);
 	struct stat st;
-	const Elf64_Ehdr *eh;
+	GElf_Ehdr eh;
+	size_t phnum;
+	Elf *e;
 
 	memset(im, 0, sizeof(*im));
 	im->path = path;
@@ -37,31 +40,35 @@ int ae_image_load(struct ae_image *im, const char *path)
 	close(fd);
 	if (im->file == MAP_FAILED)
 		return bad(path, "cannot map");
-	eh = (const Elf64_Ehdr *)im->file;
-	if (im->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64)
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return bad(path, "libelf is out of date");
+	e = elf_memory((char *)im->file, im->size);
+	im->elf = e;
+	if (!e || elf_kind(e) != ELF_K_ELF || gelf_getclass(e) != ELFCLASS64 ||
+	    !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
 		return bad(path, "not an x86-64 ELF executable");
-	if (eh->e_type != ET_EXEC)
+	if (eh.e_type != ET_EXEC)
 		return bad(path, "not a static non-PIE executable (built by aecc?)");
-	if (eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > im->size ||
-	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > im->size)
+	if (elf_getphdrnum(e, &phnum))
 		return bad(path, "truncated ELF headers");
-	im->entry = eh->e_entry;
+	im->entry = eh.e_entry;
 	im->text_lo = UINT64_MAX;
-	for (int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(im->file + eh->e_phoff) + i;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
 		struct ae_seg *s;
 
-		if (ph->p_type != PT_LOAD)
+		if (!gelf_getphdr(e, i, &ph))
+			return bad(path, "truncated ELF headers");
+		if (ph.p_type != PT_LOAD)
 			continue;
-		if (im->nseg == 16 || ph->p_offset + ph->p_filesz > im->size)
+		if (im->nseg == 16 || ph.p_offset > im->size || ph.p_filesz > im->size - ph.p_offset)
 			return bad(path, "bad program headers");
 		s = &im->seg[im->nseg++];
-		s->vaddr = ph->p_vaddr;
-		s->filesz = ph->p_filesz;
-		s->memsz = ph->p_memsz;
-		s->data = im->file + ph->p_offset;
-		s->exec = !!(ph->p_flags & PF_X);
+		s->vaddr = ph.p_vaddr;
+		s->filesz = ph.p_filesz;
+		s->memsz = ph.p_memsz;
+		s->data = im->file + ph.p_offset;
+		s->exec = !!(ph.p_flags & PF_X);
 		if (s->exec) {
 			if (s->vaddr < im->text_lo)
 				im->text_lo = s->vaddr;
@@ -76,6 +83,8 @@ int ae_image_load(struct ae_image *im, const char *path)
 
 void ae_image_free(struct ae_image *im)
 {
+	if (im->elf)
+		elf_end(im->elf);
 	if (im->file && im->file != MAP_FAILED)
 		munmap(im->file, im->size ? im->size : 1);
 	memset(im, 0, sizeof(*im));
@@ -92,55 +101,56 @@ const uint8_t *ae_image_ptr(const struct ae_image *im, uint64_t vaddr, size_t le
 	return NULL;
 }
 
-static const Elf64_Shdr *shdrs(const struct ae_image *im, int *n, const char **strtab)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->file;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->file + eh->e_shoff);
-
-	*n = eh->e_shnum;
-	if (eh->e_shstrndx >= *n || sh[eh->e_shstrndx].sh_offset >= im->size)
-		return NULL;
-	*strtab = (const char *)im->file + sh[eh->e_shstrndx].sh_offset;
-	return sh;
-}
-
 const uint8_t *ae_image_section(const struct ae_image *im, const char *name,
 				size_t *len, uint64_t *addr)
 {
-	const char *str;
-	int n;
-	const Elf64_Shdr *sh = shdrs(im, &n, &str);
+	Elf *e = im->elf;
+	Elf_Scn *scn = NULL;
+	size_t strndx;
 
-	for (int i = 0; sh && i < n; i++) {
-		if (strcmp(str + sh[i].sh_name, name) || sh[i].sh_type == SHT_NOBITS)
+	if (!e || elf_getshdrstrndx(e, &strndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		if (sh[i].sh_offset + sh[i].sh_size > im->size)
+		n = elf_strptr(e, strndx, sh.sh_name);
+		if (!n || strcmp(n, name))
+			continue;
+		if (sh.sh_offset > im->size || sh.sh_size > im->size - sh.sh_offset)
 			return NULL;
-		*len = sh[i].sh_size;
+		*len = sh.sh_size;
 		if (addr)
-			*addr = sh[i].sh_addr;
-		return im->file + sh[i].sh_offset;
+			*addr = sh.sh_addr;
+		return im->file + sh.sh_offset;
 	}
 	return NULL;
 }
 
 uint64_t ae_image_symbol(const struct ae_image *im, const char *name)
 {
-	const char *str;
-	int n;
-	const Elf64_Shdr *sh = shdrs(im, &n, &str);
+	Elf *e = im->elf;
+	Elf_Scn *scn = NULL;
 
-	for (int i = 0; sh && i < n; i++) {
-		const Elf64_Sym *sym;
-		const char *names;
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Sym sym;
 
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= (unsigned)n)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
 			continue;
-		sym = (const Elf64_Sym *)(im->file + sh[i].sh_offset);
-		names = (const char *)im->file + sh[sh[i].sh_link].sh_offset;
-		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++)
-			if (sym[k].st_value && !strcmp(names + sym[k].st_name, name))
-				return sym[k].st_value;
+		d = elf_getdata(scn, NULL);
+		for (size_t k = 0; d && k < sh.sh_size / sh.sh_entsize; k++) {
+			const char *n;
+
+			if (!gelf_getsym(d, k, &sym) || !sym.st_value)
+				continue;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name))
+				return sym.st_value;
+		}
 	}
 	return 0;
 }

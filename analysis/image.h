@@ -15,6 +15,7 @@ struct ae_seg {
 
 struct ae_image {
 	const char *path;
+	void *elf;			/* libelf's Elf over file */
 	uint8_t *file;
 	size_t size;
 	uint64_t entry;
