@@ -49,7 +49,9 @@ int ae_image_load(struct ae_image *im, const char *path)
 		return bad(path, "not an x86-64 ELF executable");
 	if (eh.e_type != ET_EXEC)
 		return bad(path, "not a static non-PIE executable (built by aecc?)");
-	if (elf_getphdrnum(e, &phnum))
+	if (elf_getphdrnum(e, &phnum) || eh.e_phoff > im->size ||
+	    phnum > (im->size - eh.e_phoff) / sizeof(Elf64_Phdr) ||
+	    eh.e_shoff > im->size || eh.e_shnum > (im->size - eh.e_shoff) / sizeof(Elf64_Shdr))
 		return bad(path, "truncated ELF headers");
 	im->entry = eh.e_entry;
 	im->text_lo = UINT64_MAX;
