@@ -10,12 +10,6 @@ $(BDUMP_OBJ)/%.o: bdump/%.c $(wildcard bdump/*.h) include/aetrace/container.h in
 $(BDUMP_OBJ):
 	$(Q)mkdir -p $@
 
-# Test driver of the codec (tests/host/bdump-format.sh).
-$(BDUMP_OBJ)/container_test: $(BDUMP_OBJ)/container_test.o $(AE_CONTAINER_LIB)
-	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd
-
-ALL_TARGETS += $(BDUMP_OBJ)/container_test
 CHECK_TARGETS += tests/host/bdump-format.sh
 
 BDUMP_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump.o check.o source_file.o source_synth.o source_trbuf.o \

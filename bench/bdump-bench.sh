@@ -28,7 +28,7 @@ for level in 1 3; do
 			t=$( { time "$bd" -q -l $level -T $threads --synthetic-source "$spec" \
 				"$tmp/t.zst" "$tmp/s.bin" >/dev/null 2>&1; } 2>&1 )
 			"$bd" --check "$tmp/t.zst" >/dev/null
-			raw=$("$top/build/bdump/container_test" dump "$tmp/t.zst" |
+			raw=$("$top/build/tests/container_test" dump "$tmp/t.zst" |
 				awk '/ type=2 /{split($5, a, "="); s += a[2]} END {print s}')
 			comp=$(stat -c %s "$tmp/t.zst")
 			runs+=("$(awk -v t="$t" -v raw="$raw" -v comp="$comp" 'BEGIN {
@@ -43,7 +43,7 @@ for level in 1 3; do
 	done
 done
 
-crc=$("$top/build/bdump/container_test" crc-bench)
+crc=$("$top/build/tests/container_test" crc-bench)
 sect=$(mktemp)
 {
 	echo "## bdump throughput"

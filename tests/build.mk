@@ -64,3 +64,11 @@ $(TESTS_OBJ)/capmix: $(TOP)/tests/host/capmix.c $(AE_CONTAINER_LIB) | $(TESTS_OB
 
 ALL_TARGETS += $(TESTS_OBJ)/capmix
 CHECK_TARGETS += tests/host/regen-synth.sh
+
+# The container codec's test driver (tests/host/bdump-format.sh, bdump-net,
+# bdump-pipe, tests/fuzz, bench/bdump-bench.sh), on schedlog's library.
+$(TESTS_OBJ)/container_test: $(TOP)/tests/unit/container_test.c $(AE_CONTAINER_LIB) include/aetrace/container.h | $(TESTS_OBJ)/
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+
+ALL_TARGETS += $(TESTS_OBJ)/container_test

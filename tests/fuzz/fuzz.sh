@@ -7,7 +7,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 fz=${FUZZ_DIR:-$top/build/fuzz}
 bd=${BDUMP:-$top/bin/bdump}
-ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
+ct=${CONTAINER_TEST:-$top/build/tests/container_test}
 runs=${FUZZ_RUNS:-20000}
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

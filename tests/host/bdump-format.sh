@@ -4,7 +4,7 @@
 # and crafted-bad files. TAP output.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
+ct=${CONTAINER_TEST:-$top/build/tests/container_test}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0

@@ -15,7 +15,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bd=${BDUMP:-$top/bin/bdump}
 br=${BDUMP_RECV:-$top/bin/bdump-recv}
-ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
+ct=${CONTAINER_TEST:-$top/build/tests/container_test}
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 nok() { n=$((n + 1)); echo "not ok $n - $1"; }

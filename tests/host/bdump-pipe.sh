@@ -5,7 +5,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bd=${BDUMP:-$top/bin/bdump}
-ct=${CONTAINER_TEST:-$top/build/bdump/container_test}
+ct=${CONTAINER_TEST:-$top/build/tests/container_test}
 tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
