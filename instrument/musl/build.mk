@@ -27,10 +27,10 @@ $(MUSL_STAMP): FORCE-musl $(filter $(BIN)/%,$(firstword $(AE_MUSL_CC))) | $(OBJ)
 FORCE-musl:
 musl: $(MUSL_STAMP)
 
-# Lua and bzip2 (bin/aecc when it exists, else tests/real/cc-standin.sh);
-# cached by hash in $(AE_CACHE), linked from build/real/. Their source
-# packages come from `make deps`.
-real-programs: $(MUSL_STAMP)
+# Lua and bzip2, built with bin/aecc (or $AECC); cached by hash in
+# $(AE_CACHE), linked from build/real/. Their source packages come from
+# `make deps`.
+real-programs: $(MUSL_STAMP) $(BIN)/aecc
 	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/lua.sh
 	$(Q)AE_CACHE='$(AE_CACHE)' $(TOP)/tests/real/bzip2.sh
 

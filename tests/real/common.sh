@@ -4,9 +4,13 @@
 real_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$real_dir/../.." && pwd)
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
-# AECC: the compiler driver; bin/aecc once it exists, else the stand-in.
-if [ -z "${AECC:-}" ]; then
-	if [ -x "$top/bin/aecc" ]; then AECC=$top/bin/aecc; else AECC=$real_dir/cc-standin.sh; fi
+# AECC: the compiler driver, bin/aecc unless set (AECC=tests/real/cc-standin.sh
+# builds with plain musl-gcc); one that is missing is an error, never a
+# silent switch to another compiler.
+AECC=${AECC:-$top/bin/aecc}
+if [ ! -x "$AECC" ]; then
+	echo "tests/real: compiler $AECC is not built (make all), or set AECC" >&2
+	exit 1
 fi
 export AECC
 
