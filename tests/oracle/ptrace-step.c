@@ -462,6 +462,12 @@ static int task_fetch(struct split *sp, struct task *t)
 {
 	errno = 0;
 	t->pending = get_rip(t->tid);
+	if (errno == ESRCH) {
+		/* killed between its stop and now (another thread's exec,
+		 * SIGKILL): it executes nothing more; its exit is reaped later */
+		t->have_pending = 0;
+		return 0;
+	}
 	if (errno) {
 		fprintf(stderr, "ae-step: PEEKUSER rip of %d: %s\n", t->tid, strerror(errno));
 		return -1;
