@@ -11,7 +11,9 @@
 # waits); a third capture adds Lua n-queens, whose 800K instructions are
 # too many to single-step under TCG (and the host's stepper sees another
 # kernel's process start): there the other threads are compared (all but
-# runall's main thread, whose argv differs), Lua is regenerated;
+# runall's main thread, whose argv differs), Lua is regenerated; a
+# fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
+# and SIGRETURN markers), its workers compared with the stepper;
 # --per-cpu counts add up; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
 # schedule) fail with a clear error. TAP output; skips without QEMU.
@@ -34,7 +36,7 @@ vm/build-module.sh >/dev/null || { echo "not ok 1 - trbuf.ko builds (vm/build-mo
 w=build/regen-vm/run.$$
 rm -rf "$w" && mkdir -p "$w/i" "$w/o"
 trap '[ -n "${AE_REGEN_VM_KEEP:-}" ] && echo "# kept $w" || rm -rf "$w"' EXIT
-for p in runall pingpong forkexec leaf threads; do
+for p in runall pingpong forkexec leaf threads sigthreads; do
 	cp "$wl/$p" "$wl/$p.orig" "$w/i/"
 	cp "$wl/$p.orig" "$w/o/$p"
 done
@@ -50,6 +52,7 @@ start=$(date +%s)
 g=tests/host/regen-vm-guest.sh
 vm/run --smp 2 --timeout 800 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
+	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
 	[ -z '$luacmd' ] || $g $w $w/lua 0 '$luacmd' ''" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
@@ -57,21 +60,25 @@ echo "# VM run: $(($(date +%s) - start)) s"
 # vm/run sometimes misses the guest's exit line on a busy console (125);
 # the guest's own status files below say whether every step ran
 finished=1
-for f in run/0/status run/4096/status run/step.status ${luacmd:+lua/0/status}; do
+for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
+	 ${luacmd:+lua/0/status}; do
 	[ -s "$w/$f" ] || finished=0
 done
 check "VM run finishes (vm/run $vm_rc, every status file written: $finished)" \
 	test $finished = 1 -a \( $vm_rc = 0 -o $vm_rc = 125 \)
 check "stepper on the twins in the guest exits 0" test "$(cat "$w/run/step.status" 2>/dev/null)" = 0
 
-modes="run/0 run/4096"
+modes="run/0 run/4096 sig/0"
 [ -n "$luacmd" ] && modes="$modes lua/0"
 for mode in $modes; do
 	d=$w/$mode
 	case $mode in
-	run/0) name="default sub-buffers" nostep= ;;
-	run/4096) name="4 KiB sub-buffers" nostep= ;;
-	lua/0) name="with lua" nostep="lua 0 0.3" ;;	# runall's argv differs; 0.3 runs lua
+	run/0) name="default sub-buffers" nostep= sd=$w/run ;;
+	run/4096) name="4 KiB sub-buffers" nostep= sd=$w/run ;;
+	# the kernel's SIGNAL/SIGRETURN markers (40 signals in 4 threads);
+	# the main thread's pthread_join waits depend on timing
+	sig/0) name="signals in threads" nostep="0" sd=$w/sig ;;
+	lua/0) name="with lua" nostep="lua 0 0.3" sd=$w/run ;;	# runall's argv differs; 0.3 runs lua
 	esac
 	check "$name: workload and bdump exit 0 ($(cat $d/status 2>/dev/null))" \
 		test "$(cat $d/status 2>/dev/null)" = "0 0"
@@ -83,7 +90,7 @@ for mode in $modes; do
 	rc=$?
 	check "$name: aetrace regen --split: every thread regenerates ($(ls "$d/sp" 2>/dev/null | wc -l) images)$(head -c 300 "$d/regen.err" | tr '\n' ' ')" \
 		test $rc = 0 -a ! -s "$d/regen.err" -a -n "$(ls "$d/sp" 2>/dev/null)"
-	tests/host/regen-compare.sh "$d" "$w/run" "$wl/threads.orig" "$nostep" >"$d/compare"
+	tests/host/regen-compare.sh "$d" "$sd" "$wl/threads.orig" "$nostep" >"$d/compare"
 	rc=$?
 	while read -r line; do
 		case $line in

@@ -29,8 +29,7 @@ enum trbuf_marker_type {
 	TRBUF_MK_START		= 1,	/* task starts being traced */
 	TRBUF_MK_SWITCH_IN	= 2,	/* task resumes on cpu at ip */
 	TRBUF_MK_SWITCH_OUT	= 3,	/* task leaves cpu (optional) */
-	TRBUF_MK_SIGNAL		= 4,	/* handler arg entered, arg2 = signal;
-					 * ip = interrupted ip */
+	TRBUF_MK_SIGNAL		= 4,	/* handler arg, signal arg2; ip = interrupted */
 	TRBUF_MK_SIGRETURN	= 5,	/* back from handler; ip = resumed ip */
 	TRBUF_MK_FORK		= 6,	/* arg = child tid, arg2 = clone flags */
 	TRBUF_MK_EXEC		= 7,	/* task exec'd: its old image is done */
