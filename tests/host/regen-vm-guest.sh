@@ -7,11 +7,13 @@
 # slowest program) on the twins in WORK/o, once, into OUT/step*: in this
 # same kernel, so the twins see the same process start as the traced run.
 #
-# usage: regen-vm-guest.sh WORK OUT "SUBBUFS" "CAPTURE" "STEP"
+# usage: regen-vm-guest.sh WORK OUT "SUBBUFS" "CAPTURE" "STEP" [bpf]
 #   OUT/SIZE/ gets trace.zst, sched.bin, bdump.log, out, err, status;
+#   with "bpf", also all.bin: the BPF log of every context switch
+#   (bdump --bpf-sched);
 #   OUT/ gets step/, step.forks, step.out, step.status (STEP "": no stepper).
 set -u
-[ $# -eq 5 ] || { echo "usage: $0 WORK OUT SUBBUFS CAPTURE STEP" >&2; exit 2; }
+[ $# -eq 5 ] || [ $# -eq 6 ] || { echo "usage: $0 WORK OUT SUBBUFS CAPTURE STEP [bpf]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$2"
 work=$(cd "$1" && pwd) out=$(cd "$2" && pwd) subbufs=$3 capture=$4 stepcmd=$5
@@ -29,7 +31,9 @@ for s in $subbufs; do
 		echo "$s" >$p/subbuf_size
 		echo $((s * 8 * $(nproc))) >$p/total_size
 	fi
-	"$top/bin/bdump" -f 100 "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
+	bpf=()
+	[ "${6:-}" = bpf ] && bpf=(--bpf-sched "$o/all.bin")
+	"$top/bin/bdump" -f 100 "${bpf[@]}" "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
 	bdump_pid=$!
 	sleep 1
 	kill -0 $bdump_pid 2>/dev/null || { echo "regen-vm-guest: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
