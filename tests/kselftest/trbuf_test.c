@@ -892,6 +892,9 @@ TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 	ASSERT_EQ(0, self->c.bad_len + self->c.seq_gaps);
 	bad = verify(_metadata, &self->c);
 	TH_LOG("%d producers crashed", crashed);
+	/* inconclusive, not wrong: the harness boots again (rollback-vm.sh) */
+	if (bad && bad <= 2 * crashed)
+		TH_LOG("VACUOUS: every corrupt stream may come from a crash");
 	EXPECT_LT(2 * crashed, bad);
 	TH_LOG("corrupt streams detected: %d (rollbacks %llu)", bad,
 	       (unsigned long long)get_status(self->c.fd).rollbacks);
