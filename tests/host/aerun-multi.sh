@@ -78,25 +78,7 @@ rc=$?
 check "stepper runs the twin workload (exit $rc)" test $rc = 0
 
 # label -> tid for the stepper run (k-th child of a parent in creation order)
-python3 - "$work/step.forks" >"$work/step.labels" <<'PY'
-import sys
-pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
-children = {}
-kids = set()
-for p, c in pairs:
-	children.setdefault(p, []).append(c)
-	kids.add(c)
-roots = [p for p, _ in pairs if p not in kids]
-label = {roots[0]: "0"} if roots else {}
-todo = list(label)
-while todo:
-	p = todo.pop()
-	for k, c in enumerate(children.get(p, [])):
-		label[c] = "%s.%d" % (label[p], k)
-		todo.append(c)
-for t, l in label.items():
-	print(l, t)
-PY
+python3 "$top/tests/oracle/fork-labels.py" --label-first "$work/step.forks" >"$work/step.labels"
 
 # Skip ranges for the main thread of threads: pthread_join's waits.
 join_skips=
@@ -195,20 +177,7 @@ whole() {
 		nok "$name: capture, stepper and regeneration run: $(head -3 "$d/err")"
 		return
 	fi
-	python3 - "$d/forks" >"$d/labels" <<'PY'
-import sys
-pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
-kids = {c for _, c in pairs}
-label, n = {}, {}
-for p, c in pairs:
-	if p not in kids and p not in label:
-		label[p] = "0"
-	k = n.get(p, 0)
-	n[p] = k + 1
-	label[c] = "%s.%d" % (label[p], k)
-for t, l in label.items():
-	print(l, t)
-PY
+	python3 "$top/tests/oracle/fork-labels.py" --label-first "$d/forks" >"$d/labels"
 	# no fork: the stepper's only thread is 0
 	[ -s "$d/labels" ] || echo "0 $(ls "$d/step" | head -1 | cut -d. -f2)" >"$d/labels"
 	for f in "$d/regen/"*.lackey; do

@@ -15,26 +15,7 @@ d=$1 sd=$2 torig=$3 nostep=${4:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
 cmp=$top/build/tests/ae-tracecmp
-labels() {
-	python3 -c '
-import sys
-pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
-children, kids = {}, set()
-for p, c in pairs:
-	children.setdefault(p, []).append(c)
-	kids.add(c)
-roots = [p for p, _ in pairs if p not in kids]
-label = {roots[0]: "0"} if roots else {}
-todo = list(label)
-while todo:
-	p = todo.pop()
-	for k, c in enumerate(children.get(p, [])):
-		label[c] = "%s.%d" % (label[p], k)
-		todo.append(c)
-for t, l in label.items():
-	print(t, l)
-' "$1"
-}
+labels() { python3 "$top/tests/oracle/fork-labels.py" "$1"; }
 join_skips=
 for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
 	 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \

@@ -43,27 +43,7 @@ if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema;
 	cmd+=(: ./lua queens.lua 4 1)
 fi
 
-# label the threads by creation order: "parent child" pairs -> "label tid"
-labels() {
-	python3 -c '
-import sys
-pairs = [l.split() for l in open(sys.argv[1]) if l.strip()]
-children, kids = {}, set()
-for p, c in pairs:
-	children.setdefault(p, []).append(c)
-	kids.add(c)
-roots = [p for p, _ in pairs if p not in kids]
-label = {roots[0]: "0"} if roots else {}
-todo = list(label)
-while todo:
-	p = todo.pop()
-	for k, c in enumerate(children.get(p, [])):
-		label[c] = "%s.%d" % (label[p], k)
-		todo.append(c)
-for t, l in label.items():
-	print(t, l)
-' "$1"
-}
+labels() { python3 "$top/tests/oracle/fork-labels.py" "$1"; }
 
 mkdir -p "$work/step"
 (cd "$work/o" && $clean_env "$step" --split "$work/step" --forks "$work/step.forks" -- \
