@@ -22,6 +22,7 @@
 
 #include "bdump.h"
 #include <aetrace/container_sink.h>
+#include <aetrace/fullio.h>
 #include "net_client.h"
 #include "source.h"
 #include "spawn.h"
@@ -236,7 +237,7 @@ static int drain_markers(struct bdump_source *src, struct out *o, struct stats *
 
 		ret = ae_writer_chunk(o->w, AE_CHUNK_MARKERS, 0, st->chunks++, mk, len, 0);
 		if (!ret)
-			ret = wire_write_full(o->sched_fd, mk, len);
+			ret = schedlog_write_full(o->sched_fd, mk, len);
 		if (!ret && o->net)
 			ret = net_client_sched(o->net, mk, len);
 		if (ret)
@@ -273,7 +274,7 @@ static int forward_chunks(struct bdump_source *src, struct out *o, struct stats 
 	while (!ret && !stop_signal && (r = src->chunk(src, &h, &pl)) == 1) {
 		ret = ae_writer_chunk(o->w, h.type, h.cpu, h.seq, pl, h.len, h.type == AE_CHUNK_END);
 		if (!ret && h.type == AE_CHUNK_MARKERS) {
-			ret = wire_write_full(o->sched_fd, pl, h.len);
+			ret = schedlog_write_full(o->sched_fd, pl, h.len);
 			if (!ret && o->net)
 				ret = net_client_sched(o->net, pl, h.len);
 			st->markers += h.len / sizeof(struct trbuf_marker);

@@ -411,24 +411,6 @@ void wire_random(uint8_t *buf, size_t n)
 		abort();	/* no entropy: never run auth with a fixed nonce */
 }
 
-int wire_write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 int wire_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
