@@ -7,6 +7,7 @@
  * demultiplexer's per-CPU read-ahead.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,21 @@ static int image_of(struct sr *r, int32_t tid)
 	return 0;
 }
 
+/*
+ * A new task takes tid @t->tid (START or FORK): the old one is done; one
+ * that had not failed yet fails, since a tid is reused only after it ended.
+ */
+static void retire_tid(struct sr *r, struct task *t, const char *what, uint64_t index)
+{
+	if (!t)
+		return;
+	if (!t->failed)
+		tfail(t, "marker %llu: %s while it is traced already",
+		      (unsigned long long)index, what);
+	forget_task(r, t);
+	t->state = T_DONE;
+}
+
 static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 {
 	const struct trbuf_marker *m = ev->m;
@@ -454,17 +470,7 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 	r->now = m->time_ns;
 	switch (m->type) {
 	case TRBUF_MK_START:
-		if (t && t->failed) {
-			forget_task(r, t);
-			t->state = T_DONE;
-			t = NULL;
-		}
-		if (t) {
-			tfail(t, "marker %llu: START while it is traced already",
-			      (unsigned long long)ev->index);
-			forget_task(r, t);
-			t->state = T_DONE;
-		}
+		retire_tid(r, t, "START", ev->index);
 		t = new_task(r, m->pid, m->tid);
 		if (!t)
 			return -1;
@@ -476,19 +482,8 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 
 		if (!t)
 			break;
-		c = find_task(r, (int32_t)m->arg);
-		if (c && c->failed) {
-			forget_task(r, c);
-			c->state = T_DONE;
-			c = NULL;
-		}
-		if (c) {
-			tfail(c, "marker %llu: forked while it is traced already",
-			      (unsigned long long)ev->index);
-			forget_task(r, c);
-			c->state = T_DONE;
-		}
-		c = new_task(r, (m->arg2 & 0x00010000) ? m->pid : (int32_t)m->arg, (int32_t)m->arg);
+		retire_tid(r, find_task(r, (int32_t)m->arg), "forked", ev->index);
+		c = new_task(r, (m->arg2 & CLONE_THREAD) ? m->pid : (int32_t)m->arg, (int32_t)m->arg);
 		if (!c)
 			return -1;
 		c->state = T_WAIT_FORK;
