@@ -2,7 +2,13 @@
 # Build the aetrace guest kernel (Linux 6.1 from Debian's linux-source-6.1
 # plus the kernel-patches/series) into the cache.
 #
-# usage: vm/build-kernel.sh [--key]   (--key: only print the cache key)
+# usage: vm/build-kernel.sh [--baseline] [--key]
+#   --key       only print the cache key
+#   --baseline  build the UNPATCHED kernel instead: same source, same config
+#               fragment, empty series, in a tree of its own (the patched
+#               tree is never switched, so trbuf.ko builds and the patched
+#               kernel's incremental builds are unaffected).  Used by
+#               tests/kselftest/upstream-vm.sh as the reference.
 #
 # Cache layout ($AE_CACHE, default ~/.cache/aetrace):
 #   kernel-tree-<treekey>/       ONE reusable build tree per source version
@@ -12,6 +18,8 @@
 #   kernel-<key>/                one per (source, series+patches, fragment,
 #                                this script): bzImage, config, System.map,
 #                                Module.symvers, build.log, kdir (tree path).
+#   kernel-tree-<treekey>-base/  the baseline's own tree, and
+#   kernel-base-<key>/           its outputs (key: source, fragment, script).
 # Switching keys reverses only the applied patches that differ from the new
 # series and applies the new ones with patch(1), so only touched files get new
 # mtimes and the make is incremental.
@@ -28,9 +36,19 @@ self=$top/vm/build-kernel.sh
 
 die() { echo "build-kernel.sh: $*" >&2; exit 1; }
 
+baseline= keyonly=
+for a in "$@"; do
+	case "$a" in
+	--baseline) baseline=1 ;;
+	--key) keyonly=1 ;;
+	*) die "usage: vm/build-kernel.sh [--baseline] [--key] (unknown argument '$a')" ;;
+	esac
+done
+
 # Patches named by kernel-patches/series, in order (comments and blank
-# lines skipped); a missing series means no patches.
+# lines skipped); a missing series or --baseline means no patches.
 series_patches() {
+	[ -z "$baseline" ] || return 0
 	[ -f "$series" ] || return 0
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$series"
 }
@@ -43,6 +61,7 @@ src_version() {
 compute_key() {
 	{
 		echo "src $(src_version)"
+		[ -z "$baseline" ] || echo baseline
 		echo "fragment"; cat "$fragment"
 		echo "script"; cat "$self"
 		echo "series"
@@ -61,7 +80,7 @@ series_patches | while read -r p; do
 	[ -f "$patch_dir/$p" ] || die "kernel-patches/series names missing patch '$p'"
 done
 
-if [ "${1:-}" = --key ]; then
+if [ -n "$keyonly" ]; then
 	compute_key
 	exit 0
 fi
@@ -70,8 +89,13 @@ fi
 [ -f "$fragment" ] || die "$fragment missing"
 
 key=$(compute_key)
-out=$cache/kernel-$key
-tree=$cache/kernel-tree-$(tree_key)
+if [ -n "$baseline" ]; then
+	out=$cache/kernel-base-$key
+	tree=$cache/kernel-tree-$(tree_key)-base
+else
+	out=$cache/kernel-$key
+	tree=$cache/kernel-tree-$(tree_key)
+fi
 state=$tree/.aetrace
 mkdir -p "$cache"
 
@@ -161,7 +185,7 @@ while read -r line; do
 	esac
 done <"$fragment" | tee -a "$log"
 
-echo "  KERNEL  linux $(src_version) + ${#want[@]} patch(es), key $key, log $log"
+echo "  KERNEL  linux $(src_version) + ${#want[@]} patch(es)${baseline:+ (unpatched baseline)}, key $key, log $log"
 if ! make -C "$tree" -j"$(nproc)" >>"$log" 2>&1; then
 	grep -E 'error|Error' "$log" | head -20 >&2
 	die "kernel build failed (see $log)"
