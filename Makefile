@@ -4,12 +4,42 @@
 .SUFFIXES:
 .DEFAULT_GOAL := all
 
-TOP	:= $(abspath .)
-BIN	:= $(TOP)/bin
-OBJ	:= $(TOP)/build
 # Expensive builds (musl, kernel, Lua) are cached outside the clone, keyed
 # by a hash of their recipe.
 AE_CACHE ?= $(HOME)/.cache/aetrace
+
+# A clone whose path holds a blank: GNU make splits paths on blanks, so make
+# runs again in a blank-free symlink to the clone, $(AE_CACHE)/links/<hash of
+# the path>, with TOP naming the link (recipes use $(TOP) or relative paths;
+# scripts find the repository through the link by their own $0).
+ifneq ($(words $(CURDIR)),1)
+ifneq ($(origin TOP),command line)
+AE_LINK := $(shell c='$(subst ','\'',$(AE_CACHE))'; \
+	d='$(subst ','\'',$(CURDIR))'; \
+	case "$$c" in (*[[:space:]]*) exit 0 ;; esac; \
+	l="$$c/links/$$(printf %s "$$d" | sha256sum | cut -c1-16)"; \
+	mkdir -p "$$c/links" || exit 0; \
+	[ "$$(readlink "$$l")" = "$$d" ] || ln -sfn "$$d" "$$l" || exit 0; \
+	echo "$$l")
+ifeq ($(AE_LINK),)
+$(error the clone's path '$(CURDIR)' has a blank and no blank-free link to it could be made under AE_CACHE='$(AE_CACHE)': set AE_CACHE to a writable directory without blanks)
+endif
+AE_GOALS := $(or $(MAKECMDGOALS),all)
+.PHONY: $(AE_GOALS)
+$(firstword $(AE_GOALS)):
+	+@cd '$(AE_LINK)' && $(MAKE) --no-print-directory TOP='$(AE_LINK)' $(MAKECMDGOALS)
+$(wordlist 2,$(words $(AE_GOALS)),$(AE_GOALS)):
+	@:
+AE_REDIRECT := 1
+endif
+endif
+
+ifeq ($(AE_REDIRECT),)
+ifneq ($(origin TOP),command line)
+TOP	:= $(abspath .)
+endif
+BIN	:= $(TOP)/bin
+OBJ	:= $(TOP)/build
 
 CC	?= gcc
 CFLAGS	?= -O2 -g
@@ -82,3 +112,5 @@ bench: deps
 
 clean:
 	$(Q)rm -rf $(BIN) $(OBJ)
+
+endif # AE_REDIRECT
