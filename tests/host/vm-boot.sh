@@ -79,6 +79,15 @@ check "non-zero exit status propagates (want 7, got $rc)" $((rc != 7))
 rc=$?
 check "a timeout gives status 124 (got $rc)" $((rc != 124))
 
+# --no-module keeps trbuf.ko out of the guest (the baseline kernel's boots);
+# without it the guest loads the module when it is built.
+if [ -n "$("$top/vm/build-module.sh" 2>/dev/null)" ]; then
+	"$top/vm/run" -- sh -c '[ -e /sys/module/trbuf ]' >/dev/null 2>&1
+	check "the guest loads trbuf.ko when it is built" $?
+	"$top/vm/run" --no-module -- sh -c '[ ! -e /sys/module/trbuf ] && [ ! -e /dev/trbuf ]' >/dev/null 2>&1
+	check "vm/run --no-module boots without trbuf.ko" $?
+fi
+
 # The kselftest wrapper reports a kernel WARNING in the guest's log, and
 # relays the inner script's TAP lines.
 fake=$(mktemp "$top/build/vm-test/fake-kselftest.XXXXXX")
@@ -95,6 +104,45 @@ check "kselftest-vm.sh relays the inner TAP lines" $?
 echo "$out" | grep -q '^not ok [0-9]* - guest kernel log has no WARNING/BUG/Oops$'
 check "kselftest-vm.sh reports a WARNING in the guest kernel log" $?
 rm -f "$fake"
+
+# The upstream selftest comparison (tests/kselftest/upstream-vm.sh) fails
+# on each kind of difference: fed doctored copies of two clean boots' logs.
+up=$top/tests/kselftest/upstream-vm.sh
+ul=$(mktemp -d)
+tests="sigreturn_64 single_step_syscall_64 ptrace_syscall_64 fsgsbase_64 basic_test basic_percpu_ops_test param_test"
+mklog() { # label, kernel word, file
+	{
+		echo "kernel $2"
+		for t in $tests; do echo "$1 $t 0"; done
+		[ "$1" = base ] || echo "traced workload ok"
+		echo "# aevm-dmesg-begin"; echo "[    1.0] clean boot"; echo "# aevm-dmesg-end"
+	} >"$3"
+}
+mklog base unpatched "$ul/base"
+mklog traced patched "$ul/traced"
+"$up" --compare "$ul/base" "$ul/traced" >"$ul/out" 2>&1
+! grep -q '^not ok' "$ul/out" && [ "$(grep -c '^ok' "$ul/out")" -eq 18 ]
+check "upstream-vm.sh --compare passes two clean logs" $?
+upfails() { # name, sed script for the traced log, sed script for the base log
+	sed "$2" "$ul/traced" >"$ul/t2"
+	sed "$3" "$ul/base" >"$ul/b2"
+	"$up" --compare "$ul/b2" "$ul/t2" >"$ul/out" 2>&1
+	grep -q '^not ok' "$ul/out"
+	check "upstream-vm.sh --compare fails when $1" $?
+}
+upfails "a selftest fails only on the tracing kernel" 's/^traced fsgsbase_64 0$/traced fsgsbase_64 1/' ''
+upfails "a selftest skips only on the tracing kernel" 's/^traced param_test 0$/traced param_test 4/' ''
+upfails "a selftest's result is missing" '/^traced sigreturn_64 /d' ''
+upfails "a selftest fails on both kernels" 's/^traced basic_test 0$/traced basic_test 1/' \
+	's/^base basic_test 0$/base basic_test 1/'
+upfails "the tracing kernel logs a WARNING" \
+	's/clean boot/WARNING: CPU: 1 PID: 9 at kernel\/sched\/core.c:1 x/' ''
+upfails "the tracing kernel logs a lockdep report" \
+	's/clean boot/======================================================\n[ 1.0] possible circular locking dependency detected/' ''
+upfails "the tracing kernel log is cut off" '/^# aevm-dmesg-end$/d' ''
+upfails "the traced workload failed" '/^traced workload ok$/d' ''
+upfails "the base boot ran the patched kernel" '' 's/^kernel unpatched$/kernel patched/'
+rm -rf "$ul"
 
 # A clone anywhere: under /tmp and under the home directory (both covered
 # by tmpfs in the guest's stage 1), with blanks and a comma in the path.

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Guest half of tests/kselftest/upstream-vm.sh: runs the kernel's selftests
-# in DIR once with trbuf.ko unloaded (A), once with it loaded, bdump
-# capturing and traced producers running (B).  Prints "A|B TEST STATUS"
-# lines, "B workload ok" when the workload and bdump finished cleanly, and
-# the kernel log between # aevm-dmesg-begin/end.
+# in DIR, in one of two boots:
+#   base    on the unpatched baseline kernel (vm/run --no-module);
+#   traced  on the tracing kernel with trbuf.ko loaded, bdump capturing and
+#           traced producers running beside the selftests.
+# Prints "base|traced TEST STATUS" lines, "kernel patched|unpatched" (from
+# the trbuf hook symbols in /proc/kallsyms), "traced workload ok" when the
+# workload and bdump finished cleanly, and the kernel log between
+# # aevm-dmesg-begin/end.
 set -u
-dir=$1
+dir=$1 mode=${2:-}
 top=$(pwd)
 tests="sigreturn_64 single_step_syscall_64 ptrace_syscall_64 fsgsbase_64 basic_test basic_percpu_ops_test param_test"
 run_all() { # label
@@ -19,10 +23,23 @@ run_all() { # label
 			{ tail -5 "$dir/$1.$t.log"; echo; } | sed -e '/^$/d' -e "s/^/# $1 $t: /"
 	done
 }
-[ -e /sys/module/trbuf ] && rmmod trbuf
-[ -e /dev/trbuf ] && { echo "# trbuf.ko still loaded"; exit 1; }
-run_all A
-insmod "$top/trbuf-driver/trbuf.ko" || { echo "# insmod failed"; exit 1; }
+dmesg_out() { echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"; }
+if grep -qw trbuf_hooks_register /proc/kallsyms; then
+	echo "kernel patched"
+else
+	echo "kernel unpatched"
+fi
+case "$mode" in
+base)
+	[ -e /sys/module/trbuf ] && { echo "# trbuf.ko loaded on the baseline"; exit 1; }
+	run_all base
+	dmesg_out
+	exit 0 ;;
+traced) ;;
+*) echo "usage: upstream-in-vm.sh DIR base|traced" >&2; exit 2 ;;
+esac
+[ -e /sys/module/trbuf ] || insmod "$top/trbuf-driver/trbuf.ko" ||
+	{ echo "# insmod failed"; exit 1; }
 w=$(mktemp -d)
 bin/bdump -q -f 200 "$w/trace.zst" "$w/sched.bin" 2>"$w/bdump.log" &
 bdump=$!
@@ -41,7 +58,7 @@ for i in 1 2; do
 	) &
 	prods+=($!)
 done
-run_all B
+run_all traced
 touch "$w/stop"
 wst=0
 for p in "${prods[@]}"; do wait "$p" || wst=1; done
@@ -49,6 +66,6 @@ kill -INT $bdump
 wait $bdump || wst=1
 bin/bdump --check "$w/trace.zst" "$w/sched.bin" >"$w/check.log" 2>&1 || wst=1
 sed 's/^/# bdump: /' "$w/bdump.log" "$w/check.log"
-[ $wst -eq 0 ] && echo "B workload ok"
-echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"
+[ $wst -eq 0 ] && echo "traced workload ok"
+dmesg_out
 exit 0
