@@ -23,6 +23,9 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 	exit 0
 fi
 NTHR=2 NREC=3000
+# Run from `make check`, the outer make's flags (TOP=<its tree>, jobserver)
+# must not leak into the clones' makes.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 clones=()
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
 cleanup() {
