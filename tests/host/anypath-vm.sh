@@ -54,6 +54,8 @@ for parent in "$top/build/anypath" "$HOME"; do
 	[ $rc -eq 0 ] || tail -15 "$log" | sed 's/^/# /'
 	check "make all in '$c' ($(($(date +%s) - start)) s)" $rc
 	[ $rc -eq 0 ] || continue
+	[ "$("$c/vm/build-kernel.sh" --key)" = "$("$top/vm/build-kernel.sh" --key)" ] ||
+		echo "# uncommitted kernel changes: the clone (HEAD) builds another kernel key"
 	make -C "$c" kernel >>"$log" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || tail -5 "$log" | sed 's/^/# /'
