@@ -139,6 +139,8 @@ upfails "the tracing kernel logs a WARNING" \
 	's/clean boot/WARNING: CPU: 1 PID: 9 at kernel\/sched\/core.c:1 x/' ''
 upfails "the tracing kernel logs a lockdep report" \
 	's/clean boot/======================================================\n[ 1.0] possible circular locking dependency detected/' ''
+upfails "the tracing kernel logs an RCU stall" \
+	's/clean boot/rcu: INFO: rcu_preempt self-detected stall on CPU/' ''
 upfails "the tracing kernel log is cut off" '/^# aevm-dmesg-end$/d' ''
 upfails "the traced workload failed" '/^traced workload ok$/d' ''
 upfails "the base boot ran the patched kernel" '' 's/^kernel unpatched$/kernel patched/'

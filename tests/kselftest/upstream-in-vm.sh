@@ -24,6 +24,7 @@ run_all() { # label
 	done
 }
 dmesg_out() { echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"; }
+echo "# rcu stall timeout: $(cat /sys/module/rcupdate/parameters/rcu_cpu_stall_timeout 2>/dev/null) s"
 if grep -qw trbuf_hooks_register /proc/kallsyms; then
 	echo "kernel patched"
 else
