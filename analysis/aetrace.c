@@ -26,7 +26,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE]\n"
+		"usage: aetrace regen [--format=lackey|bin|din] [--original-only] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
 		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
@@ -43,7 +43,10 @@ static void usage(FILE *f)
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
-		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md).\n"
+		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md);\n"
+		"  din: Dinero IV's extended din (0 read, 1 write, 2 fetch; hex address, size).\n"
+		"  Programs built with aecc -fae-data also get their data accesses: lackey's\n"
+		"  ' L|S|M addr,size' lines, din records, bin records of 11 bytes.\n"
 		"  --original-only leaves out alignment padding the assembler added\n"
 		"  (executed nops that are not in the program's source).\n");
 }
@@ -71,8 +74,10 @@ static int cmd_regen(int argc, char **argv)
 		case 'f':
 			if (!strcmp(optarg, "bin")) {
 				oo.bin = 1;
+			} else if (!strcmp(optarg, "din")) {
+				oo.din = 1;
 			} else if (strcmp(optarg, "lackey")) {
-				fprintf(stderr, "aetrace: unknown format '%s' (lackey, bin)\n", optarg);
+				fprintf(stderr, "aetrace: unknown format '%s' (lackey, bin, din)\n", optarg);
 				return 2;
 			}
 			break;

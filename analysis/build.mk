@@ -1,7 +1,7 @@
 # analysis/: the aetrace CLI (regeneration, stats).
 
 AETRACE_SRCS := $(wildcard analysis/*.c)
-AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o)
+AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o) $(AE_DATAFLOW_OBJ)
 
 $(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) $(wildcard include/aetrace/*.h)
 	$(quiet) CC $@
