@@ -16,3 +16,5 @@ ALL_TARGETS += $(BIN)/aetrace
 CHECK_TARGETS += tests/host/regen-workload.sh
 BENCH_TARGETS += bench/regen-bench.sh
 CHECK_TARGETS += tests/host/regen-vm.sh
+# exact data address traces (aecc -fae-data, regen L/S/M records)
+CHECK_TARGETS += tests/host/data-exact.sh

@@ -548,6 +548,10 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		case AE_VAL_REG:
 			if (e->a > 15)
 				return rerr(g, pc, "register record names no register");
+			if (g->debug)
+				fprintf(stderr, "aetrace: %sreg %s = %#llx at offset %llu\n", g->name,
+					df_names[e->a], (unsigned long long)v,
+					(unsigned long long)(g->pos - e->width));
 			ae_df_set(&g->ds, e->a, v, 8);
 			break;
 		case AE_VAL_FSBASE:

@@ -129,6 +129,8 @@ static int mem_access(const cs_insn *ci, int i, int n, int cs_acc)
 
 	if (!strncmp(m, "lock ", 5))
 		m += 5;
+	if (starts(m, "cmpxchg") || starts(m, "xadd") || starts(m, "xchg"))
+		return AE_ACC_M;	/* whichever operand is the memory one */
 	if (i > 0)
 		return AE_ACC_L;
 	if (n == 1) {
@@ -149,6 +151,24 @@ static int mem_access(const cs_insn *ci, int i, int n, int cs_acc)
 		return AE_ACC_S;
 	r = (cs_acc & CS_AC_READ ? AE_ACC_L : 0) | (cs_acc & CS_AC_WRITE ? AE_ACC_S : 0);
 	return r ? r : AE_ACC_M;
+}
+
+/*
+ * Scalar SSE operands in memory are 4 or 8 bytes; capstone reports 16
+ * for some (comisd, addsd, cvtss2sd...). Returns the size to use.
+ */
+static int scalar_size(const char *m, int size)
+{
+	size_t n = strlen(m);
+
+	/* (pminsd, pabsd...: packed integers) */
+	if (size != 16 || n < 3 || strstr(m, "si2") || m[0] == 'p' || starts(m, "vp"))
+		return size;
+	if (strstr(m, "ss2") || (!strstr(m, "sd2") && !strcmp(m + n - 2, "ss")))
+		return 4;
+	if (strstr(m, "sd2") || !strcmp(m + n - 2, "sd"))
+		return 8;
+	return size;
 }
 
 int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
@@ -218,6 +238,15 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 			m->disp = o->mem.disp;
 			m->size = o->size;
 			m->acc = mem_access(ci, i, x->op_count, o->access);
+			m->size = scalar_size(ci->mnemonic, m->size);
+			/* a locked read-modify-write (xchg is one): VEX loads the
+			 * old value, then compare-and-swaps (lackey: L, M);
+			 * cmpxchg only compare-and-swaps (M) */
+			if (m->acc == AE_ACC_M && (x->prefix[0] == X86_PREFIX_LOCK ||
+						   ci->id == X86_INS_XCHG) &&
+			    ci->id != X86_INS_CMPXCHG && ci->id != X86_INS_CMPXCHG8B &&
+			    ci->id != X86_INS_CMPXCHG16B)
+				op->locked = 1;
 			if (i == 0 && x->op_count == 1)
 				op->mem_first = 1;
 		} else if (o->type == X86_OP_REG) {
@@ -419,6 +448,8 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 		}
 		return n;
 	default:
+		if (mem && op->locked)
+			put(out, &n, AE_ACC_L, a, op->mem.size);
 		if (mem)
 			put(out, &n, op->mem.acc, a, op->mem.size);
 		return n;

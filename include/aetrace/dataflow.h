@@ -65,6 +65,7 @@ struct ae_df_op {
 	uint8_t mem_first;	/* call/push from memory: load before the push */
 	uint8_t nops;		/* explicit operands */
 	uint8_t modify;		/* bts/btr/btc */
+	uint8_t locked;		/* VEX loads, then compare-and-swaps: L, then M */
 	uint16_t retimm;	/* ret $n */
 	int64_t imm;
 	uint32_t writes;	/* registers this instruction may change */

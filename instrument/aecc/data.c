@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gelf.h>
+
 #include "data.h"
 #include "xalloc.h"
 
@@ -170,7 +172,63 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 	return ret;
 }
 
-int ae_data_plan(struct ae_ctx *c)
+/* The instruction whose bytes hold (sec, off), or -1. */
+static int insn_covering(const struct ae_ctx *c, int sec, uint64_t off)
+{
+	int lo = 0, hi = c->n - 1, best = -1;
+
+	while (lo <= hi) {
+		int m = (lo + hi) / 2;
+		const struct insn *x = &c->in[c->by_place[m]];
+
+		if (x->sec < sec || (x->sec == sec && x->off <= off)) {
+			best = c->by_place[m];
+			lo = m + 1;
+		} else {
+			hi = m - 1;
+		}
+	}
+	if (best < 0 || c->in[best].sec != sec || off >= c->in[best].off + c->in[best].len)
+		return -1;
+	return best;
+}
+
+/*
+ * Functions whose address the object takes (not as a call or jump
+ * target) may be signal handlers, entered on a stack the kernel chose:
+ * they record %rsp at their entry.
+ */
+static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(s->elf, &shstrndx))
+		return;
+	for (int i = 0; i < s->nr; i++) {
+		const struct reloc *r = &s->r[i];
+		Elf_Scn *scn = elf_getscn(s->elf, r->sec);
+		GElf_Shdr sh;
+		const char *name;
+		int site, k;
+
+		if (!r->symsec || !scn || !gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(s->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".ae_imap"))
+			continue;
+		site = insn_covering(c, r->sec, r->off);
+		if (site >= 0 && (c->in[site].kind == IK_CALL || c->in[site].kind == IK_JMP ||
+				  c->in[site].kind == IK_JCC))
+			continue;
+		k = ae_insn_at(c, r->symsec, r->symval + r->addend);
+		if (k < 0 && (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32))
+			k = ae_insn_at(c, r->symsec, r->symval + r->addend + 4);
+		if (k >= 0 && c->in[k].func_start)
+			c->in[k].rec_before |= 1u << AE_DF_RSP;
+	}
+}
+
+int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 {
 	struct plan pl = { .c = c };
 	int n = c->n, added, ret = 0, rounds = 0, direct = 0;
@@ -222,6 +280,7 @@ int ae_data_plan(struct ae_ctx *c)
 	free(to);
 	for (int k = 0; k < n; k++)
 		pl.entry[k] = c->in[k].func_start || pl.pstart[k] == pl.pstart[k + 1];
+	mark_address_taken(c, s);
 
 	do {
 		uint64_t sum = 0;

@@ -4,6 +4,7 @@
 #define AE_DATA_H
 
 #include "ir.h"
+#include "scan.h"
 
 /*
  * Decide which registers c records before and after each instruction
@@ -12,7 +13,7 @@
  * witness placement, which must end witness paths at records. Returns 0,
  * or -1 after one line on stderr.
  */
-int ae_data_plan(struct ae_ctx *c);
+int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s);
 
 /* Add instruction k's data record events through `add`, after its other
  * events. Returns nothing. */

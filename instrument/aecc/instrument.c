@@ -146,7 +146,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	/* 2. the graph and the witnesses */
 	ae_build_graph(c);
 	ae_link_table_loads(c);
-	if (c->data && ae_data_plan(c))
+	if (c->data && ae_data_plan(c, &sc))
 		goto out;
 	if (ae_place(c))
 		goto out;

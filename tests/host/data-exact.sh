@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# data-exact: exact data address traces (issue 12) on the test corpus.
+# For every corpus program:
+#   bin/aecc -fae-data -O2 -o D/i/p prog.c   (links build/musl-data)
+#   bin/aerun -o D/t.zst -- D/i/p args;  bin/aetrace regen --format=lackey
+# and the regenerated I/L/S/M records must equal valgrind lackey's
+# (--trace-mem=yes) on the twin D/o/p from __init_tls on (data_cmp.py):
+# every instruction, every data record's kind and size, every address;
+# stack addresses at one constant offset (valgrind's stack is elsewhere).
+# Programs lackey does not run exactly (corpus-lib.sh: x87 long double,
+# heap layout) and those with signal handlers (valgrind builds its own
+# signal frames) are checked for a complete regeneration and the same
+# output as the twin; their exact comparison needs the stepper's data mode.
+# Also: the twin's output equals the traced run's; --format=din and bin
+# carry the same records; a changed %rsp record makes the comparison fail.
+# Prints bytes per memory reference. Env: AE_TEST_JOBS (2),
+# AE_DATA_EXACT_ONLY="a b".
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/oracle/corpus-lib.sh"
+bin=$top/bin
+aecc=$bin/aecc aerun=$bin/aerun aetrace=$bin/aetrace
+mutate=$top/build/tests/trace_mutate
+cmp=$top/tests/host/data_cmp.py
+jobs=${AE_TEST_JOBS:-2}
+
+for t in "$aecc" "$aerun" "$aetrace" "$mutate"; do
+	if [ ! -x "$t" ]; then
+		echo "ok 1 - data-exact # SKIP $(basename "$t") not built yet"
+		exit 0
+	fi
+done
+if ! command -v valgrind >/dev/null; then
+	echo "ok 1 - data-exact # SKIP valgrind missing"
+	exit 0
+fi
+if [ ! -e "$top/build/musl-data/lib/libc.a" ]; then
+	echo "not ok 1 - data-exact: build/musl-data missing (make musl-data)"
+	exit 1
+fi
+clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
+# too slow for lackey with data (9M instructions), or no lackey equivalent
+skip_lackey="big_witness signal_async signal_sync sigsetjmp_handler $ae_lackey_inexact"
+
+work=$(mktemp -d "$top/build/data-exact.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+one() {
+	local name=$1 src=$top/tests/corpus/$1.c args d from r
+	d=$work/$name
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	args=$(ae_corpus_args "$name")
+	[ "$name" = big_witness ] && args=20
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$src" -lm >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - $name: aecc -fae-data failed"; sed 's/^/# /' "$d/aecc.log" | head -20; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	# shellcheck disable=SC2086
+	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" $args >"$d/out.aerun" 2>"$d/err.aerun"
+	echo "status $?" >>"$d/out.aerun"
+	if ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		{ echo "not ok - $name: aetrace regen failed"; sed 's/^/# /' "$d/err.regen" | head -10; } >>"$d/res"
+		return
+	fi
+	r=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$d/regen")
+	echo "ok - $name: regenerated (${r% *} instructions, ${r#* } data records; $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
+	echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
+	# shellcheck disable=SC2086
+	$clean_env "$d/o/p" $args >"$d/out.twin" 2>/dev/null
+	echo "status $?" >>"$d/out.twin"
+	if cmp -s "$d/out.aerun" "$d/out.twin"; then
+		echo "ok - $name: traced run and twin agree ($(tail -1 "$d/out.twin"))" >>"$d/res"
+	else
+		{ echo "not ok - $name: traced run and twin differ"
+		  diff "$d/out.aerun" "$d/out.twin" | head -5 | sed 's/^/# /'; } >>"$d/res"
+	fi
+	case " $skip_lackey " in *" $name "*) return ;; esac
+	from=$(ae_sym_addr "$d/o/p" "$ae_lackey_from_sym")
+	# shellcheck disable=SC2086
+	timeout 300 $clean_env setarch "$(uname -m)" -R valgrind --tool=lackey --trace-mem=yes \
+		--vex-guest-chase=no --log-file="$d/lackey" "$d/o/p" $args >/dev/null 2>&1
+	if python3 "$cmp" "$d/regen" "$d/lackey" "$from" --stack-offset >"$d/cmp" 2>&1; then
+		echo "ok - $name: regen = lackey, $(sed 's/^identical: //' "$d/cmp")" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen differs from lackey"; sed 's/^/# /' "$d/cmp" | head -5; } >>"$d/res"
+	fi
+	if [ "$name" = crc_table ]; then
+		negative "$d" "$from"
+		formats "$d"
+	fi
+	rm -f "$d/lackey.m" "$d/t.zst"
+}
+
+# A changed %rsp record (the process entry's) must not go unnoticed.
+negative() {
+	local d=$1 from=$2 off
+	off=$(AETRACE_DEBUG=1 "$aetrace" regen "$d/t.zst" "$d/i/p" 2>&1 >/dev/null |
+		sed -n 's/.*reg rsp = .* at offset \([0-9]*\)$/\1/p' | head -1)
+	if [ -z "$off" ]; then
+		echo "not ok - crc_table: no %rsp record found" >>"$d/res"
+		return
+	fi
+	"$mutate" "$d/t.zst" "$d/m.zst" $((off + 1)) 0x01
+	if "$aetrace" regen --format=lackey "$d/m.zst" "$d/i/p" >"$d/regen.m" 2>/dev/null &&
+	   python3 "$cmp" "$d/regen.m" "$d/lackey" "$from" --stack-offset >/dev/null 2>&1; then
+		echo "not ok - crc_table: a changed %rsp record at offset $off went unnoticed" >>"$d/res"
+	else
+		echo "ok - crc_table: a changed %rsp record (offset $off) is caught" >>"$d/res"
+	fi
+	rm -f "$d/regen.m" "$d/m.zst"
+}
+
+# din and bin carry the lackey records, converted independently here.
+formats() {
+	local d=$1
+	"$aetrace" regen --format=din "$d/t.zst" "$d/i/p" >"$d/din"
+	"$aetrace" regen --format=bin "$d/t.zst" "$d/i/p" >"$d/bin"
+	if python3 "$top/tests/host/data_formats.py" "$d/regen" "$d/din" "$d/bin"
+	then
+		echo "ok - crc_table: --format=din and bin carry the same records" >>"$d/res"
+	else
+		echo "not ok - crc_table: --format=din or bin differs from lackey" >>"$d/res"
+	fi
+	rm -f "$d/din" "$d/bin"
+}
+
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//')}
+export -f one negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
+export clean_env top aecc aerun aetrace mutate cmp work skip_lackey ae_lackey_from_sym ae_lackey_inexact
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'one {}'
+
+i=0 failed=0
+for name in $names; do
+	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok - "*) i=$((i + 1)); failed=1; echo "not ok $i - ${line#not ok - }" ;;
+		"ok - "*) i=$((i + 1)); echo "ok $i - ${line#ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$work/$name/res"
+done
+cat "$work"/*/bpr 2>/dev/null | awk '{ m += $3; b += $4 }
+	END { if (m) printf "# corpus: %d trace bytes / %d data references = %.3f bytes per reference\n", b, m, b / m }'
+exit $failed
