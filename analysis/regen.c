@@ -65,7 +65,7 @@ struct ae_regen {
 	int finishing;		/* in _Exit: stop after its system call */
 	int stop;		/* an enum ae_regen_end */
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
-	int data;		/* regenerate data accesses (sink->mem, -fae-data) */
+	int data;		/* follow data addresses (-fae-data program) */
 	struct ae_df_state ds;	/* the registers addresses are made of */
 	struct ae_df_state pre;	/* before the current call instruction */
 	const struct ae_dinsn *call;	/* the current call instruction */
@@ -183,7 +183,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 			 df_names[miss < 0 || miss > 17 ? 17 : miss]);
 		return rerr(g, pc, msg);
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; g->sink->mem && i < n; i++)
 		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
 			g->stop = AE_END_STOPPED;
 			return -1;
@@ -799,7 +799,9 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	g->pos = s->base;
 	g->mi = s->mk_base;
 	g->debug = getenv("AETRACE_DEBUG") != NULL;
-	g->data = sink->mem && p->data_objs;
+	/* a data-traced program's register records must be read even when
+	 * only instructions are wanted (calls' records come at returns) */
+	g->data = p->data_objs > 0;
 	g->ds.df_known = 1;	/* clear at process entry (ABI) */
 	return g;
 }

@@ -333,6 +333,24 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	return ret;
 }
 
+/*
+ * Bytes that hold r's value after x defines it: a zero-extending load of
+ * a byte or word needs 1 or 2, any 32-bit write 4 (the upper half is 0).
+ */
+static int def_width(const struct insn *x, int r)
+{
+	const struct ae_df_op *op = &x->df;
+
+	if (x->kind == IK_CALL || x->kind == IK_CALL_IND || op->dst != r)
+		return 8;
+	if (op->kind == AE_DF_MOVZX && (op->dw == 4 || op->dw == 8) &&
+	    (op->has_mem ? op->mem.size == 1 || op->mem.size == 2 : op->sw == 1 || op->sw == 2))
+		return op->has_mem ? op->mem.size : op->sw;
+	if (op->dw == 4 && op->kind != AE_DF_XCHG)
+		return 4;
+	return 8;
+}
+
 void ae_data_events(struct ae_ctx *c, int k,
 		    void (*add)(struct ae_ctx *c, int k, int kind, int width, int flag,
 				uint32_t a, uint32_t b))
@@ -346,5 +364,5 @@ void ae_data_events(struct ae_ctx *c, int k,
 			add(c, k, AE_EV_VAL, 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->rec_after >> r) & 1)
-			add(c, k, AE_EV_VAL_AFTER, 8, AE_VAL_REG, r, 0);
+			add(c, k, AE_EV_VAL_AFTER, def_width(x, r), AE_VAL_REG, r, 0);
 }
