@@ -70,6 +70,9 @@ struct ae_regen {
 	struct ae_df_state pre;	/* before the current call instruction */
 	const struct ae_dinsn *call;	/* the current call instruction */
 	uint64_t call_pc;
+	const struct ae_dinsn *sys;	/* the last system call (fork, clone) */
+	uint64_t sys_pc;
+	int child_records;	/* a new child: read sys's records first */
 };
 
 /* What one instruction's records said. */
@@ -487,6 +490,19 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	return 0;
 }
 
+/* After a system call: did the task end in it (exit, exec), so that the
+ * records after it were never written? */
+static int ended_here(struct ae_regen *g)
+{
+	struct ae_smk *k;
+
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	k = next_mk(g);
+	return k && k->pos == g->pos &&
+	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
+}
+
 /* Value records the instruction at pc wrote before executing. */
 static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 			  struct insn_vals *iv)
@@ -736,6 +752,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		case AE_K_STOP:
 			return rerr(g, pc, "reached a trapping instruction (ud2/hlt)");
 		case AE_K_SYSCALL:
+			g->sys = d;	/* a child forked here reads its records */
+			g->sys_pc = pc;
 			r = after_syscall(g, pc, next);
 			if (r)
 				return r > 0 || g->stop ? 0 : -1;
@@ -775,7 +793,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))
 					return g->stop ? 0 : -1;
-			if (data_after(g, d, pc))
+			if (!(d->kind == AE_K_SYSCALL && ended_here(g)) && data_after(g, d, pc))
 				return g->stop ? 0 : -1;
 		}
 		pc = next;
@@ -832,9 +850,13 @@ struct ae_regen *ae_regen_clone(const struct ae_regen *o, struct ae_tstream *s,
 			memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
 		else
 			memset(g->fr, 0, o->n * sizeof(*g->fr));
-		/* a new thread runs on another stack: known only by a record */
+		/* a new thread runs on another stack: the system call's
+		 * record of %rsp (data.c) gives it */
 		g->ds = o->ds;
 		g->ds.known &= ~(1u << AE_DF_RSP);
+		g->sys = o->sys;
+		g->sys_pc = o->sys_pc;
+		g->child_records = 1;
 	}
 	g->n = g->cap = o->n;
 	if (!g->cap) {
@@ -879,7 +901,20 @@ int ae_regen_level(const struct ae_regen *g)
 
 int ae_regen_run(struct ae_regen *g, uint64_t pc)
 {
-	int ret = run(g, pc);
+	int ret;
+
+	/* the child of a fork or clone resumes after the system call: its
+	 * fall-through witness and records come first in the child's stream */
+	if (g->child_records && g->sys) {
+		g->child_records = 0;
+		for (int i = 0; i < g->sys->nev; i++)
+			if (g->sys->ev[i].kind == AE_EV_WIT_FALL &&
+			    witness(g, &g->sys->ev[i], g->sys_pc))
+				return g->stop ? g->stop : -1;
+		if (data_after(g, g->sys, g->sys_pc))
+			return g->stop ? g->stop : -1;
+	}
+	ret = run(g, pc);
 
 	g->st.blocks += g->st.insns ? 1 : 0;
 	if (g->stop == AE_END_STOPPED || g->stop == AE_END_CAPTURE)

@@ -281,6 +281,10 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	for (int k = 0; k < n; k++)
 		pl.entry[k] = c->in[k].func_start || pl.pstart[k] == pl.pstart[k + 1];
 	mark_address_taken(c, s);
+	/* after a system call that may be clone: the child's new stack */
+	for (int k = 0; k < n; k++)
+		if (c->in[k].df.kind == AE_DF_SYSCALL)
+			c->in[k].rec_after |= 1u << AE_DF_RSP;
 
 	do {
 		uint64_t sum = 0;

@@ -192,13 +192,36 @@ real() {
 	rm -rf "$d/src" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2}
-export -f one real negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
+# workload NAME ARGS...: a forking or threaded program (tests/workload/)
+# built with -fae-data: every task regenerates with every data address (a
+# child's %rsp comes from the record after its fork/clone system call).
+workload() {
+	local name=$1 d=$work/wl-$1
+	shift
+	mkdir -p "$d"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/workload/$name.c" -lpthread >"$d/aecc.log" 2>&1; then
+		echo "not ok - $name: aecc -fae-data failed" >>"$d/res"
+		return
+	fi
+	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/p" "$@" >/dev/null 2>"$d/err.aerun"
+	if timeout 120 "$aetrace" regen --format=lackey --split "$d/split" "$d/t.zst" "$d/p" 2>"$d/err.regen" &&
+	   [ ! -s "$d/err.regen" ]; then
+		echo "ok - $name: $(ls "$d/split" | wc -l) tasks regenerate with every data address ($(cat "$d"/split/* | grep -c '^ [LSM]') data records)" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -rf "$d/split" "$d/t.zst"
+}
+
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 wl:forkloop:3 wl:threads:500 wl:pingpong:20}
+export -f one real workload negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
 export clean_env top aecc aerun aetrace mutate cmp work skip_lackey ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in lua|bzip2) real {} ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
