@@ -89,8 +89,11 @@ static int load_maps(struct ae_program *p)
 		for (uint32_t i = 0; i < h->nev; i++) {
 			struct ae_rev *r = &p->ev[p->nev++];
 
-			if (ev[i].insn >= h->ninsn ||
-			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool))
+			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
+			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
+			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
+							  ev[i].kind == AE_EV_VAL_AFTER) &&
+			     ev[i].a > 15))
 				return perr(p->prog.path, "corrupt schema event");
 			r->addr = oim[oi + 2 + ev[i].insn];
 			r->order = order++;

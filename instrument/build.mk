@@ -41,5 +41,20 @@ $(AE_AERT_LIB): $(AERT_OBJS)
 
 ALL_TARGETS += $(AE_AERT_LIB)
 
+# The same helpers for programs built with -fae-data (data tracing).
+AERT_DATA_OBJS := $(AERT_SRCS:instrument/libaert/%.c=$(OBJ)/instrument/libaert-data/%.o)
+AE_AERT_DATA_LIB := $(OBJ)/instrument/libaert-data.a
+
+$(OBJ)/instrument/libaert-data/%.o: instrument/libaert/%.c $(BIN)/aecc
+	$(quiet) AECC $@
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(BIN)/aecc -fae-data -O2 -nostdinc -fno-builtin -c -o $@ $<
+
+$(AE_AERT_DATA_LIB): $(AERT_DATA_OBJS)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+ALL_TARGETS += $(AE_AERT_DATA_LIB)
+
 include instrument/runtime.mk
 include instrument/musl/build.mk

@@ -289,7 +289,8 @@ int main(int argc, char **argv)
 			.libdirs = libdirs.v, .nlibdirs = libdirs.n,
 			.musl_dir = data_mode ? ae_musl_data_dir() : ae_musl_dir(),
 			.libae = ae_libae(),
-			.libaert = ae_libaert(), .tmpdir = tmpdir,
+			.libaert = data_mode ? ae_libaert_data() : ae_libaert(),
+			.tmpdir = tmpdir,
 			.verbose = verbose,
 		};
 

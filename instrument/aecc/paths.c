@@ -62,6 +62,13 @@ const char *ae_libae(void)
 	return tree_path(p, sizeof(p), "AECC_LIBAE", "build/instrument/libae.a");
 }
 
+const char *ae_libaert_data(void)
+{
+	static char p[PATH_MAX];
+
+	return tree_path(p, sizeof(p), NULL, "build/instrument/libaert-data.a");
+}
+
 const char *ae_libaert(void)
 {
 	static char p[PATH_MAX];

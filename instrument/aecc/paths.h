@@ -16,4 +16,7 @@ const char *ae_libae(void);
 /* Returns the archive of libgcc helpers: <top>/build/instrument/libaert.a. */
 const char *ae_libaert(void);
 
+/* libaert built with -fae-data: <top>/build/instrument/libaert-data.a */
+const char *ae_libaert_data(void);
+
 #endif
