@@ -141,6 +141,9 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		if (consume(g, e->width, &v, pc))
 			return -1;
 		g->st.value_bytes += e->width;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %d bytes\n", g->name,
+				df_names[e->a], (unsigned long long)v, (unsigned long long)pc, e->width);
 		if (g->data)
 			ae_df_set(&g->ds, e->a, v, 8);
 	}
@@ -565,9 +568,9 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			if (e->a > 15)
 				return rerr(g, pc, "register record names no register");
 			if (g->debug)
-				fprintf(stderr, "aetrace: %sreg %s = %#llx at offset %llu\n", g->name,
+				fprintf(stderr, "aetrace: %sreg %s = %#llx at offset %llu before %#llx\n", g->name,
 					df_names[e->a], (unsigned long long)v,
-					(unsigned long long)(g->pos - e->width));
+					(unsigned long long)(g->pos - e->width), (unsigned long long)pc);
 			ae_df_set(&g->ds, e->a, v, 8);
 			break;
 		case AE_VAL_FSBASE:

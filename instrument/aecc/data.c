@@ -228,17 +228,84 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 	}
 }
 
+/* The table a relocation inside instruction x's bytes points at: its
+ * entries' instructions into t[] (room for c->n); returns how many. */
+static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
+			 const struct insn *x, int *t)
+{
+	int m = 0;
+
+	for (uint64_t o = x->off; o < x->off + x->len; o++) {
+		const struct reloc *r = ae_find_reloc(s, x->sec, o);
+		int ne;
+
+		if (!r || !r->symsec)
+			continue;
+		ne = ae_table_entries(s, r->symsec, r->symval + r->addend);
+		for (int i = 0; i < ne && m < c->n; i++) {
+			const struct reloc *e = ae_find_reloc(s, r->symsec, r->symval + r->addend + 8 * i);
+			int k = e ? ae_insn_at(c, e->symsec, e->symval + e->addend) : -1;
+
+			if (k >= 0)
+				t[m++] = k;
+		}
+		break;
+	}
+	return m;
+}
+
 int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 {
 	struct plan pl = { .c = c };
 	int n = c->n, added, ret = 0, rounds = 0, direct = 0;
 
-	int *from = ae_xmalloc((c->ne + n + 1) * sizeof(int));
-	int *to = ae_xmalloc((c->ne + n + 1) * sizeof(int));
-	int np = 0;
+	int *from, *to, *tt = ae_xmalloc((n + 1) * sizeof(int));
+	int np = 0, cap = c->ne + n + 1, ntl = 0;
+
+	/* jump tables: their jumps are predecessors of every entry; a
+	 * computed goto (a table load feeding jmp *%r) of every entry of
+	 * every table load of the object */
+	for (int k = 0; k < n; k++) {
+		if (c->in[k].ind == IND_TABLE)
+			cap += table_targets(c, s, &c->in[k], tt);
+		if (c->in[k].tload)
+			ntl += table_targets(c, s, &c->in[k], tt);
+	}
+	for (int k = 0; k < n; k++)
+		if (c->in[k].kind == IK_JMP_IND && c->in[k].from_tload)
+			cap += ntl;
+	from = ae_xmalloc(cap * sizeof(int));
+	to = ae_xmalloc(cap * sizeof(int));
+	for (int k = 0; k < n; k++) {
+		int m;
+
+		if (c->in[k].ind == IND_TABLE) {
+			m = table_targets(c, s, &c->in[k], tt);
+			for (int i = 0; i < m; i++) {
+				from[np] = k;
+				to[np++] = tt[i];
+			}
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		if (!(c->in[j].kind == IK_JMP_IND && c->in[j].from_tload))
+			continue;
+		for (int k = 0; k < n; k++) {
+			int m;
+
+			if (!c->in[k].tload)
+				continue;
+			m = table_targets(c, s, &c->in[k], tt);
+			for (int i = 0; i < m; i++) {
+				from[np] = j;
+				to[np++] = tt[i];
+			}
+		}
+	}
+	free(tt);
 
 	pl.pstart = ae_xcalloc(n + 2, sizeof(int));
-	pl.preds = ae_xmalloc((c->ne + n + 1) * sizeof(int));
+	pl.preds = ae_xmalloc(cap * sizeof(int));
 	pl.entry = ae_xcalloc(n + 1, 1);
 	pl.kin = ae_xcalloc(n + 1, sizeof(uint32_t));
 	pl.req = ae_xcalloc(n + 1, sizeof(uint32_t));
