@@ -265,7 +265,9 @@ static int cmd_stats(int argc, char **argv)
  * map-lackey: valgrind lackey's trace of the instrumented PROG (run with
  * AE_CAPTURE=FILE) in twin addresses: instructions of PROG.orig are
  * renamed, instrumentation and runtime instructions dropped; the result
- * compares with `aetrace regen FILE PROG` of the same run.
+ * compares with `aetrace regen FILE PROG` of the same run. Data lines
+ * (--trace-mem=yes) follow the instruction they belong to: kept with it
+ * (the twin has the same data layout and stack frames), dropped with it.
  */
 static int cmd_map_lackey(int argc, char **argv)
 {
@@ -273,6 +275,7 @@ static int cmd_map_lackey(int argc, char **argv)
 	char line[256];
 	unsigned long long addr, lines = 0;
 	unsigned int size;
+	int keep = 0;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: aetrace map-lackey PROG < lackey-I-lines\n");
@@ -286,6 +289,12 @@ static int cmd_map_lackey(int argc, char **argv)
 		uint64_t o;
 
 		lines++;
+		if (line[0] == ' ' && (line[1] == 'L' || line[1] == 'S' || line[1] == 'M') &&
+		    line[2] == ' ') {
+			if (keep)
+				fputs(line, stdout);
+			continue;
+		}
 		if (line[0] != 'I')
 			continue;
 		if (sscanf(line + 1, " %llx,%u", &addr, &size) != 2) {
@@ -294,6 +303,7 @@ static int cmd_map_lackey(int argc, char **argv)
 			return 1;
 		}
 		o = ae_map_exact(p, addr);
+		keep = o != 0;
 		if (o) {
 			/* a branch to a witness stub may be longer in PROG */
 			struct ae_dinsn *d = ae_decode(p, o);

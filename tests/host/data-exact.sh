@@ -7,10 +7,14 @@
 # (--trace-mem=yes) on the twin D/o/p from __init_tls on (data_cmp.py):
 # every instruction, every data record's kind and size, every address;
 # stack addresses at one constant offset (valgrind's stack is elsewhere).
-# Programs lackey does not run exactly (corpus-lib.sh: x87 long double,
-# heap layout) and those with signal handlers (valgrind builds its own
-# signal frames) are checked for a complete regeneration and the same
-# output as the twin; their exact comparison needs the stepper's data mode.
+# Every program without signal handlers (Lua and bzip2 too) also runs
+# under lackey with AE_CAPTURE: the regeneration of that very run must
+# equal lackey's trace, every address (same_run) -- this covers the
+# programs lackey runs differently from the CPU (corpus-lib.sh: x87 long
+# double, heap layout; argv alignment). The signal programs (valgrind
+# builds its own signal frames, a raw capture has no signal markers) are
+# checked for a complete regeneration and the twin's output; their exact
+# comparison needs the stepper's data mode.
 # Also: the twin's output equals the traced run's; --format=din and bin
 # carry the same records; a changed %rsp record makes the comparison fail.
 # Prints bytes per memory reference. Env: AE_TEST_JOBS (2),
@@ -41,6 +45,8 @@ fi
 clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
 # too slow for lackey with data (9M instructions), or no lackey equivalent
 skip_lackey="big_witness signal_async signal_sync sigsetjmp_handler $ae_lackey_inexact"
+# a raw capture has no signal markers; big_witness is too long for lackey
+skip_same="big_witness signal_async signal_sync sigsetjmp_handler"
 
 work=$(mktemp -d "$top/build/data-exact.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -76,6 +82,7 @@ one() {
 		{ echo "not ok - $name: traced run and twin differ"
 		  diff "$d/out.aerun" "$d/out.twin" | head -5 | sed 's/^/# /'; } >>"$d/res"
 	fi
+	case " $skip_same " in *" $name "*) ;; *) same_run "$name" "$d" $args ;; esac
 	case " $skip_lackey " in *" $name "*) return ;; esac
 	from=$(ae_sym_addr "$d/o/p" "$ae_lackey_from_sym")
 	# shellcheck disable=SC2086
@@ -91,6 +98,32 @@ one() {
 		formats "$d"
 	fi
 	rm -f "$d/lackey.m" "$d/t.zst"
+}
+
+# same_run NAME DIR ARGS...: the -fae-data program runs under lackey with
+# AE_CAPTURE (the capture of that very run); its regeneration
+# (--original-only: no assembler padding) must equal lackey's trace mapped
+# to the twin (aetrace map-lackey: instrumentation dropped with its data
+# records) from _start on, every address equal, the stack included.
+same_run() {
+	local name=$1 d=$2
+	shift 2
+	# shellcheck disable=SC2086
+	timeout 300 $clean_env AE_CAPTURE="$d/cap" setarch "$(uname -m)" -R valgrind --tool=lackey \
+		--trace-mem=yes --vex-guest-chase=no --log-file="$d/lk.same" "$d/i/p" "$@" \
+		<"${same_in:-/dev/null}" >/dev/null 2>&1
+	if [ ! -s "$d/cap" ] ||
+	   ! "$aetrace" regen --original-only --format=lackey "$d/cap" "$d/i/p" >"$d/regen.same" 2>"$d/err.same"; then
+		{ echo "not ok - $name: same-run capture under lackey regenerates"; head -3 "$d/err.same" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	"$aetrace" map-lackey "$d/i/p" <"$d/lk.same" >"$d/lk.orig"
+	if python3 "$cmp" "$d/regen.same" "$d/lk.orig" "$(ae_sym_addr "$d/o/p" _start)" >"$d/cmp.same" 2>&1; then
+		echo "ok - $name: regen = lackey on the same run, $(sed 's/^identical: //' "$d/cmp.same")" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen differs from lackey on the same run"; sed 's/^/# /' "$d/cmp.same" | head -5; } >>"$d/res"
+	fi
+	rm -f "$d/lk.same" "$d/lk.orig" "$d/regen.same" "$d/cap"
 }
 
 # A changed %rsp record (the process entry's) must not go unnoticed.
@@ -128,9 +161,9 @@ formats() {
 
 # real NAME: Lua (queens) or bzip2 (8 KiB) built with -fae-data from the
 # cached Debian sources: regenerates completely (every address computable,
-# every record consumed) and behaves like its twin. Their exact comparison
-# needs the stepper's data mode (lackey runs them differently: strlen on
-# the differently aligned argv strings, musl's AT_RANDOM secret).
+# every record consumed), behaves like its twin, and equals lackey on the
+# same run (bzip2 on 2 KiB). Lackey on the twin alone runs them
+# differently (strlen on differently aligned argv strings, AT_RANDOM).
 real() {
 	local name=$1 d=$work/$1 cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc f objs=() r
 	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
@@ -170,8 +203,11 @@ real() {
 		: >"$d/in"
 	else
 		set -- -c
+		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
+		same_in=$d/in.same same_run "$name" "$d" "$@"
 		"$top/tests/real/gen-input.sh" 8192 >"$d/in"
 	fi
+	[ "$name" = lua ] && same_run "$name" "$d" "$@"
 	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" "$@" <"$d/in" >"$d/out.aerun" 2>"$d/err.aerun"
 	echo "status $?" >>"$d/out.aerun"
 	$clean_env "$d/o/p" "$@" <"$d/in" >"$d/out.twin" 2>/dev/null
@@ -215,8 +251,8 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 wl:forkloop:3 wl:threads:500 wl:pingpong:20}
-export -f one real workload negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
-export clean_env top aecc aerun aetrace mutate cmp work skip_lackey ae_lackey_from_sym ae_lackey_inexact
+export -f one real workload same_run negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
+export clean_env top aecc aerun aetrace mutate cmp work skip_lackey skip_same ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
