@@ -438,9 +438,9 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 		case AE_STR_LODS:
 			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
 			break;
-		case AE_STR_CMPS:
-			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
+		case AE_STR_CMPS:	/* VEX loads (%rdi) first */
 			put(out, &n, AE_ACC_L, s->v[7], op->ssize);
+			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
 			break;
 		default:
 			put(out, &n, AE_ACC_L, s->v[7], op->ssize);

@@ -228,6 +228,40 @@ real() {
 	rm -rf "$d/src" "$d/t.zst"
 }
 
+# kinds: tests/data/access_kinds.c (x87, SSE/AVX, atomics, strings, bt,
+# push/pop of memory, call through memory, TLS, longjmp) regenerates, acts
+# like its twin, equals lackey on the same run, and its trace does hold
+# 10-byte x87 and 16-byte SSE loads and stores and modifies.
+kinds() {
+	local d=$work/access_kinds k
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/access_kinds.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - access_kinds: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" >"$d/out.aerun" 2>/dev/null
+	$clean_env "$d/o/p" >"$d/out.twin" 2>/dev/null
+	if cmp -s "$d/out.aerun" "$d/out.twin" && [ -s "$d/out.twin" ]; then
+		echo "ok - access_kinds: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
+	else
+		echo "not ok - access_kinds: traced run and twin differ" >>"$d/res"
+	fi
+	if "$aetrace" regen "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		k=$(awk -F, '/^ [LSM]/ { split($1, a, " "); s[a[1] $2] = 1 }
+			END { printf "%s", (s["L10"] && s["S10"] && s["L16"] && s["S16"] && s["M8"]) ? "yes" : "no" }' "$d/regen")
+		if [ "$k" = yes ]; then
+			echo "ok - access_kinds: regenerated, with 10-byte x87, 16-byte SSE and M records" >>"$d/res"
+		else
+			echo "not ok - access_kinds: regenerated trace lacks an access kind" >>"$d/res"
+		fi
+	else
+		{ echo "not ok - access_kinds: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	same_run access_kinds "$d"
+}
+
 # workload NAME ARGS...: a forking or threaded program (tests/workload/)
 # built with -fae-data: every task regenerates with every data address (a
 # child's %rsp comes from the record after its fork/clone system call).
@@ -250,14 +284,14 @@ workload() {
 	rm -rf "$d/split" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 wl:forkloop:3 wl:threads:500 wl:pingpong:20}
-export -f one real workload same_run negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:500 wl:pingpong:20}
+export -f one real workload kinds same_run negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
 export clean_env top aecc aerun aetrace mutate cmp work skip_lackey skip_same ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -132,10 +132,13 @@ int main(void)
 	check("movsq: L rsi then S rdi", B(0xf3, 0x48, 0xa5), &s,
 	      W({ AE_ACC_L, 0x5000, 8 }, { AE_ACC_S, 0x6000, 8 }));
 	ok(s.v[6] == 0x5008 && s.v[7] == 0x6008 && s.v[1] == 1, "movsq steps rsi, rdi, rcx");
+	/* cmpsb: VEX (lackey) loads (%rdi), then (%rsi) */
+	check("cmpsb: L rdi then L rsi", B(0xa6), &s,
+	      W({ AE_ACC_L, 0x6008, 1 }, { AE_ACC_L, 0x5008, 1 }));
 	/* std; stosb: S rdi, rdi -= 1 */
 	check("std", B(0xfd), &s, NULL, 0);
-	check("stosb stores at rdi", B(0xaa), &s, W({ AE_ACC_S, 0x6008, 1 }));
-	ok(s.v[7] == 0x6007, "stosb with DF set steps down");
+	check("stosb stores at rdi", B(0xaa), &s, W({ AE_ACC_S, 0x6009, 1 }));
+	ok(s.v[7] == 0x6008, "stosb with DF set steps down");
 	check("cld", B(0xfc), &s, NULL, 0);
 	/* call rel32: S at rsp-8; ret: L at rsp */
 	check("call pushes", B(0xe8, 0, 0, 0, 0), &s, W({ AE_ACC_S, 0x7ffdfff0, 8 }));
