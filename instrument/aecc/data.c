@@ -390,6 +390,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	} while (added && !ret);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
+	/* AECC_DATA_DEBUG=1: per instruction, its first predecessor, the
+	 * known set on entry, address uses, writes and the records placed */
 	if (getenv("AECC_DATA_DEBUG"))
 		for (int k = 0; k < n; k++)
 			fprintf(stderr, "%5d p%d kin %05x uses %05x writes %05x before %05x after %05x%s  %s\n",
