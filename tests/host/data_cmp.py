@@ -15,6 +15,10 @@
 # from lackey's by one offset, the same for the whole run; all other
 # addresses must be equal. Without it every address must be equal (the
 # same-run comparison).
+# --rebase-at=HEX[,HEX]: signal handler entries: valgrind builds its own
+# signal frames, so a handler's stack has its own offset, learnt at its
+# first stack access; an address at an outer level's offset goes back to
+# that level (the handler returned or longjmp'd out).
 # --entry-sp=HEX: the process-entry %rsp of the regenerated run; accesses
 # at or above it (argv, environment, auxv and the bytes they point to,
 # which valgrind lays out differently) are compared in kind and size only,
@@ -49,6 +53,11 @@ def main():
         if a.startswith("--entry-sp="):
             entry_sp = int(a.split("=", 1)[1], 16)
     loose = 0
+    rebase = set()
+    for a in sys.argv[1:]:
+        if a.startswith("--rebase-at="):
+            rebase = {int(x, 16) for x in a.split("=", 1)[1].split(",") if x}
+    outer = []
     if len(args) != 3:
         print("usage: data_cmp.py REGEN LACKEY FROM [--stack-offset]", file=sys.stderr)
         return 2
@@ -69,6 +78,9 @@ def main():
             j += 1
             continue
         where = "regenerated instruction %d (%x)" % (i - ri, a[0])
+        if a[0] in rebase and delta is not None:
+            outer.append(delta)
+            delta = None
         if a[0] != b[0] or a[1] != b[1]:
             print("instruction differs at %s: lackey %x,%d" % (where, b[0], b[1]))
             return 1
@@ -86,6 +98,10 @@ def main():
             elif stack_off and x >= STACK:
                 if delta is None:
                     delta = x - y
+                if x - y != delta and x - y in outer:
+                    while outer and outer[-1] != x - y:
+                        outer.pop()
+                    delta = outer.pop()
                 if x - y != delta:
                     print("stack address differs at %s: regen %s %x, lackey %x (offset %x, not %x)" %
                           (where, k, x, y, x - y, delta))
