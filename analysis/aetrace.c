@@ -26,7 +26,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: aetrace regen [--format=lackey|bin] [--original-only] [-o FILE]\n"
+		"usage: aetrace regen [--format=lackey|bin|din] [--original-only] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
 		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
@@ -43,7 +43,10 @@ static void usage(FILE *f)
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
-		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md).\n"
+		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md);\n"
+		"  din: Dinero IV's extended din (0 read, 1 write, 2 fetch; hex address, size).\n"
+		"  Programs built with aecc -fae-data also get their data accesses: lackey's\n"
+		"  ' L|S|M addr,size' lines, din records, bin records of 11 bytes.\n"
 		"  --original-only leaves out alignment padding the assembler added\n"
 		"  (executed nops that are not in the program's source).\n");
 }
@@ -71,8 +74,10 @@ static int cmd_regen(int argc, char **argv)
 		case 'f':
 			if (!strcmp(optarg, "bin")) {
 				oo.bin = 1;
+			} else if (!strcmp(optarg, "din")) {
+				oo.din = 1;
 			} else if (strcmp(optarg, "lackey")) {
-				fprintf(stderr, "aetrace: unknown format '%s' (lackey, bin)\n", optarg);
+				fprintf(stderr, "aetrace: unknown format '%s' (lackey, bin, din)\n", optarg);
 				return 2;
 			}
 			break;
@@ -260,7 +265,9 @@ static int cmd_stats(int argc, char **argv)
  * map-lackey: valgrind lackey's trace of the instrumented PROG (run with
  * AE_CAPTURE=FILE) in twin addresses: instructions of PROG.orig are
  * renamed, instrumentation and runtime instructions dropped; the result
- * compares with `aetrace regen FILE PROG` of the same run.
+ * compares with `aetrace regen FILE PROG` of the same run. Data lines
+ * (--trace-mem=yes) follow the instruction they belong to: kept with it
+ * (the twin has the same data layout and stack frames), dropped with it.
  */
 static int cmd_map_lackey(int argc, char **argv)
 {
@@ -268,6 +275,7 @@ static int cmd_map_lackey(int argc, char **argv)
 	char line[256];
 	unsigned long long addr, lines = 0;
 	unsigned int size;
+	int keep = 0;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: aetrace map-lackey PROG < lackey-I-lines\n");
@@ -281,6 +289,12 @@ static int cmd_map_lackey(int argc, char **argv)
 		uint64_t o;
 
 		lines++;
+		if (line[0] == ' ' && (line[1] == 'L' || line[1] == 'S' || line[1] == 'M') &&
+		    line[2] == ' ') {
+			if (keep)
+				fputs(line, stdout);
+			continue;
+		}
 		if (line[0] != 'I')
 			continue;
 		if (sscanf(line + 1, " %llx,%u", &addr, &size) != 2) {
@@ -289,6 +303,7 @@ static int cmd_map_lackey(int argc, char **argv)
 			return 1;
 		}
 		o = ae_map_exact(p, addr);
+		keep = o != 0;
 		if (o) {
 			/* a branch to a witness stub may be longer in PROG */
 			struct ae_dinsn *d = ae_decode(p, o);

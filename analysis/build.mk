@@ -1,7 +1,7 @@
 # analysis/: the aetrace CLI (regeneration, stats).
 
 AETRACE_SRCS := $(wildcard analysis/*.c)
-AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o)
+AETRACE_OBJS := $(AETRACE_SRCS:%.c=$(OBJ)/%.o) $(AE_DATAFLOW_OBJ)
 
 $(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) $(wildcard include/aetrace/*.h)
 	$(quiet) CC $@
@@ -16,3 +16,5 @@ ALL_TARGETS += $(BIN)/aetrace
 CHECK_TARGETS += tests/host/regen-workload.sh
 BENCH_TARGETS += bench/regen-bench.sh
 CHECK_TARGETS += tests/host/regen-vm.sh
+# exact data address traces (aecc -fae-data, regen L/S/M records)
+CHECK_TARGETS += tests/host/data-exact.sh

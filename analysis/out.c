@@ -96,6 +96,8 @@ static size_t fmt_insn(const struct ae_out *o, char *p, uint64_t addr, unsigned 
 		p[8] = (char)size;
 		return 9;
 	}
+	if (o->o.din)
+		return sprintf(p, "2 %llx %u\n", (unsigned long long)addr, size);
 	while (digits < 16 && (addr >> (4 * digits)))
 		digits++;
 	*p++ = 'I';
@@ -111,6 +113,38 @@ static size_t fmt_insn(const struct ae_out *o, char *p, uint64_t addr, unsigned 
 	return p - s;
 }
 
+/* One data access in the output format; returns its length. */
+static size_t fmt_mem(const struct ae_out *o, char *p, int acc, uint64_t addr, unsigned int size)
+{
+	static const char kind[] = " LSM";
+	char *s = p;
+	int digits = 8;
+
+	if (o->o.bin) {
+		uint16_t sz = size;
+
+		memcpy(p, &addr, 8);
+		p[8] = (char)(0xf0 | acc);
+		memcpy(p + 9, &sz, 2);
+		return 11;
+	}
+	if (o->o.din) {
+		if (acc == AE_ACC_M)
+			return sprintf(p, "0 %llx %u\n1 %llx %u\n", (unsigned long long)addr, size,
+				       (unsigned long long)addr, size);
+		return sprintf(p, "%d %llx %u\n", acc == AE_ACC_S, (unsigned long long)addr, size);
+	}
+	while (digits < 16 && (addr >> (4 * digits)))
+		digits++;
+	*p++ = ' ';
+	*p++ = kind[acc & 3];
+	*p++ = ' ';
+	for (int i = digits - 1; i >= 0; i--)
+		*p++ = "0123456789abcdef"[(addr >> (4 * i)) & 15];
+	p += sprintf(p, ",%u\n", size);
+	return p - s;
+}
+
 static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 {
 	struct split *s;
@@ -123,7 +157,7 @@ static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 	if (!s)
 		return NULL;
 	snprintf(path, sizeof(path), "%s/%d.%d.%s.%s", o->o.split_dir, t->pid, t->tid,
-		 t->prog ? t->prog : "unknown", o->o.bin ? "bin" : "lackey");
+		 t->prog ? t->prog : "unknown", o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
 	s->b = ob_open(path);
 	if (!s->b) {
 		free(s);
@@ -154,7 +188,7 @@ static struct obuf *cpu_buf(struct ae_out *o, int cpu)
 	}
 	if (!o->cpu[cpu]) {
 		snprintf(path, sizeof(path), "%s/cpu%d.%s", o->o.cpu_dir, cpu,
-			 o->o.bin ? "bin" : "lackey");
+			 o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
 		o->cpu[cpu] = ob_open(path);
 		if (!o->cpu[cpu])
 			o->err = 1;
@@ -174,6 +208,26 @@ static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsi
 	if (o->o.original_only && t->program && !ae_is_original(t->program, addr))
 		return 0;
 	n = fmt_insn(o, line, addr, size);
+	if (o->all)
+		ob_put(o->all, line, n);
+	if (o->o.split_dir && (b = split_buf(o, t)))
+		ob_put(b, line, n);
+	if (o->o.cpu_dir && (b = cpu_buf(o, t->cpu)))
+		ob_put(b, line, n);
+	return o->err;
+}
+
+static int out_mem(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
+		   unsigned int size)
+{
+	struct ae_out *o = ctx;
+	char line[96];
+	size_t n;
+	struct obuf *b;
+
+	if (o->o.thread && t->tid != o->o.thread)
+		return 0;
+	n = fmt_mem(o, line, acc, addr, size);
 	if (o->all)
 		ob_put(o->all, line, n);
 	if (o->o.split_dir && (b = split_buf(o, t)))
@@ -244,6 +298,7 @@ int ae_out_open(struct ae_out **op, const struct ae_out_opts *oo)
 void ae_out_hooks(struct ae_out *o, struct ae_sysregen_opts *so)
 {
 	so->insn = out_insn;
+	so->mem = out_mem;
 	so->switch_in = out_switch;
 	so->task_end = out_task_end;
 	so->ctx = o;

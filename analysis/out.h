@@ -8,6 +8,7 @@
 struct ae_out_opts {
 	const char *path;	/* every instruction (NULL: standard output) */
 	int bin;		/* 9-byte records instead of lackey lines */
+	int din;		/* Dinero IV extended din lines instead */
 	int original_only;	/* leave out assembler padding */
 	const char *split_dir;	/* DIR/PID.TID.PROG.FMT */
 	const char *cpu_dir;	/* DIR/cpuN.FMT */

@@ -60,6 +60,8 @@ static int load_maps(struct ae_program *p)
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
+		if (h->flags & AE_SCHEMA_F_DATA)
+			p->data_objs++;
 		nmap += h->ninsn;
 		so += (h->size + 3) & ~3u;
 	}
@@ -87,8 +89,11 @@ static int load_maps(struct ae_program *p)
 		for (uint32_t i = 0; i < h->nev; i++) {
 			struct ae_rev *r = &p->ev[p->nev++];
 
-			if (ev[i].insn >= h->ninsn ||
-			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool))
+			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
+			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
+			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
+							  ev[i].kind == AE_EV_VAL_AFTER) &&
+			     ev[i].a > 15))
 				return perr(p->prog.path, "corrupt schema event");
 			r->addr = oim[oi + 2 + ev[i].insn];
 			r->order = order++;
@@ -147,8 +152,13 @@ void ae_program_free(struct ae_program *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->npool; i++)
+	for (size_t i = 0; i < p->npool; i++) {
+		size_t used = i + 1 == p->npool ? p->dused : 4096;
+
+		for (size_t j = 0; p->dpool[i] && j < used; j++)
+			free(p->dpool[i][j].df);
 		free(p->dpool[i]);
+	}
 	free(p->dpool);
 	free(p->tab);
 	free(p->ev);
@@ -320,6 +330,27 @@ struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
 	}
 	p->tab[addr - p->orig.text_lo] = d;
 	return d;
+}
+
+const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, uint64_t addr)
+{
+	const uint8_t *code;
+	size_t size = d->len;
+	uint64_t a = addr;
+
+	if (d->df)
+		return d->df;
+	code = ae_image_ptr(&p->orig, addr, d->len);
+	if (!code || !cs_disasm_iter(p->cs, &code, &size, &a, p->ci))
+		return NULL;
+	d->df = malloc(sizeof(*d->df));
+	if (!d->df)
+		return NULL;
+	if (ae_df_decode(p->cs, p->ci, d->df)) {
+		free(d->df);
+		d->df = NULL;
+	}
+	return d->df;
 }
 
 static int u64_cmp(const void *a, const void *b)

@@ -6,6 +6,8 @@
 #include <capstone/capstone.h>
 #include <stdint.h>
 
+#include <aetrace/dataflow.h>
+
 #include "image.h"
 #include "regen.h"
 
@@ -32,6 +34,7 @@ struct ae_dinsn {
 	uint64_t target;
 	int64_t disp;
 	const struct ae_rev *ev;
+	struct ae_df_op *df;	/* data tracing: decoded on first use */
 };
 
 struct ae_amap {
@@ -49,6 +52,7 @@ struct ae_program {
 	const uint32_t *seq;	/* prog's sorted (start, end) pairs */
 	size_t nseq;
 	uint64_t restorer;	/* twin's __restore_rt */
+	int data_objs;		/* objects built with -fae-data */
 	csh cs;
 	cs_insn *ci;
 	struct ae_dinsn **tab;	/* by twin address - text_lo */
@@ -61,5 +65,8 @@ uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
 struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
 int ae_is_original(struct ae_program *p, uint64_t addr);
+/* The data-flow view of decoded instruction d at addr (cached), or NULL
+ * when data tracing cannot follow it or memory ran out. */
+const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, uint64_t addr);
 
 #endif

@@ -30,6 +30,16 @@
 struct sj {
 	uint64_t sp;
 	size_t depth;
+	struct ae_df_state ds;		/* registers at setjmp's entry */
+	const struct ae_dinsn *call;	/* the call of setjmp */
+	uint64_t call_pc;
+};
+
+/* A call-stack entry's data state (parallel to the shadow stack). */
+struct frame {
+	struct ae_df_state ds;		/* before the call */
+	const struct ae_dinsn *call;	/* NULL: not a call (signal, sigsetjmp) */
+	uint64_t call_pc;
 };
 
 struct ae_regen {
@@ -42,6 +52,7 @@ struct ae_regen {
 	uint64_t pos;
 	uint64_t mi;		/* next marker (absolute index) */
 	uint64_t *stk;
+	struct frame *fr;	/* data tracing: parallel to stk */
 	size_t n, cap;
 	struct sj *sj;
 	size_t nsj, capsj;
@@ -54,6 +65,14 @@ struct ae_regen {
 	int finishing;		/* in _Exit: stop after its system call */
 	int stop;		/* an enum ae_regen_end */
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
+	int data;		/* follow data addresses (-fae-data program) */
+	struct ae_df_state ds;	/* the registers addresses are made of */
+	struct ae_df_state pre;	/* before the current call instruction */
+	const struct ae_dinsn *call;	/* the current call instruction */
+	uint64_t call_pc;
+	const struct ae_dinsn *sys;	/* the last system call (fork, clone) */
+	uint64_t sys_pc;
+	int child_records;	/* a new child: read sys's records first */
 };
 
 /* What one instruction's records said. */
@@ -70,18 +89,112 @@ static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
 	return -1;
 }
 
-static int push(struct ae_regen *g, uint64_t a)
+/* Push return address a; call: the call instruction (data tracing). */
+static int push(struct ae_regen *g, uint64_t a, int call)
 {
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 1024;
 		uint64_t *n = realloc(g->stk, cap * sizeof(*n));
+		struct frame *f;
 
 		if (!n)
 			return rerr(g, a, "out of memory");
 		g->stk = n;
+		if (g->data) {
+			f = realloc(g->fr, cap * sizeof(*f));
+			if (!f)
+				return rerr(g, a, "out of memory");
+			g->fr = f;
+		}
 		g->cap = cap;
 	}
+	if (g->data) {
+		struct frame *f = &g->fr[g->n];
+
+		f->ds = call ? g->pre : g->ds;
+		f->call = call ? g->call : NULL;
+		f->call_pc = g->call_pc;
+	}
 	g->stk[g->n++] = a;
+	return 0;
+}
+
+static const char *const df_names[18] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+	"the %fs base", "the direction flag",
+};
+
+/* Data records written after instruction d at pc (at its return point,
+ * for a call). Returns 0 or -1. */
+static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc);
+static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
+{
+	for (int i = 0; d && i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+		uint64_t v;
+
+		if (e->kind != AE_EV_VAL_AFTER || e->flag != AE_VAL_REG)
+			continue;
+		if (e->a > 15)
+			return rerr(g, pc, "register record names no register");
+		if (consume(g, e->width, &v, pc))
+			return -1;
+		g->st.value_bytes += e->width;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %d bytes\n", g->name,
+				df_names[e->a], (unsigned long long)v, (unsigned long long)pc, e->width);
+		if (g->data)
+			ae_df_set(&g->ds, e->a, v, 8);
+	}
+	return 0;
+}
+
+/* Return through frame f: the ABI keeps the callee-saved registers, the
+ * caller's records follow the call. Returns 0 or -1. */
+static int data_return(struct ae_regen *g, const struct frame *f, uint64_t pc)
+{
+	const uint32_t sp = 1u << AE_DF_RSP;
+
+	if (!f->call)
+		return 0;
+	if ((g->ds.known & sp) && (f->ds.known & sp) && g->ds.v[AE_DF_RSP] != f->ds.v[AE_DF_RSP])
+		return rerr(g, pc, "stack pointer at a return differs from its call's");
+	for (int r = 0; r < 16; r++)
+		if ((AE_DF_CALLEE_SAVED >> r) & 1)
+			g->ds.v[r] = f->ds.v[r];
+	g->ds.known = (g->ds.known & ~AE_DF_CALLEE_SAVED) | (f->ds.known & AE_DF_CALLEE_SAVED);
+	g->ds.fs = f->ds.fs;
+	g->ds.fs_known = f->ds.fs_known;
+	g->ds.df = 0;		/* the ABI: clear at every return */
+	g->ds.df_known = 1;
+	return data_after(g, f->call, f->call_pc);
+}
+
+/* The accesses of one execution (one iteration) of d at pc, to the sink,
+ * and their effect on the registers. Returns 0 or -1. */
+static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
+{
+	const struct ae_df_op *op = ae_decode_df(g->p, d, pc);
+	struct ae_df_access a[4];
+	int miss = 0, n;
+
+	if (!op)
+		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, or two memory operands)");
+	n = ae_df_accesses(op, pc, &g->ds, a, &miss);
+	if (n < 0) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "an address needs %s, which the trace does not give (not built with -fae-data?)",
+			 df_names[miss < 0 || miss > 17 ? 17 : miss]);
+		return rerr(g, pc, msg);
+	}
+	for (int i = 0; g->sink->mem && i < n; i++)
+		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
+			g->stop = AE_END_STOPPED;
+			return -1;
+		}
+	ae_df_step(op, pc, &g->ds);
 	return 0;
 }
 
@@ -144,6 +257,7 @@ static int deliver(struct ae_regen *g)
 	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
 	uint64_t loaded = g->loaded_target;
+	struct ae_df_state saved_ds;
 	int ret;
 
 	if (!handler) {
@@ -165,8 +279,14 @@ static int deliver(struct ae_regen *g)
 		fprintf(stderr, "aetrace: %ssignal %u at offset %llu: handler %#llx, depth %zu\n",
 			g->name, m->arg2, (unsigned long long)g->pos,
 			(unsigned long long)handler, depth);
-	if (push(g, g->p->restorer))
+	if (push(g, g->p->restorer, 0))
 		return -1;
+	/* the handler's registers come from records: its %rsp is the
+	 * kernel's choice (the marker has the interrupted one) */
+	saved_ds = g->ds;
+	g->ds.known = 0;
+	g->ds.df = 0;
+	g->ds.df_known = 1;
 	g->level++;
 	g->level_depth[g->level] = depth;
 	ret = run(g, handler);
@@ -175,6 +295,7 @@ static int deliver(struct ae_regen *g)
 		return ret;
 	g->n = depth;
 	g->loaded_target = loaded;
+	g->ds = saved_ds;
 	return 0;
 }
 
@@ -276,6 +397,14 @@ static int emit(struct ae_regen *g, uint64_t pc, unsigned int len)
 	return 0;
 }
 
+/* What a longjmp to setjmp record s restores (data tracing). */
+static void setjmp_data(struct ae_regen *g, struct sj *s)
+{
+	s->ds = g->ds;
+	s->call = g->data && g->n ? g->fr[g->n - 1].call : NULL;
+	s->call_pc = g->data && g->n ? g->fr[g->n - 1].call_pc : 0;
+}
+
 static int setjmp_record(struct ae_regen *g, uint64_t sp)
 {
 	if (g->debug)
@@ -285,6 +414,7 @@ static int setjmp_record(struct ae_regen *g, uint64_t sp)
 	for (size_t i = 0; i < g->nsj; i++)
 		if (g->sj[i].sp == sp + 8) {
 			g->sj[i].depth = g->n - 1;
+			setjmp_data(g, &g->sj[i]);
 			return 0;
 		}
 	if (g->nsj == g->capsj) {
@@ -298,6 +428,7 @@ static int setjmp_record(struct ae_regen *g, uint64_t sp)
 	}
 	g->sj[g->nsj].sp = sp + 8;
 	g->sj[g->nsj].depth = g->n ? g->n - 1 : 0;
+	setjmp_data(g, &g->sj[g->nsj]);
 	g->nsj++;
 	return 0;
 }
@@ -306,8 +437,18 @@ static int longjmp_record(struct ae_regen *g, uint64_t sp, uint64_t pc)
 {
 	for (size_t i = 0; i < g->nsj; i++)
 		if (g->sj[i].sp == sp) {
+			struct frame f = { .ds = g->sj[i].ds, .call = g->sj[i].call,
+					   .call_pc = g->sj[i].call_pc };
+
 			g->n = g->sj[i].depth;
-			return 0;
+			if (!g->data)
+				return 0;
+			/* the landing: setjmp's return point, registers from
+			 * the jmp_buf (those at setjmp's entry), %rsp restored */
+			ae_df_set(&g->ds, AE_DF_RSP, sp, 8);
+			f.ds.v[AE_DF_RSP] = sp;
+			f.ds.known |= 1u << AE_DF_RSP;
+			return data_return(g, &f, pc);
 		}
 	return rerr(g, pc, "longjmp to a stack pointer no setjmp recorded");
 }
@@ -350,6 +491,19 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		g->finishing = 1;
 	}
 	return 0;
+}
+
+/* After a system call: did the task end in it (exit, exec), so that the
+ * records after it were never written? */
+static int ended_here(struct ae_regen *g)
+{
+	struct ae_smk *k;
+
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	k = next_mk(g);
+	return k && k->pos == g->pos &&
+	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
 }
 
 /* Value records the instruction at pc wrote before executing. */
@@ -408,13 +562,27 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		case AE_VAL_REPCNT:
 			iv->repcnt = v;
 			iv->have_rep = 1;
+			ae_df_set(&g->ds, 1, v, 8);
+			break;
+		case AE_VAL_REG:
+			if (e->a > 15)
+				return rerr(g, pc, "register record names no register");
+			if (g->debug)
+				fprintf(stderr, "aetrace: %sreg %s = %#llx at offset %llu before %#llx\n", g->name,
+					df_names[e->a], (unsigned long long)v,
+					(unsigned long long)(g->pos - e->width), (unsigned long long)pc);
+			ae_df_set(&g->ds, e->a, v, 8);
+			break;
+		case AE_VAL_FSBASE:
+			g->ds.fs = v;
+			g->ds.fs_known = 1;
 			break;
 		case AE_VAL_RETADDR: {
 			uint64_t o = ae_map_resume(g->p, v);
 
 			if (!o)
 				return rerr(g, pc, "pushed return address is not instrumented code");
-			if (push(g, o))
+			if (push(g, o, 0))
 				return -1;
 			break;
 		}
@@ -426,7 +594,7 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t after;
 
-		if (e->kind != AE_EV_VAL_AFTER)
+		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG)
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;
@@ -438,14 +606,23 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 }
 
 /* The instruction itself (a rep instruction is one step per iteration). */
-static int execute(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		   const struct insn_vals *iv)
 {
 	uint64_t n = iv->have_rep ? (iv->repcnt ? iv->repcnt : 1) : 1;
 
-	for (uint64_t i = 0; i < n; i++)
+	if (g->data && (d->kind == AE_K_CALL || d->kind == AE_K_CALL_IND)) {
+		g->pre = g->ds;
+		g->call = d;
+		g->call_pc = pc;
+	}
+	for (uint64_t i = 0; i < n; i++) {
 		if (emit(g, pc, d->len))
 			return -1;
+		/* a rep with a zero count executes once and touches nothing */
+		if (g->data && !(iv->have_rep && !iv->repcnt) && data_exec(g, d, pc))
+			return -1;
+	}
 	return 0;
 }
 
@@ -530,7 +707,7 @@ static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 	} else {
 		return rerr(g, pc, "indirect transfer without a recorded target");
 	}
-	if (d->kind == AE_K_CALL_IND && push(g, *next))
+	if (d->kind == AE_K_CALL_IND && push(g, *next, 1))
 		return -1;
 	*next = target;
 	g->st.blocks++;
@@ -578,6 +755,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		case AE_K_STOP:
 			return rerr(g, pc, "reached a trapping instruction (ud2/hlt)");
 		case AE_K_SYSCALL:
+			g->sys = d;	/* a child forked here reads its records */
+			g->sys_pc = pc;
 			r = after_syscall(g, pc, next);
 			if (r)
 				return r > 0 || g->stop ? 0 : -1;
@@ -592,7 +771,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			g->st.blocks++;
 			break;
 		case AE_K_CALL:
-			if (push(g, next))
+			if (push(g, next, 1))
 				return -1;
 			next = d->target;
 			g->st.blocks++;
@@ -607,6 +786,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 				return rerr(g, pc, "return with an empty call stack");
 			next = g->stk[--g->n];
 			g->st.blocks++;
+			if (g->data && data_return(g, &g->fr[g->n], pc))
+				return g->stop ? 0 : -1;
 			break;
 		}
 		/* fall-through witness of a non-branch */
@@ -615,6 +796,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))
 					return g->stop ? 0 : -1;
+			if (!(d->kind == AE_K_SYSCALL && ended_here(g)) && data_after(g, d, pc))
+				return g->stop ? 0 : -1;
 		}
 		pc = next;
 	}
@@ -637,6 +820,10 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	g->pos = s->base;
 	g->mi = s->mk_base;
 	g->debug = getenv("AETRACE_DEBUG") != NULL;
+	/* a data-traced program's register records must be read even when
+	 * only instructions are wanted (calls' records come at returns) */
+	g->data = p->data_objs > 0;
+	g->ds.df_known = 1;	/* clear at process entry (ABI) */
 	return g;
 }
 
@@ -656,6 +843,24 @@ struct ae_regen *ae_regen_clone(const struct ae_regen *o, struct ae_tstream *s,
 		return NULL;
 	}
 	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+	if (g->data) {
+		g->fr = malloc((o->n + 1) * sizeof(*g->fr));
+		if (!g->fr) {
+			ae_regen_free(g);
+			return NULL;
+		}
+		if (o->data)
+			memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
+		else
+			memset(g->fr, 0, o->n * sizeof(*g->fr));
+		/* a new thread runs on another stack: the system call's
+		 * record of %rsp (data.c) gives it */
+		g->ds = o->ds;
+		g->ds.known &= ~(1u << AE_DF_RSP);
+		g->sys = o->sys;
+		g->sys_pc = o->sys_pc;
+		g->child_records = 1;
+	}
 	g->n = g->cap = o->n;
 	if (!g->cap) {
 		g->cap = 1;
@@ -672,6 +877,7 @@ void ae_regen_free(struct ae_regen *g)
 	if (!g)
 		return;
 	free(g->stk);
+	free(g->fr);
 	free(g->sj);
 	free(g);
 }
@@ -698,7 +904,20 @@ int ae_regen_level(const struct ae_regen *g)
 
 int ae_regen_run(struct ae_regen *g, uint64_t pc)
 {
-	int ret = run(g, pc);
+	int ret;
+
+	/* the child of a fork or clone resumes after the system call: its
+	 * fall-through witness and records come first in the child's stream */
+	if (g->child_records && g->sys) {
+		g->child_records = 0;
+		for (int i = 0; i < g->sys->nev; i++)
+			if (g->sys->ev[i].kind == AE_EV_WIT_FALL &&
+			    witness(g, &g->sys->ev[i], g->sys_pc))
+				return g->stop ? g->stop : -1;
+		if (data_after(g, g->sys, g->sys_pc))
+			return g->stop ? g->stop : -1;
+	}
+	ret = run(g, pc);
 
 	g->st.blocks += g->st.insns ? 1 : 0;
 	if (g->stop == AE_END_STOPPED || g->stop == AE_END_CAPTURE)

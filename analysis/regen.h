@@ -24,6 +24,10 @@ void ae_program_free(struct ae_program *p);
 struct ae_regen_sink {
 	/* one executed instruction; return non-zero to stop */
 	int (*insn)(void *ctx, uint64_t addr, unsigned int size);
+	/* one data access of the last instruction (enum ae_df_acc: lackey's
+	 * L, S, M), for programs built with -fae-data; NULL: instructions
+	 * only. Return non-zero to stop. */
+	int (*mem)(void *ctx, int acc, uint64_t addr, unsigned int size);
 	void *ctx;
 };
 

@@ -342,6 +342,14 @@ static void resume_ready(struct sr *r)
 			resume(r, t);
 }
 
+static int task_mem(void *ctx, int acc, uint64_t addr, unsigned int size)
+{
+	struct task *t = ctx;
+	struct sr *r = t->sr;
+
+	return r->o->mem(r->o->ctx, &t->info, acc, addr, size);
+}
+
 static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -353,6 +361,7 @@ static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 	t->info.cpu = -1;
 	t->sr = r;
 	t->sink.insn = task_insn;
+	t->sink.mem = r->o->mem ? task_mem : NULL;
 	t->sink.ctx = t;
 	t->next = r->tasks;
 	r->tasks = t;

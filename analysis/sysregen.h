@@ -35,6 +35,9 @@ struct ae_sysregen_opts {
 	int nprogs;
 	/* every instruction of every task; non-zero stops that task */
 	int (*insn)(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size);
+	/* a data access of the task's last instruction (NULL: none wanted) */
+	int (*mem)(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
+		   unsigned int size);
 	/* a switch-in of a task on a CPU (before its instructions) */
 	void (*switch_in)(void *ctx, const struct ae_task_info *t, uint64_t time_ns);
 	/* a slice ended (optional) */

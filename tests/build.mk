@@ -72,3 +72,11 @@ $(TESTS_OBJ)/container_test: $(TOP)/tests/unit/container_test.c $(AE_CONTAINER_L
 	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/container_test
+
+# Unit test of the data-tracing transfer functions (dataflow/dataflow.c).
+$(UNIT_OBJ)/dataflow: tests/unit/dataflow.c $(AE_DATAFLOW_OBJ) include/aetrace/dataflow.h
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_DATAFLOW_OBJ) -lcapstone
+ALL_TARGETS += $(UNIT_OBJ)/dataflow
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/dataflow

@@ -29,8 +29,11 @@ struct ae_schema_obj {
 	uint32_t ninsn;		/* original instructions in the object */
 	uint32_t nev;		/* struct ae_event entries that follow */
 	uint32_t npool;		/* u32 witness-set pool words after the events */
-	uint32_t reserved;
+	uint32_t flags;		/* AE_SCHEMA_F_* */
 };
+
+/* the object was built with -fae-data: it records what data addresses need */
+#define AE_SCHEMA_F_DATA	1u
 
 enum ae_event_kind {
 	/* conditional branch k: a = pool index, b = count of witness values
@@ -57,6 +60,9 @@ enum ae_value_kind {
 	AE_VAL_RETADDR		= 7,	/* return address k pushes from memory */
 	AE_VAL_JTLOAD		= 8,	/* index of `mov TABLE(,%i,8),%r` whose
 					 * %r a later `jmp *%r` uses */
+	AE_VAL_REG		= 9,	/* general register a (dataflow.h
+					 * numbering), for data addresses */
+	AE_VAL_FSBASE		= 10,	/* %fs base (musl's %fs:0 self pointer) */
 };
 
 struct ae_event {

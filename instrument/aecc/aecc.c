@@ -25,6 +25,7 @@
 #include "strv.h"
 
 static int verbose;
+static int data_mode;	/* -fae-data */
 
 static char tmpdir[PATH_MAX];
 
@@ -66,7 +67,7 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 {
 	char s_file[PATH_MAX], work[PATH_MAX];
 	const char *e = ext(src);
-	struct ae_instr_opts io = { .verbose = verbose };
+	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode };
 	struct strv cmd = { 0 };
 	int ret;
 
@@ -136,6 +137,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "-c")) {
 			mode_c = 1;
+		} else if (!strcmp(a, "-fae-data")) {
+			data_mode = 1;
 		} else if (!strcmp(a, "-S")) {
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {
@@ -284,8 +287,10 @@ int main(int argc, char **argv)
 			.inputs = objs.v, .ninputs = objs.n,
 			.ldflags = ldflags.v, .nldflags = ldflags.n,
 			.libdirs = libdirs.v, .nlibdirs = libdirs.n,
-			.musl_dir = ae_musl_dir(), .libae = ae_libae(),
-			.libaert = ae_libaert(), .tmpdir = tmpdir,
+			.musl_dir = data_mode ? ae_musl_data_dir() : ae_musl_dir(),
+			.libae = ae_libae(),
+			.libaert = data_mode ? ae_libaert_data() : ae_libaert(),
+			.tmpdir = tmpdir,
 			.verbose = verbose,
 		};
 

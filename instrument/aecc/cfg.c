@@ -47,7 +47,7 @@ int ae_is_block(const struct insn *x)
 {
 	return x->kind == IK_CALL || x->kind == IK_CALL_IND ||
 	       x->kind == IK_JMP_IND || x->rep || x->setjmp_entry ||
-	       ae_moves_retaddr(x) || x->tload;
+	       ae_moves_retaddr(x) || x->tload || x->drec;
 }
 
 void ae_build_graph(struct ae_ctx *c)

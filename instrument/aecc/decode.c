@@ -190,6 +190,11 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 				goto bad;
 			}
 		}
+		if (c->data && ae_df_decode(h, ci, &x->df)) {
+			cs_free(ci, 1);
+			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs or two memory operands)",
+				      c->a.st[x->stmt].text);
+		}
 		cs_free(ci, 1);
 		continue;
 bad:

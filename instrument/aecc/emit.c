@@ -56,6 +56,30 @@ static void emit_value_reg(struct out *o, int reg, int width)
 	seq_end(o);
 }
 
+/*
+ * The %fs base, read from musl's thread self pointer at %fs:0 through a
+ * scratch register pushed below the red zone (the code around may keep
+ * data there; lea leaves the flags alone). Invariant 2: the load is the
+ * sequence's first instruction, re-running it is harmless.
+ */
+static void emit_fsbase(struct out *o, const struct insn *x)
+{
+	static const int cand[] = { 1, 2, 6, 7, 8, 9, 10, 11 };
+	int scr = 1;
+
+	for (int j = 0; j < 8; j++)
+		if (!(x->df.uses & (1u << cand[j]))) {
+			scr = cand[j];
+			break;
+		}
+	fprintf(o->f, "\tleaq\t-128(%%rsp), %%rsp\n\tpushq\t%%%s\n", ae_reg64[scr]);
+	seq_begin(o);
+	fprintf(o->f, "\tmovq\t%%fs:0, %%%s\n\tmovq\t%%%s, (%%r15)\n\tleaq\t8(%%r15), %%r15\n",
+		ae_reg64[scr], ae_reg64[scr]);
+	seq_end(o);
+	fprintf(o->f, "\tpopq\t%%%s\n\tleaq\t128(%%rsp), %%rsp\n", ae_reg64[scr]);
+}
+
 static void flush_stubs(struct out *o)
 {
 	for (int i = 0; i < o->nstubs; i++) {
@@ -143,7 +167,11 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 			if (ev->kind == AE_EV_WIT_BEFORE) {
 				emit_witness(&o, f, ev->a, ev->width);
 			} else if (ev->kind == AE_EV_VAL) {
-				if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
+				if (ev->flag == AE_VAL_FSBASE) {
+					emit_fsbase(&o, x);
+				} else if (ev->flag == AE_VAL_REG) {
+					emit_value_reg(&o, ev->a, 8);
+				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
 					static const int cand[] = { 1, 2, 6, 7, 8, 9, 10, 11 };
@@ -217,7 +245,8 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 			if (ev->kind == AE_EV_WIT_FALL)
 				emit_witness(&o, f, ev->a, ev->width);
 			else if (ev->kind == AE_EV_VAL_AFTER)
-				emit_value_reg(&o, 1, 8);
+				emit_value_reg(&o, ev->flag == AE_VAL_REG ? (int)ev->a : 1,
+					       ev->flag == AE_VAL_REG ? ev->width : 8);
 		}
 	}
 	flush_stubs(&o);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cfg.h"
+#include "data.h"
 #include "events.h"
 #include "place.h"
 #include "xalloc.h"
@@ -124,6 +125,9 @@ void ae_make_events(struct ae_ctx *c)
 		}
 		if (x->rep == 2)
 			add_event(c, k, AE_EV_VAL_AFTER, 8, AE_VAL_REPCNT_AFTER, 0, 0);
+		/* data records last: the regenerator reads them after the rest */
+		if (c->data)
+			ae_data_events(c, k, add_event);
 	}
 	make_pred_events(c);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "data.h"
 #include "decode.h"
 #include "emit.h"
 #include "events.h"
@@ -120,6 +121,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 
 	memset(c, 0, sizeof(*c));
 	c->src = src_s;
+	c->data = o->data;
 	buf = read_file(src_s, &len);
 	if (!buf)
 		return ae_err(c, 0, "cannot read: %s", strerror(errno));
@@ -144,6 +146,8 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	/* 2. the graph and the witnesses */
 	ae_build_graph(c);
 	ae_link_table_loads(c);
+	if (c->data && ae_data_plan(c, &sc))
+		goto out;
 	if (ae_place(c))
 		goto out;
 

@@ -7,6 +7,7 @@ struct ae_instr_opts {
 	const char *as;		/* assembler command, default "as" */
 	const char *tmpdir;	/* scratch directory (exists) */
 	int verbose;
+	int data;		/* -fae-data: exact data address traces */
 };
 
 /*

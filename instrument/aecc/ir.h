@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include <aetrace/dataflow.h>
 #include <aetrace/schema.h>
 
 #include "asmfile.h"
@@ -48,6 +49,12 @@ struct insn {
 	int exit_entry;		/* first instruction of _Exit */
 	int stack_mem;		/* 1 pop to memory, 2 push from memory */
 	int depth;
+	/* data tracing (-fae-data, data.c) */
+	int start_entry;	/* process entry (_start): %rsp unknown */
+	int drec;		/* writes data records: ends witness paths */
+	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
+	uint32_t rec_after;	/* registers recorded after it */
+	struct ae_df_op df;
 	int nout;
 	int out[2];		/* edge indices */
 };
@@ -75,6 +82,7 @@ struct ae_ctx {
 	int *compw;		/* witness width per component */
 	int *compn;		/* witnesses per component */
 	uint32_t objid;
+	int data;		/* -fae-data: record what data addresses need */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

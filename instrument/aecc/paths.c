@@ -48,11 +48,25 @@ const char *ae_musl_dir(void)
 	return tree_path(p, sizeof(p), "AECC_MUSL", "build/musl");
 }
 
+const char *ae_musl_data_dir(void)
+{
+	static char p[PATH_MAX];
+
+	return tree_path(p, sizeof(p), "AECC_MUSL_DATA", "build/musl-data");
+}
+
 const char *ae_libae(void)
 {
 	static char p[PATH_MAX];
 
 	return tree_path(p, sizeof(p), "AECC_LIBAE", "build/instrument/libae.a");
+}
+
+const char *ae_libaert_data(void)
+{
+	static char p[PATH_MAX];
+
+	return tree_path(p, sizeof(p), NULL, "build/instrument/libaert-data.a");
 }
 
 const char *ae_libaert(void)

@@ -9,9 +9,14 @@
 /* Returns the tracing musl's directory (include/, lib/): $AECC_MUSL or
  * <top>/build/musl. */
 const char *ae_musl_dir(void);
+/* The data-traced musl (-fae-data): $AECC_MUSL_DATA or build/musl-data. */
+const char *ae_musl_data_dir(void);
 /* Returns the runtime archive: $AECC_LIBAE or <top>/build/instrument/libae.a. */
 const char *ae_libae(void);
 /* Returns the archive of libgcc helpers: <top>/build/instrument/libaert.a. */
 const char *ae_libaert(void);
+
+/* libaert built with -fae-data: <top>/build/instrument/libaert-data.a */
+const char *ae_libaert_data(void);
 
 #endif

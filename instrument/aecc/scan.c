@@ -174,6 +174,8 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				c->in[k].in_longjmp = 1;
 			if (name && (!strcmp(name, "sigsetjmp") || !strcmp(name, "__sigsetjmp")))
 				c->in[k].in_sigsetjmp = 1;
+			if (name && !strcmp(name, "_start"))
+				c->in[k].start_entry = 1;
 			if (name && !strcmp(name, "_Exit"))
 				c->in[k].exit_entry = 1;
 		}

@@ -40,3 +40,14 @@ ALL_TARGETS	+= musl
 CHECK_BUILD_TARGETS += real-programs
 CHECK_TARGETS	+= tests/host/real-programs.sh
 BENCH_TARGETS	+= bench/standalone-bench.sh
+
+# The data-traced musl (aecc -fae-data, issue 12): programs built with
+# -fae-data link it from build/musl-data; the compiler command is part of
+# the cache key, so it is a separate cache entry.
+.PHONY: musl-data
+musl-data: $(BIN)/aecc | $(OBJ)
+	$(Q)AE_CACHE='$(AE_CACHE)' MUSL_CC='$(BIN)/aecc -fae-data' \
+		MUSL_CC_DEPS='$(AE_MUSL_CC_DEPS)' MUSL_LINK='$(OBJ)/musl-data' \
+		MUSL_LOG='$(OBJ)/musl-data-build.log' V='$(V)' \
+		$(TOP)/instrument/musl/build-musl.sh
+CHECK_BUILD_TARGETS += musl-data

@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dataflow.c - the transfer functions of data tracing (include/aetrace/
+ * dataflow.h): which registers an instruction's addresses need, which
+ * accesses it makes in lackey's order, and what it does to the registers
+ * the regenerator can follow. Compiled into aecc (known bits only: where
+ * to record) and aetrace (values: the addresses). Depends on neither.
+ */
+#include <string.h>
+
+#include <aetrace/dataflow.h>
+
+#define FS_BIT	(1u << 16)
+
+/* Register number and width of capstone register reg; -1 if not a GPR. */
+static int gpr(csh h, unsigned int reg, int *width)
+{
+	static const char *const names[4][16] = {
+		{ "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		  "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" },
+		{ "eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
+		  "r8d", "r9d", "r10d", "r11d", "r12d", "r13d", "r14d", "r15d" },
+		{ "ax", "cx", "dx", "bx", "sp", "bp", "si", "di",
+		  "r8w", "r9w", "r10w", "r11w", "r12w", "r13w", "r14w", "r15w" },
+		{ "al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil",
+		  "r8b", "r9b", "r10b", "r11b", "r12b", "r13b", "r14b", "r15b" },
+	};
+	static const int widths[4] = { 8, 4, 2, 1 };
+	const char *name;
+
+	if (reg == X86_REG_INVALID)
+		return -1;
+	name = cs_reg_name(h, reg);
+	if (!name)
+		return -1;
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < 16; i++)
+			if (!strcmp(name, names[w][i])) {
+				if (width)
+					*width = widths[w];
+				return i;
+			}
+	if (!strcmp(name, "ah") || !strcmp(name, "ch") || !strcmp(name, "dh") ||
+	    !strcmp(name, "bh")) {
+		if (width)
+			*width = 0;
+		return name[0] == 'a' ? 0 : name[0] == 'c' ? 1 : name[0] == 'd' ? 2 : 3;
+	}
+	return -1;
+}
+
+static int str_kind(uint8_t opc)
+{
+	switch (opc) {
+	case 0xa4: case 0xa5: return AE_STR_MOVS;
+	case 0xaa: case 0xab: return AE_STR_STOS;
+	case 0xac: case 0xad: return AE_STR_LODS;
+	case 0xa6: case 0xa7: return AE_STR_CMPS;
+	case 0xae: case 0xaf: return AE_STR_SCAS;
+	default: return 0;
+	}
+}
+
+static int kind_of(unsigned int id)
+{
+	switch (id) {
+	case X86_INS_MOV: case X86_INS_MOVABS: return AE_DF_MOV;
+	case X86_INS_MOVZX: return AE_DF_MOVZX;
+	case X86_INS_MOVSX: case X86_INS_MOVSXD: return AE_DF_MOVSX;
+	case X86_INS_LEA: return AE_DF_LEA;
+	case X86_INS_ADD: return AE_DF_ADD;
+	case X86_INS_SUB: return AE_DF_SUB;
+	case X86_INS_AND: return AE_DF_AND;
+	case X86_INS_OR: return AE_DF_OR;
+	case X86_INS_XOR: return AE_DF_XOR;
+	case X86_INS_SHL: case X86_INS_SAL: return AE_DF_SHL;
+	case X86_INS_SHR: return AE_DF_SHR;
+	case X86_INS_SAR: return AE_DF_SAR;
+	case X86_INS_IMUL: return AE_DF_IMUL;
+	case X86_INS_INC: return AE_DF_INC;
+	case X86_INS_DEC: return AE_DF_DEC;
+	case X86_INS_NEG: return AE_DF_NEG;
+	case X86_INS_NOT: return AE_DF_NOT;
+	case X86_INS_XCHG: return AE_DF_XCHG;
+	case X86_INS_CDQE: return AE_DF_CDQE;
+	case X86_INS_CQO: return AE_DF_CQO;
+	case X86_INS_PUSH: return AE_DF_PUSH;
+	case X86_INS_POP: return AE_DF_POP;
+	case X86_INS_CALL: return AE_DF_CALL;
+	case X86_INS_RET: return AE_DF_RET;
+	case X86_INS_LEAVE: return AE_DF_LEAVE;
+	case X86_INS_CLD: return AE_DF_CLD;
+	case X86_INS_STD: return AE_DF_STD;
+	case X86_INS_SYSCALL: return AE_DF_SYSCALL;
+	case X86_INS_NOP: case X86_INS_PREFETCH: case X86_INS_PREFETCHW:
+	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
+	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2:
+	case X86_INS_ENDBR64: case X86_INS_PAUSE:
+		return AE_DF_NOP;
+	default: return AE_DF_OTHER;
+	}
+}
+
+static int starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/*
+ * How an instruction uses its memory operand (index i of n operands), by
+ * its semantics; capstone's own access flags are wrong for many SSE moves
+ * and for compares. Returns an enum ae_df_acc.
+ */
+static int mem_access(const cs_insn *ci, int i, int n, int cs_acc)
+{
+	const char *m = ci->mnemonic;
+	static const char *const stores1[] = {
+		"fst", "fist", "fisttp", "fnst", "fbstp", "fnsave", "fxsave", "stmxcsr",
+		"vstmxcsr", "set", "xsave", NULL,
+	};
+	static const char *const rmw1[] = {
+		"inc", "dec", "neg", "not", "sh", "sa", "ro", "rc", NULL,
+	};
+	static const char *const reads0[] = {
+		"cmp", "test", "bt", "ucomis", "comis", "vucomis", "vcomis", "ptest",
+		"vptest", NULL,
+	};
+	int r;
+
+	if (!strncmp(m, "lock ", 5))
+		m += 5;
+	if (starts(m, "cmpxchg") || starts(m, "xadd") || starts(m, "xchg"))
+		return AE_ACC_M;	/* whichever operand is the memory one */
+	if (i > 0)
+		return AE_ACC_L;
+	if (n == 1) {
+		for (int j = 0; stores1[j]; j++)
+			if (starts(m, stores1[j]))
+				return AE_ACC_S;
+		for (int j = 0; rmw1[j]; j++)
+			if (starts(m, rmw1[j]))
+				return AE_ACC_M;
+		return AE_ACC_L;
+	}
+	for (int j = 0; reads0[j]; j++)
+		if (starts(m, reads0[j]) && strcmp(m, "cmpxchg") && !starts(m, "cmpxchg") &&
+		    !starts(m, "btc") && !starts(m, "btr") && !starts(m, "bts"))
+			return AE_ACC_L;
+	if (starts(m, "mov") || starts(m, "vmov") || starts(m, "pextr") ||
+	    starts(m, "vpextr") || starts(m, "extractps") || starts(m, "vextract"))
+		return AE_ACC_S;
+	r = (cs_acc & CS_AC_READ ? AE_ACC_L : 0) | (cs_acc & CS_AC_WRITE ? AE_ACC_S : 0);
+	return r ? r : AE_ACC_M;
+}
+
+/*
+ * Scalar SSE operands in memory are 4 or 8 bytes; capstone reports 16
+ * for some (comisd, addsd, cvtss2sd...). Returns the size to use.
+ */
+static int scalar_size(const char *m, int size)
+{
+	size_t n = strlen(m);
+
+	/* (pminsd, pabsd...: packed integers) */
+	if (size != 16 || n < 3 || strstr(m, "si2") || m[0] == 'p' || starts(m, "vp"))
+		return size;
+	if (strstr(m, "ss2") || (!strstr(m, "sd2") && !strcmp(m + n - 2, "ss")))
+		return 4;
+	if (strstr(m, "sd2") || !strcmp(m + n - 2, "sd"))
+		return 8;
+	return size;
+}
+
+int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	cs_regs rr, ww;
+	uint8_t nr = 0, nw = 0;
+	int nreg = 0;
+
+	memset(op, 0, sizeof(*op));
+	op->len = ci->size;
+	op->dst = op->src = -1;
+	op->mem.base = op->mem.index = -1;
+	op->kind = kind_of(ci->id);
+	op->nops = x->op_count;
+	if (!cs_regs_access(h, ci, rr, &nr, ww, &nw))
+		for (int i = 0; i < nw; i++) {
+			int g = gpr(h, ww[i], NULL);
+
+			if (g >= 0)
+				op->writes |= 1u << g;
+		}
+	/* string instructions by opcode (capstone shares names with SSE) */
+	if (x->opcode[0] != 0x0f && str_kind(x->opcode[0]) && ci->id != X86_INS_NOP) {
+		op->kind = AE_DF_STR;
+		op->str = str_kind(x->opcode[0]);
+		op->ssize = !(x->opcode[0] & 1) ? 1 : (x->rex & 8) ? 8 :
+			    x->prefix[2] == 0x66 ? 2 : 4;
+		op->rep = x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE;
+		switch (op->str) {
+		case AE_STR_MOVS: case AE_STR_CMPS: op->uses = (1u << 6) | (1u << 7); break;
+		case AE_STR_LODS: op->uses = 1u << 6; break;
+		default: op->uses = 1u << 7; break;
+		}
+		op->writes |= op->uses | (op->rep ? 1u << 1 : 0);
+		return 0;
+	}
+	for (int i = 0; i < x->op_count; i++) {
+		const cs_x86_op *o = &x->operands[i];
+		int w = 8;
+
+		if (o->type == X86_OP_MEM) {
+			struct ae_df_mem *m = &op->mem;
+
+			if (op->has_mem)
+				return -1;	/* two explicit memory operands */
+			op->has_mem = 1;
+			if (op->kind == AE_DF_NOP)
+				continue;	/* nopw %cs:0(%rax,%rax): no access */
+			if (o->mem.segment == X86_REG_FS)
+				m->fs = 1;
+			else if (o->mem.segment == X86_REG_GS)
+				return -1;	/* cs/ds/es/ss: base 0 in 64-bit mode */
+			if (o->mem.base == X86_REG_RIP) {
+				m->rip = 1;
+			} else if (o->mem.base != X86_REG_INVALID) {
+				m->base = gpr(h, o->mem.base, &w);
+				if (m->base < 0 || w != 8)
+					return -1;
+			}
+			if (o->mem.index != X86_REG_INVALID) {
+				m->index = gpr(h, o->mem.index, &w);
+				if (m->index < 0 || w != 8)
+					return -1;
+			}
+			m->scale = o->mem.scale;
+			m->disp = o->mem.disp;
+			m->size = o->size;
+			m->acc = mem_access(ci, i, x->op_count, o->access);
+			m->size = scalar_size(ci->mnemonic, m->size);
+			/* a locked read-modify-write (xchg is one): VEX loads the
+			 * old value, then compare-and-swaps (lackey: L, M);
+			 * cmpxchg only compare-and-swaps (M) */
+			if (m->acc == AE_ACC_M && (x->prefix[0] == X86_PREFIX_LOCK ||
+						   ci->id == X86_INS_XCHG) &&
+			    ci->id != X86_INS_CMPXCHG && ci->id != X86_INS_CMPXCHG8B &&
+			    ci->id != X86_INS_CMPXCHG16B)
+				op->locked = 1;
+			if (i == 0 && x->op_count == 1)
+				op->mem_first = 1;
+		} else if (o->type == X86_OP_REG) {
+			int g = gpr(h, o->reg, &w);
+
+			if (nreg == 0 && i == 0) {
+				op->dst = g;
+				op->dw = w;
+			} else if (op->src < 0) {
+				op->src = g;
+				op->sw = w;
+				if (g < 0)
+					op->kind = op->kind == AE_DF_MOV ? AE_DF_OTHER : op->kind;
+			}
+			nreg++;
+		} else if (o->type == X86_OP_IMM) {
+			op->imm = o->imm;
+		}
+	}
+	if ((ci->id == X86_INS_BT || ci->id == X86_INS_BTS || ci->id == X86_INS_BTR ||
+	     ci->id == X86_INS_BTC) && x->op_count == 2 && x->operands[1].type == X86_OP_REG) {
+		op->modify = ci->id != X86_INS_BT;
+		if (op->src < 0)
+			return -1;
+		if (x->operands[0].type == X86_OP_REG) {
+			op->kind = AE_DF_BTREG;
+			op->uses |= (1u << AE_DF_RSP) | (1u << op->src);
+			return 0;
+		}
+		op->kind = AE_DF_BTMEM;
+		op->mem.acc = op->modify ? AE_ACC_M : AE_ACC_L;
+		op->mem.size = 1;
+		op->uses |= 1u << op->src;
+	}
+	if (op->has_mem && op->dst >= 0 && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && op->src < 0)
+		op->src = -1;		/* reg, mem: a load */
+	switch (op->kind) {
+	case AE_DF_LEA: case AE_DF_NOP:
+		op->mem.acc = 0;
+		break;
+	case AE_DF_PUSH: case AE_DF_POP: case AE_DF_CALL: case AE_DF_RET:
+		op->uses |= 1u << AE_DF_RSP;
+		op->writes |= 1u << AE_DF_RSP;
+		if (op->kind == AE_DF_RET)
+			op->retimm = x->op_count ? (uint16_t)op->imm : 0;
+		if (op->kind == AE_DF_CALL)
+			op->writes |= 0x0fc7u | (1u << AE_DF_RSP);	/* caller-saved */
+		break;
+	case AE_DF_LEAVE:
+		op->uses |= 1u << AE_DF_RBP;
+		break;
+	case AE_DF_SYSCALL:
+		op->writes |= (1u << 0) | (1u << 1) | (1u << 11) | FS_BIT;
+		break;
+	default:
+		break;
+	}
+	if (op->has_mem && op->mem.acc) {
+		if (op->mem.base >= 0)
+			op->uses |= 1u << op->mem.base;
+		if (op->mem.index >= 0)
+			op->uses |= 1u << op->mem.index;
+		if (op->mem.fs)
+			op->uses |= FS_BIT;
+	}
+	return 0;
+}
+
+static int64_t sext(uint64_t v, int w)
+{
+	int sh = 64 - 8 * w;
+
+	return w >= 8 ? (int64_t)v : (int64_t)(v << sh) >> sh;
+}
+
+static int have(const struct ae_df_state *s, int r, int *missing)
+{
+	if (s->known & (1u << r))
+		return 1;
+	*missing = r;
+	return 0;
+}
+
+/* Effective address of op's memory operand; 0 when a register is missing. */
+static int mem_addr(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
+		    uint64_t *a, int *missing)
+{
+	const struct ae_df_mem *m = &op->mem;
+	uint64_t v = (uint64_t)m->disp;
+
+	if (m->rip)
+		v += pc + op->len;
+	if (m->base >= 0) {
+		if (!have(s, m->base, missing))
+			return 0;
+		v += s->v[m->base];
+	}
+	if (m->index >= 0) {
+		if (!have(s, m->index, missing))
+			return 0;
+		v += s->v[m->index] * m->scale;
+	}
+	if (m->fs) {
+		if (!s->fs_known) {
+			*missing = 16;
+			return 0;
+		}
+		v += s->fs;
+	}
+	*a = v;
+	return 1;
+}
+
+static void put(struct ae_df_access *out, int *n, int acc, uint64_t addr, int size)
+{
+	out[*n].acc = acc;
+	out[*n].addr = addr;
+	out[*n].size = size;
+	(*n)++;
+}
+
+int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
+		   struct ae_df_access *out, int *missing)
+{
+	uint64_t a = 0, sp = s->v[AE_DF_RSP];
+	int n = 0;
+	int mem = op->has_mem && op->mem.acc;
+
+	if (mem && !mem_addr(op, pc, s, &a, missing))
+		return -1;
+	switch (op->kind) {
+	case AE_DF_BTREG: {
+		uint64_t t = sp - 288;
+		int w = op->dw ? op->dw : 8;
+
+		if (!have(s, AE_DF_RSP, missing) || !have(s, op->src, missing))
+			return -1;
+		put(out, &n, AE_ACC_S, t, w);
+		put(out, &n, op->modify ? AE_ACC_M : AE_ACC_L,
+		    t + ((s->v[op->src] & (w * 8 - 1)) >> 3), 1);
+		if (op->modify)
+			put(out, &n, AE_ACC_L, t, w);
+		return n;
+	}
+	case AE_DF_BTMEM:
+		if (!have(s, op->src, missing))
+			return -1;
+		put(out, &n, op->mem.acc, a + (uint64_t)(sext(s->v[op->src], op->sw) >> 3), 1);
+		return n;
+	case AE_DF_PUSH:
+	case AE_DF_CALL:
+		if (!have(s, AE_DF_RSP, missing))
+			return -1;
+		if (mem)
+			put(out, &n, AE_ACC_L, a, op->mem.size);
+		put(out, &n, AE_ACC_S, sp - 8, 8);
+		return n;
+	case AE_DF_POP:
+		if (!have(s, AE_DF_RSP, missing))
+			return -1;
+		put(out, &n, AE_ACC_L, sp, 8);
+		if (mem)
+			put(out, &n, AE_ACC_S, a, op->mem.size);
+		return n;
+	case AE_DF_RET:
+		if (!have(s, AE_DF_RSP, missing))
+			return -1;
+		put(out, &n, AE_ACC_L, sp, 8);
+		return n;
+	case AE_DF_LEAVE:
+		if (!have(s, AE_DF_RBP, missing))
+			return -1;
+		put(out, &n, AE_ACC_L, s->v[AE_DF_RBP], 8);
+		return n;
+	case AE_DF_STR:
+		if ((op->uses & (1u << 6)) && !have(s, 6, missing))
+			return -1;
+		if ((op->uses & (1u << 7)) && !have(s, 7, missing))
+			return -1;
+		switch (op->str) {
+		case AE_STR_MOVS:
+			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
+			put(out, &n, AE_ACC_S, s->v[7], op->ssize);
+			break;
+		case AE_STR_STOS:
+			put(out, &n, AE_ACC_S, s->v[7], op->ssize);
+			break;
+		case AE_STR_LODS:
+			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
+			break;
+		case AE_STR_CMPS:	/* VEX loads (%rdi) first */
+			put(out, &n, AE_ACC_L, s->v[7], op->ssize);
+			put(out, &n, AE_ACC_L, s->v[6], op->ssize);
+			break;
+		default:
+			put(out, &n, AE_ACC_L, s->v[7], op->ssize);
+			break;
+		}
+		return n;
+	default:
+		if (mem && op->locked)
+			put(out, &n, AE_ACC_L, a, op->mem.size);
+		if (mem)
+			put(out, &n, op->mem.acc, a, op->mem.size);
+		return n;
+	}
+}
+
+static uint64_t mask_of(int w)
+{
+	return w >= 8 ? ~0ull : (1ull << (8 * w)) - 1;
+}
+
+void ae_df_set(struct ae_df_state *s, int r, uint64_t v, int w)
+{
+	if (w == 8 || w == 4) {
+		s->v[r] = v & mask_of(w);
+		s->known |= 1u << r;
+	} else if (w == 2 || w == 1) {
+		s->v[r] = (s->v[r] & ~mask_of(w)) | (v & mask_of(w));
+	} else {
+		s->known &= ~(1u << r);
+	}
+}
+
+static void forget(struct ae_df_state *s, int r)
+{
+	if (r >= 0)
+		s->known &= ~(1u << r);
+}
+
+
+/* dst op= src for the ALU kinds; 0 when the result is not known. */
+static int alu(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t *res)
+{
+	int d = op->dst, w = op->dw;
+	uint64_t a, b;
+	int bk;
+
+	if (d < 0 || w == 0)
+		return 0;
+	a = s->v[d] & mask_of(w);
+	if (op->src >= 0) {
+		b = s->v[op->src] & mask_of(op->sw ? op->sw : w);
+		bk = (s->known >> op->src) & 1;
+	} else if (op->has_mem) {
+		return 0;
+	} else {
+		b = (uint64_t)op->imm;
+		bk = 1;
+	}
+	if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == d) {
+		*res = 0;
+		return 1;
+	}
+	switch (op->kind) {
+	case AE_DF_INC: case AE_DF_DEC: case AE_DF_NEG: case AE_DF_NOT:
+		bk = 1;
+		break;
+	case AE_DF_SHL: case AE_DF_SHR: case AE_DF_SAR:
+		if (op->src < 0 && !op->imm && op->sw == 0)
+			b = 1;	/* shift by one */
+		break;
+	default:
+		break;
+	}
+	if (!((s->known >> d) & 1) || !bk)
+		return 0;
+	switch (op->kind) {
+	case AE_DF_ADD: *res = a + b; return 1;
+	case AE_DF_SUB: *res = a - b; return 1;
+	case AE_DF_AND: *res = a & b; return 1;
+	case AE_DF_OR: *res = a | b; return 1;
+	case AE_DF_XOR: *res = a ^ b; return 1;
+	case AE_DF_INC: *res = a + 1; return 1;
+	case AE_DF_DEC: *res = a - 1; return 1;
+	case AE_DF_NEG: *res = -a; return 1;
+	case AE_DF_NOT: *res = ~a; return 1;
+	case AE_DF_SHL:
+		*res = a << (b & (w == 8 ? 63 : 31));
+		return 1;
+	case AE_DF_SHR:
+		*res = a >> (b & (w == 8 ? 63 : 31));
+		return 1;
+	case AE_DF_SAR:
+		*res = (uint64_t)(sext(a, w) >> (b & (w == 8 ? 63 : 31)));
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+uint32_t ae_df_inputs(const struct ae_df_op *op, int r)
+{
+	uint32_t d = op->dst >= 0 ? 1u << op->dst : 0;
+	uint32_t s = op->src >= 0 ? 1u << op->src : 0;
+	uint32_t part = op->dw == 1 || op->dw == 2 ? d : 0;
+	const uint32_t sp = 1u << AE_DF_RSP;
+
+	switch (op->kind) {
+	case AE_DF_PUSH: case AE_DF_CALL: case AE_DF_RET:
+		return r == AE_DF_RSP ? sp : AE_DF_NOT_AFFINE;
+	case AE_DF_POP:
+		return r == AE_DF_RSP && op->dst != AE_DF_RSP ? sp : AE_DF_NOT_AFFINE;
+	case AE_DF_LEAVE:
+		return r == AE_DF_RSP ? 1u << AE_DF_RBP : AE_DF_NOT_AFFINE;
+	case AE_DF_STR:
+		if (r == 6 || r == 7 || (r == 1 && op->rep))
+			return 1u << r;
+		return AE_DF_NOT_AFFINE;
+	case AE_DF_CDQE:
+		return r == 0 ? 1u : AE_DF_NOT_AFFINE;
+	case AE_DF_CQO:
+		return r == 2 ? 1u : AE_DF_NOT_AFFINE;
+	default:
+		break;
+	}
+	if (op->dst != r || op->dw == 0)
+		return AE_DF_NOT_AFFINE;
+	switch (op->kind) {
+	case AE_DF_MOV:
+		if (op->has_mem || op->src < 0)
+			return op->has_mem ? AE_DF_NOT_AFFINE : part;
+		return s | part;
+	case AE_DF_MOVZX: case AE_DF_MOVSX:
+		if (op->has_mem || op->src < 0 || op->sw == 0)
+			return AE_DF_NOT_AFFINE;
+		return s | part;
+	case AE_DF_LEA:
+		if (op->mem.fs)
+			return AE_DF_NOT_AFFINE;
+		return (op->mem.base >= 0 ? 1u << op->mem.base : 0) |
+		       (op->mem.index >= 0 ? 1u << op->mem.index : 0) | part;
+	case AE_DF_ADD: case AE_DF_SUB: case AE_DF_AND: case AE_DF_OR:
+	case AE_DF_XOR: case AE_DF_SHL: case AE_DF_SHR: case AE_DF_SAR:
+		if (op->has_mem || (op->src < 0 && op->sw))
+			return AE_DF_NOT_AFFINE;
+		if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == op->dst)
+			return part;
+		return d | s;
+	case AE_DF_INC: case AE_DF_DEC: case AE_DF_NEG: case AE_DF_NOT:
+		return op->has_mem ? AE_DF_NOT_AFFINE : d;
+	case AE_DF_IMUL:
+		if (op->has_mem || op->src < 0 || op->nops < 2)
+			return AE_DF_NOT_AFFINE;
+		return s | (op->nops == 3 ? part : d);
+	case AE_DF_XCHG:
+		if (op->src >= 0 && op->dw == op->sw && (op->dw == 8 || op->dw == 4))
+			return s;
+		return AE_DF_NOT_AFFINE;
+	default:
+		return AE_DF_NOT_AFFINE;
+	}
+}
+
+void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
+{
+	int d = op->dst, miss;
+	uint64_t v, *sp = &s->v[AE_DF_RSP];
+
+	switch (op->kind) {
+	case AE_DF_NOP:
+		return;
+	case AE_DF_MOV:
+		if (d < 0)
+			return;		/* a store */
+		if (op->has_mem)
+			forget(s, d);
+		else if (op->src >= 0 && ((s->known >> op->src) & 1))
+			ae_df_set(s, d, s->v[op->src], op->dw);
+		else if (op->src >= 0)
+			forget(s, d);
+		else
+			ae_df_set(s, d, (uint64_t)op->imm, op->dw);
+		if (op->dw == 0)
+			forget(s, d);
+		return;
+	case AE_DF_MOVZX:
+	case AE_DF_MOVSX:
+		if (d < 0)
+			return;
+		if (op->has_mem || op->src < 0 || !((s->known >> op->src) & 1) ||
+		    op->sw == 0) {
+			forget(s, d);
+			return;
+		}
+		v = s->v[op->src] & mask_of(op->sw);
+		if (op->kind == AE_DF_MOVSX)
+			v = (uint64_t)sext(v, op->sw);
+		ae_df_set(s, d, v, op->dw);
+		return;
+	case AE_DF_LEA:
+		if (d < 0)
+			return;
+		{
+			struct ae_df_op m = *op;
+
+			m.mem.fs = 0;
+			if (mem_addr(&m, pc, s, &v, &miss))
+				ae_df_set(s, d, v, op->dw);
+			else
+				forget(s, d);
+		}
+		return;
+	case AE_DF_ADD: case AE_DF_SUB: case AE_DF_AND: case AE_DF_OR:
+	case AE_DF_XOR: case AE_DF_SHL: case AE_DF_SHR: case AE_DF_SAR:
+	case AE_DF_INC: case AE_DF_DEC: case AE_DF_NEG: case AE_DF_NOT:
+		if (d < 0 || op->has_mem)
+			break;	/* memory destination: registers as OTHER */
+		if (alu(op, s, &v))
+			ae_df_set(s, d, v, op->dw);
+		else
+			forget(s, d);
+		return;
+	case AE_DF_IMUL:
+		if (d < 0 || op->has_mem || op->src < 0 || op->dw == 0 || op->nops < 2)
+			break;
+		if (((s->known >> d) & 1) && ((s->known >> op->src) & 1)) {
+			/* imul r, r/m, imm has imm; imul r, r multiplies both */
+			uint64_t b = op->nops == 3 ? (uint64_t)op->imm : s->v[d];
+
+			ae_df_set(s, d, s->v[op->src] * b, op->dw);
+		} else {
+			forget(s, d);
+		}
+		return;
+	case AE_DF_XCHG:
+		if (d >= 0 && op->src >= 0 && op->dw == op->sw && op->dw) {
+			uint64_t a = s->v[d], b = s->v[op->src];
+			uint32_t ka = (s->known >> d) & 1, kb = (s->known >> op->src) & 1;
+
+			if (op->dw != 8) {
+				/* 32-bit exchange zero-extends both */
+				if (op->dw != 4)
+					break;
+				a &= 0xffffffffu;
+				b &= 0xffffffffu;
+			}
+			s->v[d] = b;
+			s->v[op->src] = a;
+			s->known &= ~((1u << d) | (1u << op->src));
+			s->known |= (kb << d) | (ka << op->src);
+			return;
+		}
+		break;
+	case AE_DF_CDQE:
+		if ((s->known & 1))
+			s->v[0] = (uint64_t)(int64_t)(int32_t)s->v[0];
+		return;
+	case AE_DF_CQO:
+		if (s->known & 1)
+			ae_df_set(s, 2, (int64_t)s->v[0] < 0 ? ~0ull : 0, 8);
+		else
+			forget(s, 2);
+		return;
+	case AE_DF_PUSH:
+	case AE_DF_CALL:
+		*sp -= 8;
+		return;
+	case AE_DF_POP:
+		forget(s, d);
+		*sp += 8;
+		if (d == AE_DF_RSP)
+			forget(s, d);
+		return;
+	case AE_DF_RET:
+		*sp += 8 + op->retimm;
+		return;
+	case AE_DF_LEAVE:
+		if ((s->known >> AE_DF_RBP) & 1) {
+			ae_df_set(s, AE_DF_RSP, s->v[AE_DF_RBP] + 8, 8);
+		} else {
+			forget(s, AE_DF_RSP);
+		}
+		forget(s, AE_DF_RBP);
+		return;
+	case AE_DF_CLD:
+	case AE_DF_STD:
+		s->df = op->kind == AE_DF_STD;
+		s->df_known = 1;
+		return;
+	case AE_DF_STR: {
+		uint64_t dl = s->df ? -(uint64_t)op->ssize : op->ssize;
+
+		if (!s->df_known)
+			s->known &= ~((1u << 6) | (1u << 7));
+		if (op->uses & (1u << 6))
+			s->v[6] += dl;
+		if (op->uses & (1u << 7))
+			s->v[7] += dl;
+		if (op->str == AE_STR_LODS)
+			forget(s, 0);	/* the loaded element */
+		if (op->rep)
+			s->v[1] -= 1;
+		return;
+	}
+	case AE_DF_SYSCALL:
+		break;
+	default:
+		break;
+	}
+	/* anything else: what it writes is no longer known */
+	s->known &= ~(op->writes & 0xffffu);
+	if (op->writes & FS_BIT)
+		s->fs_known = 0;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dataflow.h - the address arithmetic both sides of data tracing share
+ * (dataflow/dataflow.c): aecc decides statically which registers the
+ * regenerator will know and records the others; aetrace emulates the
+ * same transfer functions on values. One table, so they cannot disagree.
+ *
+ * Registers are numbered as in an x86-64 ModRM: 0 rax, 1 rcx, 2 rdx,
+ * 3 rbx, 4 rsp, 5 rbp, 6 rsi, 7 rdi, 8-15 r8-r15.
+ */
+#ifndef AETRACE_DATAFLOW_H
+#define AETRACE_DATAFLOW_H
+
+#include <capstone/capstone.h>
+#include <stdint.h>
+
+#define AE_DF_RSP	4
+#define AE_DF_RBP	5
+/* rbx, rsp, rbp, r12-r15: kept across a call (SysV ABI) */
+#define AE_DF_CALLEE_SAVED	((1u << 3) | (1u << 4) | (1u << 5) | (0xfu << 12))
+
+enum ae_df_kind {
+	AE_DF_OTHER,	/* written registers become unknown */
+	AE_DF_NOP,	/* no register, no memory (nop, lea-free hints) */
+	AE_DF_MOV, AE_DF_MOVZX, AE_DF_MOVSX, AE_DF_LEA,
+	AE_DF_ADD, AE_DF_SUB, AE_DF_AND, AE_DF_OR, AE_DF_XOR,
+	AE_DF_SHL, AE_DF_SHR, AE_DF_SAR, AE_DF_IMUL,
+	AE_DF_INC, AE_DF_DEC, AE_DF_NEG, AE_DF_NOT, AE_DF_XCHG,
+	AE_DF_CDQE, AE_DF_CQO,
+	AE_DF_PUSH, AE_DF_POP, AE_DF_CALL, AE_DF_RET, AE_DF_LEAVE,
+	AE_DF_CLD, AE_DF_STD, AE_DF_STR, AE_DF_SYSCALL,
+	AE_DF_BTREG,	/* bt* %reg, %reg: VEX goes through rsp-288 (lackey sees it) */
+	AE_DF_BTMEM,	/* bt* %reg, mem: the byte at mem + (bit >> 3) */
+};
+
+/* string instructions (AE_DF_STR) */
+enum ae_df_str { AE_STR_MOVS = 1, AE_STR_STOS, AE_STR_LODS, AE_STR_CMPS, AE_STR_SCAS };
+
+/* access kinds, as lackey names them */
+enum ae_df_acc { AE_ACC_L = 1, AE_ACC_S = 2, AE_ACC_M = 3 };
+
+/* An explicit memory operand. */
+struct ae_df_mem {
+	int8_t base, index;	/* register numbers, -1 none */
+	uint8_t scale;
+	uint8_t rip;		/* rip-relative: disp is from the next insn */
+	uint8_t fs;		/* %fs segment */
+	uint8_t acc;		/* enum ae_df_acc; 0: no access (lea, nop) */
+	uint16_t size;		/* bytes accessed */
+	int64_t disp;
+};
+
+/* One instruction, decoded once for both sides. */
+struct ae_df_op {
+	uint8_t kind;		/* enum ae_df_kind */
+	uint8_t len;
+	int8_t dst;		/* destination register, -1 none */
+	uint8_t dw;		/* its width in bytes (8, 4, 2, 1; 0: high byte) */
+	int8_t src;		/* source register, -1: immediate or memory */
+	uint8_t sw;		/* source width */
+	uint8_t has_mem;	/* mem is an operand */
+	uint8_t str;		/* enum ae_df_str */
+	uint8_t ssize;		/* string element size */
+	uint8_t rep;		/* rep/repe/repne prefix */
+	uint8_t mem_first;	/* call/push from memory: load before the push */
+	uint8_t nops;		/* explicit operands */
+	uint8_t modify;		/* bts/btr/btc */
+	uint8_t locked;		/* VEX loads, then compare-and-swaps: L, then M */
+	uint16_t retimm;	/* ret $n */
+	int64_t imm;
+	uint32_t writes;	/* registers this instruction may change */
+	uint32_t uses;		/* registers its addresses are computed from */
+	struct ae_df_mem mem;
+};
+
+/* What the regenerator (values) or aecc (known bits only) knows. */
+struct ae_df_state {
+	uint64_t v[16];
+	uint32_t known;		/* bit r: v[r] is the register's value */
+	uint64_t fs;		/* %fs base */
+	uint8_t fs_known;
+	uint8_t df;		/* direction flag (1: std) */
+	uint8_t df_known;
+};
+
+/* An access one instruction makes. */
+struct ae_df_access {
+	uint8_t acc;		/* enum ae_df_acc */
+	uint16_t size;
+	uint64_t addr;
+};
+
+/*
+ * Decode capstone's instruction ci (detail on, handle h) into op.
+ * Returns 0, or -1 when it uses %gs or another form data tracing cannot
+ * follow (the caller names the instruction).
+ */
+int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op);
+
+/*
+ * The accesses of op at address pc in state s (one iteration of a string
+ * instruction), in lackey's order, into out[] (room for 4). Returns how
+ * many, or -1 when an address needs a register s does not know
+ * (*missing = that register, 16 for %fs base, 17 for the direction flag).
+ */
+int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
+		   struct ae_df_access *out, int *missing);
+
+/*
+ * Apply op to s (one iteration of a string instruction; a call only
+ * pushes, the regenerator enters the callee itself). Returns nothing.
+ */
+void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s);
+
+#define AE_DF_NOT_AFFINE	0xffffffffu
+/*
+ * The registers that make register r known after op when they are known
+ * before it (constant arithmetic on them), or AE_DF_NOT_AFFINE when r
+ * comes from memory or from arithmetic the transfer functions do not
+ * follow. Returns the mask.
+ */
+uint32_t ae_df_inputs(const struct ae_df_op *op, int r);
+
+/* Set register r of s to v with width w bytes (4 zero-extends). */
+void ae_df_set(struct ae_df_state *s, int r, uint64_t v, int w);
+
+#endif /* AETRACE_DATAFLOW_H */

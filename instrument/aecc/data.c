@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * data.c - where a data-traced object records registers (issue 12, item
+ * 1). Per object, a forward analysis finds the registers the regenerator
+ * will know before each instruction (the transfer functions of
+ * dataflow/dataflow.c on known bits: %rsp from the process entry on,
+ * constants, pointers moved by constants, values of recorded registers);
+ * every register an address needs but the regenerator will not know is
+ * recorded once per value: right after the instructions that define it
+ * (a load, a call's return value, a system call), or at the procedure
+ * entry when it arrives as an argument. Repeated to a fixpoint, since a
+ * record makes later values known.
+ *
+ * Across a call the ABI is trusted: rbx, rbp, r12-r15, %rsp and the %fs
+ * base keep their values (the regenerator restores them at the return);
+ * the caller-saved registers are defined by the call. %fs base is
+ * recorded before the instruction that uses it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gelf.h>
+
+#include "data.h"
+#include "xalloc.h"
+
+#define ALL	0x1ffffu
+#define FS_BIT	(1u << 16)
+
+struct plan {
+	struct ae_ctx *c;
+	int *pstart, *preds;	/* predecessors, compressed rows */
+	char *entry;
+	uint32_t *kin;
+	uint32_t *req;		/* registers already needed at each insn */
+};
+
+/* Known bits on entering instruction k's own execution (records included). */
+static uint32_t with_records(const struct plan *pl, int k, uint32_t in)
+{
+	const struct insn *x = &pl->c->in[k];
+
+	in |= x->rec_before;
+	if (x->rep)
+		in |= 1u << 1;	/* AE_VAL_REPCNT: %rcx */
+	return in;
+}
+
+/* Known bits on the edge k -> its successor. */
+static uint32_t out_of(const struct plan *pl, int k)
+{
+	const struct insn *x = &pl->c->in[k];
+	uint32_t in = with_records(pl, k, pl->kin[k]), out;
+
+	if (x->kind == IK_CALL || x->kind == IK_CALL_IND) {
+		out = in & (AE_DF_CALLEE_SAVED | FS_BIT);
+	} else {
+		struct ae_df_state s;
+
+		memset(&s, 0, sizeof(s));
+		s.known = in & 0xffff;
+		s.fs_known = !!(in & FS_BIT);
+		s.df_known = 1;
+		ae_df_step(&x->df, 0, &s);
+		out = s.known | (s.fs_known ? FS_BIT : 0);
+		if (x->rep)
+			out |= 1u << 1;	/* 0, or AE_VAL_REPCNT_AFTER */
+	}
+	return out | x->rec_after;
+}
+
+static uint32_t entry_known(const struct insn *x)
+{
+	return x->start_entry ? 0 : 1u << AE_DF_RSP;
+}
+
+static void forward(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n, changed;
+
+	for (int k = 0; k < n; k++)
+		pl->kin[k] = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
+	do {
+		changed = 0;
+		for (int k = 0; k < n; k++) {
+			uint32_t v = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
+
+			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
+				v &= out_of(pl, pl->preds[i]);
+			if (v != pl->kin[k]) {
+				pl->kin[k] = v;
+				changed = 1;
+			}
+		}
+	} while (changed);
+}
+
+/* Does p define register r (so a value of r reaching k starts at p)? */
+static int defines(const struct insn *x, int r)
+{
+	if (x->kind == IK_CALL || x->kind == IK_CALL_IND)
+		return !((AE_DF_CALLEE_SAVED >> r) & 1);
+	return (x->df.writes >> r) & 1;
+}
+
+/*
+ * Make r known on entering k: walk back to where its values are defined;
+ * record after a definition the transfer functions cannot follow, or
+ * need the inputs of one they can (a pointer stepped by a constant in a
+ * loop is then recorded once, before the loop), or record at the entry.
+ * `direct`: record after every definition (the fallback when following
+ * inputs did not make r known). Returns 0 or -1.
+ */
+static int place_record(struct plan *pl, int k0, int r0, int direct)
+{
+	struct ae_ctx *c = pl->c;
+	int cap = 256, sp = 0, ret = 0;
+	int *stack = ae_xmalloc(cap * 2 * sizeof(int));
+
+	stack[sp++] = k0;
+	stack[sp++] = r0;
+	while (sp && !ret) {
+		int r = stack[--sp], k = stack[--sp];
+
+		if ((pl->req[k] >> r) & 1)
+			continue;
+		pl->req[k] |= 1u << r;
+		if (pl->entry[k]) {
+			c->in[k].rec_before |= 1u << r;
+			continue;
+		}
+		for (int i = pl->pstart[k]; i < pl->pstart[k + 1] && !ret; i++) {
+			int p = pl->preds[i];
+			struct insn *x = &c->in[p];
+			uint32_t in, need;
+
+			if (sp + 2 * 17 >= 2 * cap) {
+				cap *= 2;
+				stack = ae_xrealloc(stack, cap * 2 * sizeof(int));
+			}
+			if (!defines(x, r)) {
+				stack[sp++] = p;
+				stack[sp++] = r;
+				continue;
+			}
+			if ((out_of(pl, p) >> r) & 1)
+				continue;
+			in = with_records(pl, p, pl->kin[p]);
+			need = x->kind == IK_CALL || x->kind == IK_CALL_IND || direct ?
+			       AE_DF_NOT_AFFINE : ae_df_inputs(&x->df, r);
+			if (need != AE_DF_NOT_AFFINE) {
+				need &= ~in & 0xffffu;
+				for (int q = 0; q < 16; q++)
+					if ((need >> q) & 1) {
+						stack[sp++] = p;
+						stack[sp++] = q;
+					}
+				continue;
+			}
+			if (x->kind == IK_JCC) {
+				ret = ae_err(c, c->a.st[x->stmt].line,
+					     "data tracing: '%s' defines an address register on a branch",
+					     c->a.st[x->stmt].text);
+				break;
+			}
+			x->rec_after |= 1u << r;
+		}
+	}
+	free(stack);
+	return ret;
+}
+
+/* The instruction whose bytes hold (sec, off), or -1. */
+static int insn_covering(const struct ae_ctx *c, int sec, uint64_t off)
+{
+	int lo = 0, hi = c->n - 1, best = -1;
+
+	while (lo <= hi) {
+		int m = (lo + hi) / 2;
+		const struct insn *x = &c->in[c->by_place[m]];
+
+		if (x->sec < sec || (x->sec == sec && x->off <= off)) {
+			best = c->by_place[m];
+			lo = m + 1;
+		} else {
+			hi = m - 1;
+		}
+	}
+	if (best < 0 || c->in[best].sec != sec || off >= c->in[best].off + c->in[best].len)
+		return -1;
+	return best;
+}
+
+/*
+ * Functions whose address the object takes (not as a call or jump
+ * target) may be signal handlers, entered on a stack the kernel chose:
+ * they record %rsp at their entry.
+ */
+static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(s->elf, &shstrndx))
+		return;
+	for (int i = 0; i < s->nr; i++) {
+		const struct reloc *r = &s->r[i];
+		Elf_Scn *scn = elf_getscn(s->elf, r->sec);
+		GElf_Shdr sh;
+		const char *name;
+		int site, k;
+
+		if (!r->symsec || !scn || !gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(s->elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".ae_imap"))
+			continue;
+		site = insn_covering(c, r->sec, r->off);
+		if (site >= 0 && (c->in[site].kind == IK_CALL || c->in[site].kind == IK_JMP ||
+				  c->in[site].kind == IK_JCC))
+			continue;
+		k = ae_insn_at(c, r->symsec, r->symval + r->addend);
+		if (k < 0 && (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32))
+			k = ae_insn_at(c, r->symsec, r->symval + r->addend + 4);
+		if (k >= 0 && c->in[k].func_start)
+			c->in[k].rec_before |= 1u << AE_DF_RSP;
+	}
+}
+
+/* The table a relocation inside instruction x's bytes points at: its
+ * entries' instructions into t[] (room for c->n); returns how many. */
+static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
+			 const struct insn *x, int *t)
+{
+	int m = 0;
+
+	for (uint64_t o = x->off; o < x->off + x->len; o++) {
+		const struct reloc *r = ae_find_reloc(s, x->sec, o);
+		int ne;
+
+		if (!r || !r->symsec)
+			continue;
+		ne = ae_table_entries(s, r->symsec, r->symval + r->addend);
+		for (int i = 0; i < ne && m < c->n; i++) {
+			const struct reloc *e = ae_find_reloc(s, r->symsec, r->symval + r->addend + 8 * i);
+			int k = e ? ae_insn_at(c, e->symsec, e->symval + e->addend) : -1;
+
+			if (k >= 0)
+				t[m++] = k;
+		}
+		break;
+	}
+	return m;
+}
+
+int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
+{
+	struct plan pl = { .c = c };
+	int n = c->n, added, ret = 0, rounds = 0, direct = 0;
+
+	int *from, *to, *tt = ae_xmalloc((n + 1) * sizeof(int));
+	int np = 0, cap = c->ne + n + 1, ntl = 0;
+
+	/* jump tables: their jumps are predecessors of every entry; a
+	 * computed goto (a table load feeding jmp *%r) of every entry of
+	 * every table load of the object */
+	for (int k = 0; k < n; k++) {
+		if (c->in[k].ind == IND_TABLE)
+			cap += table_targets(c, s, &c->in[k], tt);
+		if (c->in[k].tload)
+			ntl += table_targets(c, s, &c->in[k], tt);
+	}
+	for (int k = 0; k < n; k++)
+		if (c->in[k].kind == IK_JMP_IND && c->in[k].from_tload)
+			cap += ntl;
+	from = ae_xmalloc(cap * sizeof(int));
+	to = ae_xmalloc(cap * sizeof(int));
+	for (int k = 0; k < n; k++) {
+		int m;
+
+		if (c->in[k].ind == IND_TABLE) {
+			m = table_targets(c, s, &c->in[k], tt);
+			for (int i = 0; i < m; i++) {
+				from[np] = k;
+				to[np++] = tt[i];
+			}
+		}
+	}
+	for (int j = 0; j < n; j++) {
+		if (!(c->in[j].kind == IK_JMP_IND && c->in[j].from_tload))
+			continue;
+		for (int k = 0; k < n; k++) {
+			int m;
+
+			if (!c->in[k].tload)
+				continue;
+			m = table_targets(c, s, &c->in[k], tt);
+			for (int i = 0; i < m; i++) {
+				from[np] = j;
+				to[np++] = tt[i];
+			}
+		}
+	}
+	free(tt);
+
+	pl.pstart = ae_xcalloc(n + 2, sizeof(int));
+	pl.preds = ae_xmalloc(cap * sizeof(int));
+	pl.entry = ae_xcalloc(n + 1, 1);
+	pl.kin = ae_xcalloc(n + 1, sizeof(uint32_t));
+	pl.req = ae_xcalloc(n + 1, sizeof(uint32_t));
+	for (int i = 0; i < c->ne; i++)
+		if (c->e[i].to < n) {
+			from[np] = c->e[i].from;
+			to[np++] = c->e[i].to;
+		}
+	/*
+	 * The graph has no edge where execution falls through assembler
+	 * padding (the next instruction is not at off + len) or returns from
+	 * a call into it: the next placed instruction of the section is
+	 * where it goes (for a call that never returns, a needless merge).
+	 */
+	for (int i = 0; i + 1 < n; i++) {
+		int k = c->by_place[i], nx = c->by_place[i + 1];
+		const struct insn *x = &c->in[k];
+
+		if (x->next >= 0 || c->in[nx].sec != x->sec)
+			continue;
+		if (x->kind == IK_PLAIN || x->kind == IK_JCC || x->kind == IK_CALL ||
+		    x->kind == IK_CALL_IND) {
+			from[np] = k;
+			to[np++] = nx;
+		}
+	}
+	for (int i = 0; i < np; i++)
+		pl.pstart[to[i] + 1]++;
+	for (int k = 0; k < n; k++)
+		pl.pstart[k + 1] += pl.pstart[k];
+	{
+		int *fill = ae_xcalloc(n + 1, sizeof(int));
+
+		for (int i = 0; i < np; i++)
+			pl.preds[pl.pstart[to[i]] + fill[to[i]]++] = from[i];
+		free(fill);
+	}
+	free(from);
+	free(to);
+	for (int k = 0; k < n; k++)
+		pl.entry[k] = c->in[k].func_start || pl.pstart[k] == pl.pstart[k + 1];
+	mark_address_taken(c, s);
+	/* after a system call that may be clone: the child's new stack */
+	for (int k = 0; k < n; k++)
+		if (c->in[k].df.kind == AE_DF_SYSCALL)
+			c->in[k].rec_after |= 1u << AE_DF_RSP;
+
+	do {
+		uint64_t sum = 0;
+
+		added = 0;
+		forward(&pl);
+		memset(pl.req, 0, (n + 1) * sizeof(uint32_t));
+		for (int k = 0; k < n; k++)
+			sum += c->in[k].rec_before * 3 + c->in[k].rec_after * 5 + k;
+		for (int k = 0; k < n && !ret; k++) {
+			struct insn *x = &c->in[k];
+			uint32_t need = x->df.uses & ~with_records(&pl, k, pl.kin[k]);
+
+			if (need & FS_BIT) {
+				x->rec_before |= FS_BIT;
+				need &= ~FS_BIT;
+				added = 1;
+			}
+			for (int r = 0; r < 16 && !ret; r++)
+				if ((need >> r) & 1) {
+					ret = place_record(&pl, k, r, direct);
+					added = 1;
+				}
+		}
+		/* nothing new placed, yet a register is still missing */
+		if (added) {
+			uint64_t now = 0;
+
+			for (int k = 0; k < n; k++)
+				now += c->in[k].rec_before * 3 + c->in[k].rec_after * 5 + k;
+			if (now == sum && direct++)
+				ret = ae_err(c, 0, "data tracing: record placement does not converge");
+		}
+		if (++rounds > 64 && added && !ret)
+			ret = ae_err(c, 0, "data tracing: record placement does not converge");
+	} while (added && !ret);
+	for (int k = 0; k < n; k++)
+		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
+	/* AECC_DATA_DEBUG=1: per instruction, its first predecessor, the
+	 * known set on entry, address uses, writes and the records placed */
+	if (getenv("AECC_DATA_DEBUG"))
+		for (int k = 0; k < n; k++)
+			fprintf(stderr, "%5d p%d kin %05x uses %05x writes %05x before %05x after %05x%s  %s\n",
+				k, pl.pstart[k + 1] - pl.pstart[k] ? pl.preds[pl.pstart[k]] : -1, pl.kin[k], c->in[k].df.uses, c->in[k].df.writes,
+				c->in[k].rec_before, c->in[k].rec_after, pl.entry[k] ? " E" : "",
+				c->a.st[c->in[k].stmt].text);
+	free(pl.pstart);
+	free(pl.preds);
+	free(pl.entry);
+	free(pl.kin);
+	free(pl.req);
+	return ret;
+}
+
+/*
+ * Bytes that hold r's value after x defines it: a zero-extending load of
+ * a byte or word needs 1 or 2, any 32-bit write 4 (the upper half is 0).
+ */
+static int def_width(const struct insn *x, int r)
+{
+	const struct ae_df_op *op = &x->df;
+
+	if (x->kind == IK_CALL || x->kind == IK_CALL_IND || op->dst != r)
+		return 8;
+	if (op->kind == AE_DF_MOVZX && (op->dw == 4 || op->dw == 8) &&
+	    (op->has_mem ? op->mem.size == 1 || op->mem.size == 2 : op->sw == 1 || op->sw == 2))
+		return op->has_mem ? op->mem.size : op->sw;
+	if (op->dw == 4 && op->kind != AE_DF_XCHG)
+		return 4;
+	return 8;
+}
+
+void ae_data_events(struct ae_ctx *c, int k,
+		    void (*add)(struct ae_ctx *c, int k, int kind, int width, int flag,
+				uint32_t a, uint32_t b))
+{
+	const struct insn *x = &c->in[k];
+
+	if (x->rec_before & FS_BIT)
+		add(c, k, AE_EV_VAL, 8, AE_VAL_FSBASE, 0, 0);
+	for (int r = 0; r < 16; r++)
+		if ((x->rec_before >> r) & 1)
+			add(c, k, AE_EV_VAL, 8, AE_VAL_REG, r, 0);
+	for (int r = 0; r < 16; r++)
+		if ((x->rec_after >> r) & 1)
+			add(c, k, AE_EV_VAL_AFTER, def_width(x, r), AE_VAL_REG, r, 0);
+}

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# data-exact: exact data address traces (issue 12) on the test corpus.
+# For every corpus program:
+#   bin/aecc -fae-data -O2 -o D/i/p prog.c   (links build/musl-data)
+#   bin/aerun -o D/t.zst -- D/i/p args;  bin/aetrace regen --format=lackey
+# and the regenerated I/L/S/M records must equal valgrind lackey's
+# (--trace-mem=yes) on the twin D/o/p from __init_tls on (data_cmp.py):
+# every instruction, every data record's kind and size, every address;
+# stack addresses at one constant offset (valgrind's stack is elsewhere).
+# Every program without signal handlers (Lua and bzip2 too) also runs
+# under lackey with AE_CAPTURE: the regeneration of that very run must
+# equal lackey's trace, every address (same_run) -- this covers the
+# programs lackey runs differently from the CPU (corpus-lib.sh: x87 long
+# double, heap layout; argv alignment). The synchronous signal
+# programs are compared with lackey on the twin, each handler's stack at
+# its own offset (valgrind builds its own signal frames; a raw capture has
+# no signal markers, so no same-run check); signal_async (timing) is
+# checked for a complete regeneration and the twin's output only.
+# Also: the twin's output equals the traced run's; --format=din and bin
+# carry the same records; a changed %rsp record makes the comparison fail.
+# Prints bytes per memory reference. Env: AE_TEST_JOBS (2),
+# AE_DATA_EXACT_ONLY="a b".
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/oracle/corpus-lib.sh"
+bin=$top/bin
+aecc=$bin/aecc aerun=$bin/aerun aetrace=$bin/aetrace
+mutate=$top/build/tests/trace_mutate
+cmp=$top/tests/host/data_cmp.py
+jobs=${AE_TEST_JOBS:-2}
+
+for t in "$aecc" "$aerun" "$aetrace" "$mutate"; do
+	if [ ! -x "$t" ]; then
+		echo "ok 1 - data-exact # SKIP $(basename "$t") not built yet"
+		exit 0
+	fi
+done
+if ! command -v valgrind >/dev/null; then
+	echo "ok 1 - data-exact # SKIP valgrind missing"
+	exit 0
+fi
+if [ ! -e "$top/build/musl-data/lib/libc.a" ]; then
+	echo "not ok 1 - data-exact: build/musl-data missing (make musl-data)"
+	exit 1
+fi
+clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
+# too slow for lackey with data (9M instructions), or no lackey equivalent
+skip_lackey="big_witness signal_async $ae_lackey_inexact"
+# the signal handlers of the synchronous signal programs: valgrind builds
+# its own signal frames, so their stacks are compared at their own offset
+handlers="on_usr1 on_usr2 on_usr"
+# a raw capture has no signal markers; big_witness is too long for lackey
+skip_same="big_witness signal_async signal_sync sigsetjmp_handler"
+
+work=$(mktemp -d "$top/build/data-exact.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+one() {
+	local name=$1 src=$top/tests/corpus/$1.c args d from r rebase
+	d=$work/$name
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	args=$(ae_corpus_args "$name")
+	[ "$name" = big_witness ] && args=20
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$src" -lm >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - $name: aecc -fae-data failed"; sed 's/^/# /' "$d/aecc.log" | head -20; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	# shellcheck disable=SC2086
+	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" $args >"$d/out.aerun" 2>"$d/err.aerun"
+	echo "status $?" >>"$d/out.aerun"
+	if ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		{ echo "not ok - $name: aetrace regen failed"; sed 's/^/# /' "$d/err.regen" | head -10; } >>"$d/res"
+		return
+	fi
+	r=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$d/regen")
+	echo "ok - $name: regenerated (${r% *} instructions, ${r#* } data records; $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
+	echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
+	# shellcheck disable=SC2086
+	$clean_env "$d/o/p" $args >"$d/out.twin" 2>/dev/null
+	echo "status $?" >>"$d/out.twin"
+	if cmp -s "$d/out.aerun" "$d/out.twin"; then
+		echo "ok - $name: traced run and twin agree ($(tail -1 "$d/out.twin"))" >>"$d/res"
+	else
+		{ echo "not ok - $name: traced run and twin differ"
+		  diff "$d/out.aerun" "$d/out.twin" | head -5 | sed 's/^/# /'; } >>"$d/res"
+	fi
+	case " $skip_same " in *" $name "*) ;; *) same_run "$name" "$d" $args ;; esac
+	case " $skip_lackey " in *" $name "*) return ;; esac
+	from=$(ae_sym_addr "$d/o/p" "$ae_lackey_from_sym")
+	rebase=$(for s in $handlers; do ae_sym_addr "$d/o/p" "$s"; done | tr '\n' ',')
+	# shellcheck disable=SC2086
+	timeout 300 $clean_env setarch "$(uname -m)" -R valgrind --tool=lackey --trace-mem=yes \
+		--vex-guest-chase=no --log-file="$d/lackey" "$d/o/p" $args >/dev/null 2>&1
+	if python3 "$cmp" "$d/regen" "$d/lackey" "$from" --stack-offset --rebase-at="$rebase" >"$d/cmp" 2>&1; then
+		echo "ok - $name: regen = lackey, $(sed 's/^identical: //' "$d/cmp")" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen differs from lackey"; sed 's/^/# /' "$d/cmp" | head -5; } >>"$d/res"
+	fi
+	if [ "$name" = crc_table ]; then
+		negative "$d" "$from"
+		formats "$d"
+	fi
+	rm -f "$d/lackey.m" "$d/t.zst"
+}
+
+# same_run NAME DIR ARGS...: the -fae-data program runs under lackey with
+# AE_CAPTURE (the capture of that very run); its regeneration
+# (--original-only: no assembler padding) must equal lackey's trace mapped
+# to the twin (aetrace map-lackey: instrumentation dropped with its data
+# records) from _start on, every address equal, the stack included.
+same_run() {
+	local name=$1 d=$2
+	shift 2
+	# shellcheck disable=SC2086
+	timeout 300 $clean_env AE_CAPTURE="$d/cap" setarch "$(uname -m)" -R valgrind --tool=lackey \
+		--trace-mem=yes --vex-guest-chase=no --log-file="$d/lk.same" "$d/i/p" "$@" \
+		<"${same_in:-/dev/null}" >/dev/null 2>&1
+	if [ ! -s "$d/cap" ] ||
+	   ! "$aetrace" regen --original-only --format=lackey "$d/cap" "$d/i/p" >"$d/regen.same" 2>"$d/err.same"; then
+		{ echo "not ok - $name: same-run capture under lackey regenerates"; head -3 "$d/err.same" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	"$aetrace" map-lackey "$d/i/p" <"$d/lk.same" >"$d/lk.orig"
+	if python3 "$cmp" "$d/regen.same" "$d/lk.orig" "$(ae_sym_addr "$d/o/p" _start)" >"$d/cmp.same" 2>&1; then
+		echo "ok - $name: regen = lackey on the same run, $(sed 's/^identical: //' "$d/cmp.same")" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen differs from lackey on the same run"; sed 's/^/# /' "$d/cmp.same" | head -5; } >>"$d/res"
+	fi
+	rm -f "$d/lk.same" "$d/lk.orig" "$d/regen.same" "$d/cap"
+}
+
+# A changed %rsp record (the process entry's) must not go unnoticed.
+negative() {
+	local d=$1 from=$2 off
+	off=$(AETRACE_DEBUG=1 "$aetrace" regen "$d/t.zst" "$d/i/p" 2>&1 >/dev/null |
+		sed -n 's/.*reg rsp = .* at offset \([0-9]*\) before .*/\1/p' | head -1)
+	if [ -z "$off" ]; then
+		echo "not ok - crc_table: no %rsp record found" >>"$d/res"
+		return
+	fi
+	"$mutate" "$d/t.zst" "$d/m.zst" $((off + 1)) 0x01
+	if "$aetrace" regen --format=lackey "$d/m.zst" "$d/i/p" >"$d/regen.m" 2>/dev/null &&
+	   python3 "$cmp" "$d/regen.m" "$d/lackey" "$from" --stack-offset >/dev/null 2>&1; then
+		echo "not ok - crc_table: a changed %rsp record at offset $off went unnoticed" >>"$d/res"
+	else
+		echo "ok - crc_table: a changed %rsp record (offset $off) is caught" >>"$d/res"
+	fi
+	rm -f "$d/regen.m" "$d/m.zst"
+}
+
+# din and bin carry the lackey records, converted independently here.
+formats() {
+	local d=$1
+	"$aetrace" regen --format=din "$d/t.zst" "$d/i/p" >"$d/din"
+	"$aetrace" regen --format=bin "$d/t.zst" "$d/i/p" >"$d/bin"
+	if python3 "$top/tests/host/data_formats.py" "$d/regen" "$d/din" "$d/bin"
+	then
+		echo "ok - crc_table: --format=din and bin carry the same records" >>"$d/res"
+	else
+		echo "not ok - crc_table: --format=din or bin differs from lackey" >>"$d/res"
+	fi
+	rm -f "$d/din" "$d/bin"
+}
+
+# real NAME: Lua (queens) or bzip2 (8 KiB) built with -fae-data from the
+# cached Debian sources: regenerates completely (every address computable,
+# every record consumed), behaves like its twin, and equals lackey on the
+# same run (bzip2 on 2 KiB). Lackey on the twin alone runs them
+# differently (strlen on differently aligned argv strings, AT_RANDOM).
+real() {
+	local name=$1 d=$work/$1 cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc f objs=() r
+	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	case $name in
+	lua) dsc=$(ls "$cache"/src/lua5.4_5.4.4*.dsc 2>/dev/null | tail -n 1) ;;
+	bzip2) dsc=$(ls "$cache"/src/bzip2_1.0.8*.dsc 2>/dev/null | tail -n 1) ;;
+	esac
+	if [ -z "$dsc" ]; then
+		echo "ok - $name with -fae-data # SKIP no Debian source in $cache/src (make deps)" >>"$d/res"
+		return
+	fi
+	if ! (dpkg-source --no-check --no-copy -x "$dsc" "$d/src" &&
+	      if [ "$name" = lua ]; then
+		cd "$d/src/src" &&
+		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > lua5.4-deb-multiarch.h &&
+		for f in l*.c; do
+			case $f in lua.c|luac.c) continue ;; esac
+			"$aecc" -fae-data "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
+			objs+=("${f%.c}.o")
+		done &&
+		"$aecc" -fae-data "${F[@]}" -c lua.c -o lua.o &&
+		"$aecc" -fae-data -o "$d/i/p" lua.o "${objs[@]}" -lm
+	      else
+		cd "$d/src" && printf '#!/bin/sh\nexec %s -fae-data "$@"\n' "$aecc" >cc-data &&
+		chmod +x cc-data &&
+		make libbz2.a bzip2.o CC="$d/src/cc-data" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
+		"$aecc" -fae-data -o "$d/i/p" bzip2.o libbz2.a
+	      fi) >"$d/build.log" 2>&1; then
+		{ echo "not ok - $name: build with -fae-data failed"; tail -5 "$d/build.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	if [ "$name" = lua ]; then
+		set -- "$top/tests/real/queens.lua" 6 1
+		: >"$d/in"
+	else
+		set -- -c
+		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
+		same_in=$d/in.same same_run "$name" "$d" "$@"
+		"$top/tests/real/gen-input.sh" 8192 >"$d/in"
+	fi
+	[ "$name" = lua ] && same_run "$name" "$d" "$@"
+	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" "$@" <"$d/in" >"$d/out.aerun" 2>"$d/err.aerun"
+	echo "status $?" >>"$d/out.aerun"
+	$clean_env "$d/o/p" "$@" <"$d/in" >"$d/out.twin" 2>/dev/null
+	echo "status $?" >>"$d/out.twin"
+	if cmp -s "$d/out.aerun" "$d/out.twin"; then
+		echo "ok - $name: traced run (-fae-data) and twin agree" >>"$d/res"
+	else
+		echo "not ok - $name: traced run (-fae-data) and twin differ" >>"$d/res"
+	fi
+	if r=$(timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" 2>"$d/err.regen" |
+	       awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }') &&
+	   [ ! -s "$d/err.regen" ]; then
+		echo "ok - $name: regenerated with every data address (${r% *} instructions, ${r#* } data records, $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
+		echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
+	else
+		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -rf "$d/src" "$d/t.zst"
+}
+
+# kinds: tests/data/access_kinds.c (x87, SSE/AVX, atomics, strings, bt,
+# push/pop of memory, call through memory, TLS, longjmp) regenerates, acts
+# like its twin, equals lackey on the same run, and its trace does hold
+# 10-byte x87 and 16-byte SSE loads and stores and modifies.
+kinds() {
+	local d=$work/access_kinds k
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/access_kinds.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - access_kinds: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" >"$d/out.aerun" 2>/dev/null
+	$clean_env "$d/o/p" >"$d/out.twin" 2>/dev/null
+	if cmp -s "$d/out.aerun" "$d/out.twin" && [ -s "$d/out.twin" ]; then
+		echo "ok - access_kinds: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
+	else
+		echo "not ok - access_kinds: traced run and twin differ" >>"$d/res"
+	fi
+	if "$aetrace" regen "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		k=$(awk -F, '/^ [LSM]/ { split($1, a, " "); s[a[1] $2] = 1 }
+			END { printf "%s", (s["L10"] && s["S10"] && s["L16"] && s["S16"] && s["M8"]) ? "yes" : "no" }' "$d/regen")
+		if [ "$k" = yes ]; then
+			echo "ok - access_kinds: regenerated, with 10-byte x87, 16-byte SSE and M records" >>"$d/res"
+		else
+			echo "not ok - access_kinds: regenerated trace lacks an access kind" >>"$d/res"
+		fi
+	else
+		{ echo "not ok - access_kinds: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	same_run access_kinds "$d"
+}
+
+# workload NAME ARGS...: a forking or threaded program (tests/workload/)
+# built with -fae-data: every task regenerates with every data address (a
+# child's %rsp comes from the record after its fork/clone system call).
+workload() {
+	local name=$1 d=$work/wl-$1
+	shift
+	mkdir -p "$d"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/workload/$name.c" -lpthread >"$d/aecc.log" 2>&1; then
+		echo "not ok - $name: aecc -fae-data failed" >>"$d/res"
+		return
+	fi
+	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/p" "$@" >/dev/null 2>"$d/err.aerun"
+	if timeout 120 "$aetrace" regen --format=lackey --split "$d/split" "$d/t.zst" "$d/p" 2>"$d/err.regen" &&
+	   [ ! -s "$d/err.regen" ]; then
+		echo "ok - $name: $(ls "$d/split" | wc -l) tasks regenerate with every data address ($(cat "$d"/split/* | grep -c '^ [LSM]') data records)" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -rf "$d/split" "$d/t.zst"
+}
+
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:500 wl:pingpong:20}
+export -f one real workload kinds same_run negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
+export clean_env top aecc aerun aetrace mutate cmp work skip_lackey skip_same handlers ae_lackey_from_sym ae_lackey_inexact
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+
+i=0 failed=0
+for name in $names; do
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; esac
+	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
+	while IFS= read -r line; do
+		case "$line" in
+		"not ok - "*) i=$((i + 1)); failed=1; echo "not ok $i - ${line#not ok - }" ;;
+		"ok - "*) i=$((i + 1)); echo "ok $i - ${line#ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$work/$name/res"
+done
+cat "$work"/*/bpr 2>/dev/null | awk '$2 == "lua" || $2 == "bzip2" {
+		printf "# %s: %d trace bytes / %d data references = %.3f bytes per reference\n", $2, $4, $3, $4 / $3
+		next }
+	{ m += $3; b += $4 }
+	END { if (m) printf "# corpus: %d trace bytes / %d data references = %.3f bytes per reference\n", b, m, b / m }'
+exit $failed

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dataflow - unit test of the transfer functions data tracing shares
+ * between aecc and aetrace (dataflow/dataflow.c), on hand-assembled
+ * instructions: the accesses (kind, address, size, lackey's order) and
+ * the register values and known bits after each, checked against the
+ * x86-64 semantics worked out by hand. TAP output.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <aetrace/dataflow.h>
+
+static csh h;
+static int nt, failed;
+
+static void ok(int c, const char *name)
+{
+	printf("%sok %d - %s\n", c ? "" : "not ", ++nt, name);
+	failed |= !c;
+}
+
+/* Decode bytes b at pc into op; 0 or -1. */
+static int dec(const uint8_t *b, size_t n, uint64_t pc, struct ae_df_op *op)
+{
+	cs_insn *ci = cs_malloc(h);
+	const uint8_t *p = b;
+	uint64_t a = pc;
+	int r = -1;
+
+	if (cs_disasm_iter(h, &p, &n, &a, ci))
+		r = ae_df_decode(h, ci, op);
+	cs_free(ci, 1);
+	return r;
+}
+
+struct want {
+	int acc;
+	uint64_t addr;
+	int size;
+};
+
+/* One instruction: its accesses must be exactly w[0..nw). */
+static void check(const char *name, const uint8_t *b, size_t n, struct ae_df_state *s,
+		  const struct want *w, int nw)
+{
+	struct ae_df_op op;
+	struct ae_df_access a[4];
+	int miss = -1, k, good;
+
+	if (dec(b, n, 0x401000, &op)) {
+		ok(0, name);
+		return;
+	}
+	k = ae_df_accesses(&op, 0x401000, s, a, &miss);
+	good = k == nw;
+	for (int i = 0; good && i < k; i++)
+		good = a[i].acc == w[i].acc && a[i].addr == w[i].addr && a[i].size == w[i].size;
+	if (!good)
+		for (int i = 0; i < k; i++)
+			printf("# got %c %llx,%d\n", " LSM"[a[i].acc], (unsigned long long)a[i].addr,
+			       a[i].size);
+	ok(good, name);
+	ae_df_step(&op, 0x401000, s);
+}
+
+#define B(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define W(...) (const struct want[]){ __VA_ARGS__ }, \
+	sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want)
+
+int main(void)
+{
+	struct ae_df_state s;
+	struct ae_df_op op;
+	int miss = -1;
+	struct ae_df_access a[4];
+
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK ||
+	    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+		printf("not ok 1 - capstone\n");
+		return 1;
+	}
+	memset(&s, 0, sizeof(s));
+	s.df_known = 1;
+	ae_df_set(&s, AE_DF_RSP, 0x7ffe0000, 8);
+	ae_df_set(&s, 3, 0x1000, 8);	/* rbx */
+
+	/* push %rbx: S at rsp-8; rsp -= 8 */
+	check("push stores below rsp", B(0x53), &s, W({ AE_ACC_S, 0x7ffdfff8, 8 }));
+	ok(s.v[AE_DF_RSP] == 0x7ffdfff8, "push moves rsp");
+	/* lea 0x10(%rbx,%rbx,2),%rax: no access; rax = 0x3010 */
+	check("lea touches nothing", B(0x48, 0x8d, 0x44, 0x5b, 0x10), &s, NULL, 0);
+	ok((s.known & 1) && s.v[0] == 0x3010, "lea computes rax");
+	/* movzbl (%rax),%ecx: L 1; rcx unknown (a load) */
+	check("movzbl loads one byte", B(0x0f, 0xb6, 0x08), &s, W({ AE_ACC_L, 0x3010, 1 }));
+	ok(!(s.known & 2), "a loaded register is unknown");
+	/* the next address needs rcx: missing */
+	ok(dec(B(0x8b, 0x04, 0x8b), 0x401000, &op) == 0 &&
+	   ae_df_accesses(&op, 0x401000, &s, a, &miss) < 0 && miss == 1,
+	   "an address with an unknown register is refused, naming it");
+	/* addl $1,(%rax): M 4 */
+	check("add to memory is a modify", B(0x83, 0x00, 0x01), &s, W({ AE_ACC_M, 0x3010, 4 }));
+	/* lock xadd %ecx,(%rax): VEX loads, then compare-and-swaps: L, M */
+	check("lock xadd: L then M", B(0xf0, 0x0f, 0xc1, 0x08), &s,
+	      W({ AE_ACC_L, 0x3010, 4 }, { AE_ACC_M, 0x3010, 4 }));
+	/* cmpb $0,(%rax): L 1, not M */
+	check("cmp reads", B(0x80, 0x38, 0x00), &s, W({ AE_ACC_L, 0x3010, 1 }));
+	/* movups %xmm0,8(%rax): S 16 */
+	check("movups to memory stores 16", B(0x0f, 0x11, 0x40, 0x08), &s,
+	      W({ AE_ACC_S, 0x3018, 16 }));
+	/* comisd 8(%rax),%xmm0: L 8 */
+	check("comisd reads 8", B(0x66, 0x0f, 0x2f, 0x40, 0x08), &s, W({ AE_ACC_L, 0x3018, 8 }));
+	/* fldt (%rax): L 10 */
+	check("fldt reads 10", B(0xdb, 0x28), &s, W({ AE_ACC_L, 0x3010, 10 }));
+	/* vmovdqu %ymm0,(%rax): S 32 */
+	check("vmovdqu ymm stores 32", B(0xc5, 0xfe, 0x7f, 0x00), &s, W({ AE_ACC_S, 0x3010, 32 }));
+	/* mov 0x100(%rip),%rdx: L at next insn + 0x100 */
+	check("rip-relative load", B(0x48, 0x8b, 0x15, 0x00, 0x01, 0x00, 0x00), &s,
+	      W({ AE_ACC_L, 0x401107, 8 }));
+	/* mov %fs:0,%rdx needs the fs base */
+	ok(dec(B(0x64, 0x48, 0x8b, 0x14, 0x25, 0, 0, 0, 0), 0x401000, &op) == 0 &&
+	   ae_df_accesses(&op, 0x401000, &s, a, &miss) < 0 && miss == 16,
+	   "an %fs access needs the fs base");
+	s.fs = 0x4000;
+	s.fs_known = 1;
+	check("%fs:8 with the base", B(0x64, 0x48, 0x8b, 0x14, 0x25, 8, 0, 0, 0), &s,
+	      W({ AE_ACC_L, 0x4008, 8 }));
+	/* rep movsq iteration: L rsi, S rdi, both += 8, rcx -= 1 */
+	ae_df_set(&s, 6, 0x5000, 8);
+	ae_df_set(&s, 7, 0x6000, 8);
+	ae_df_set(&s, 1, 2, 8);
+	check("movsq: L rsi then S rdi", B(0xf3, 0x48, 0xa5), &s,
+	      W({ AE_ACC_L, 0x5000, 8 }, { AE_ACC_S, 0x6000, 8 }));
+	ok(s.v[6] == 0x5008 && s.v[7] == 0x6008 && s.v[1] == 1, "movsq steps rsi, rdi, rcx");
+	/* cmpsb: VEX (lackey) loads (%rdi), then (%rsi) */
+	check("cmpsb: L rdi then L rsi", B(0xa6), &s,
+	      W({ AE_ACC_L, 0x6008, 1 }, { AE_ACC_L, 0x5008, 1 }));
+	/* std; stosb: S rdi, rdi -= 1 */
+	check("std", B(0xfd), &s, NULL, 0);
+	check("stosb stores at rdi", B(0xaa), &s, W({ AE_ACC_S, 0x6009, 1 }));
+	ok(s.v[7] == 0x6008, "stosb with DF set steps down");
+	check("cld", B(0xfc), &s, NULL, 0);
+	/* call rel32: S at rsp-8; ret: L at rsp */
+	check("call pushes", B(0xe8, 0, 0, 0, 0), &s, W({ AE_ACC_S, 0x7ffdfff0, 8 }));
+	check("ret pops", B(0xc3), &s, W({ AE_ACC_L, 0x7ffdfff0, 8 }));
+	ok(s.v[AE_DF_RSP] == 0x7ffdfff8, "ret moves rsp back");
+	/* mov %rsp,%rbp; sub $0x20,%rsp; and $-16,%rsp; leave: L at rbp */
+	check("mov %rsp,%rbp", B(0x48, 0x89, 0xe5), &s, NULL, 0);
+	check("sub $0x20,%rsp", B(0x48, 0x83, 0xec, 0x20), &s, NULL, 0);
+	check("and $-16,%rsp", B(0x48, 0x83, 0xe4, 0xf0), &s, NULL, 0);
+	ok(s.v[AE_DF_RSP] == 0x7ffdffd0, "rsp arithmetic is followed");
+	check("leave loads at rbp", B(0xc9), &s, W({ AE_ACC_L, 0x7ffdfff8, 8 }));
+	ok(s.v[AE_DF_RSP] == 0x7ffe0000 && !(s.known & (1u << AE_DF_RBP)),
+	   "leave: rsp = rbp + 8, rbp loaded");
+	/* 32-bit writes zero-extend; xor reg,reg is known zero */
+	ae_df_set(&s, 0, 0xffffffff00000005ull, 8);
+	check("add $3,%eax", B(0x83, 0xc0, 0x03), &s, NULL, 0);
+	ok(s.v[0] == 8, "32-bit add zero-extends");
+	ae_df_set(&s, 2, 0, 8);
+	s.known &= ~(1u << 2);
+	check("xor %edx,%edx", B(0x31, 0xd2), &s, NULL, 0);
+	ok((s.known & 4) && s.v[2] == 0, "xor of a register with itself is known");
+	/* movslq %eax,%rcx; shl $3,%rcx; imul $24,%rcx,%rsi */
+	ae_df_set(&s, 0, 0xfffffffe, 8);
+	check("movslq", B(0x48, 0x63, 0xc8), &s, NULL, 0);
+	ok(s.v[1] == (uint64_t)-2, "movslq sign-extends");
+	check("imul $24", B(0x48, 0x6b, 0xf1, 0x18), &s, NULL, 0);
+	ok(s.v[6] == (uint64_t)-48, "imul by a constant");
+	/* bt %ecx,%esi: VEX stores esi at rsp-288 and loads the bit's byte */
+	ae_df_set(&s, 1, 13, 8);
+	check("bt reg,reg goes through rsp-288", B(0x0f, 0xa3, 0xce), &s,
+	      W({ AE_ACC_S, 0x7ffe0000 - 288, 4 }, { AE_ACC_L, 0x7ffe0000 - 288 + 1, 1 }));
+	/* xchg %rax,(%rbx): implicitly locked: L, M */
+	check("xchg with memory: L then M", B(0x48, 0x87, 0x03), &s,
+	      W({ AE_ACC_L, 0x1000, 8 }, { AE_ACC_M, 0x1000, 8 }));
+	/* lock cmpxchg %rcx,(%rbx): M only */
+	check("lock cmpxchg: M", B(0xf0, 0x48, 0x0f, 0xb1, 0x0b), &s, W({ AE_ACC_M, 0x1000, 8 }));
+	/* nopw %cs:0(%rax,%rax): no access even with rax unknown */
+	s.known &= ~1u;
+	check("padding nop touches nothing", B(0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0), &s,
+	      NULL, 0);
+	/* %gs is refused */
+	ok(dec(B(0x65, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0), 0x401000, &op) < 0,
+	   "a %gs operand is refused");
+	/* affine inputs: add $8,%rdi needs rdi; a load needs memory */
+	ok(dec(B(0x48, 0x83, 0xc7, 0x08), 0x401000, &op) == 0 &&
+	   ae_df_inputs(&op, 7) == 1u << 7, "add $8,%rdi follows rdi");
+	ok(dec(B(0x48, 0x8b, 0x07), 0x401000, &op) == 0 &&
+	   ae_df_inputs(&op, 0) == AE_DF_NOT_AFFINE, "a load is not affine");
+	cs_close(&h);
+	printf("1..%d\n", nt);
+	return failed;
+}
