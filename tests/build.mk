@@ -41,7 +41,8 @@ tests-corpus-aecc: $(addprefix $(TESTS_OBJ)/corpus/aecc/,$(TESTS_NAMES))
 
 ALL_TARGETS += tests-oracles
 CHECK_BUILD_TARGETS += tests-corpus tests-corpus-aecc
-CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh
+CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh \
+	tests/host/step-cache-test.sh
 
 # A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
 # witness byte changed.

@@ -28,7 +28,7 @@ ae_step_cached() {
 		esac
 	done
 	shift
-	key=$({ sha256sum "$top/build/tests/ae-step" "$1" ${keyfiles[@]+"${keyfiles[@]}"} |
+	key=$({ sha256sum "$top/build/tests/ae-step" "$1" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
 		cut -d' ' -f1
 		printf '%s\0' "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
