@@ -575,8 +575,9 @@ while time.time() < end and n < 100000:
 PY
 }
 # held_send PORT CONNS SEED PER-ADDR SOURCE-ADDRESS...: strangers hold
-# PORT (hold, 7 s) until CONNS connections are up, then a sender with a
-# secret sends 2M (seed SEED) within 4 s; sets $rc and $dt (seconds).
+# PORT (hold, at most 7 s) until CONNS connections are up, then a sender
+# with a secret sends 2M (seed SEED) within 4 s; sets $rc and $dt
+# (seconds). The strangers leave once the sender is done.
 held_send() {
 	local port=$1 conns=$2 seed=$3 t0 hp
 	shift 3
@@ -588,7 +589,8 @@ held_send() {
 		"tcp://127.0.0.1:$port" "h$seed.sched"
 	rc=$?
 	dt=$((SECONDS - t0))
-	wait $hp
+	pkill -TERM -P "$hp" 2>/dev/null
+	wait $hp 2>/dev/null
 }
 held_send 7092 8 9 4 127.0.0.2 127.0.0.3
 check "strangers from 2 addresses hold all 8 slots: the sender still finishes at once ($dt s)" \

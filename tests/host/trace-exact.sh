@@ -7,8 +7,8 @@
 #                                         D/o: same stack and auxv)
 #   bin/aetrace regen --format=lackey D/t.zst D/i/p > D/regen
 # and D/regen must equal
-#   - ae-step -- D/o/p args over the whole run (from the entry point), and
-#   - lackey on D/o/p from the first instruction of __init_tls on
+#   - ae-step -- ./p args in D/o over the whole run (from the entry point), and
+#   - lackey on ./p in D/o from the first instruction of __init_tls on
 #     (tests/oracle/README.md), for the programs too slow for ae-step
 #     (AE_TRACE_EXACT_LACKEY=all: for every program lackey runs exactly).
 # The programs come from `make tests-corpus-aecc` (tests/host/corpus-aecc.sh)
