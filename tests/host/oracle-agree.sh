@@ -74,7 +74,7 @@ one() {
 
 names=$(cd "$bt/corpus/musl" && ls)
 export -f one ae_step_cached oracle_args ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_skip_opts
-export ae_step_cache_dir ae_step_clean_env top bt step cmp work ae_lackey_from_sym ae_lackey_inexact ae_async_progs ae_async_syms
+export ae_step_cache_dir ae_step_clean_env ae_step_cache_max top bt step cmp work ae_lackey_from_sym ae_lackey_inexact ae_async_progs ae_async_syms
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'one {}'
 
 i=0 failed=0

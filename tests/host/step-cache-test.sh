@@ -55,6 +55,13 @@ check "other input file contents: a new entry" test "$(entries)" = 7
 ae_step_cached t9 t9.o --clean-env -- ./nonexistent
 rc=$?
 check "a run the stepper cannot make: returns 1, nothing kept" test $rc = 1 -a "$(entries)" = 7
+ae_step_cache_max=2
+sleep 1	# mtime granularity: the hit below is the most recent use
+ae_step_cached t10 t10.o --clean-env -- ./p a
+sleep 1
+ae_step_cached t11 t11.o --clean-env -- ./p c
+check "bounded: beyond ae_step_cache_max entries the least recently used go" \
+	test "$(entries)" = 2 -a -d "$c"
 check "no half-written entries left" test -z "$(find "$AE_STEP_CACHE_DIR" -name '.new.*')"
 echo "1..$n"
 exit $failed

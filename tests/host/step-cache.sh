@@ -9,6 +9,8 @@
 
 ae_step_cache_dir=${AE_STEP_CACHE_DIR:-$top/build/tests/step-cache}
 ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
+# Entries kept (the newest used): about two full sets of the host suites'.
+ae_step_cache_max=120
 
 # ae_step_cached TRACE OUT [--clean-env] [--key-file F]... -- PROG ARGS...:
 # like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
@@ -35,6 +37,7 @@ ae_step_cached() {
 	      } | sha256sum | cut -c1-32)
 	c=$ae_step_cache_dir/$key
 	if [ "${AE_STEP_CACHE:-1}" != 0 ] && [ -s "$c/trace" ] && [ -f "$c/out" ]; then
+		touch "$c"
 		cp "$c/trace" "$trace" && cp "$c/out" "$out" && : >"$out.err" && return 0
 	fi
 	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" -o "$trace" -- "$@" \
@@ -52,5 +55,8 @@ ae_step_cached() {
 	else
 		rm -rf "$tmpd"
 	fi
+	# Bounded: the least recently used entries go.
+	(cd "$ae_step_cache_dir" && ls -1t | grep -E '^[0-9a-f]{32}$' |
+		tail -n +$((${ae_step_cache_max:-120} + 1)) | xargs -r rm -rf --)
 	return 0
 }
