@@ -29,7 +29,7 @@
 #include "wire.h"
 
 static volatile sig_atomic_t stop_signal;
-static volatile int abort_net;
+static volatile sig_atomic_t abort_net;
 
 static void on_signal(int sig)
 {

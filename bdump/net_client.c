@@ -47,7 +47,7 @@ struct net_client {
 	uint8_t *key;
 	size_t keylen;
 	int quiet;
-	volatile int *abort_flag;	/* set: stop waiting for the receiver */
+	volatile sig_atomic_t *abort_flag;	/* set: stop waiting for the receiver */
 	uint64_t start_ns;
 	char myhost[64];
 	uint8_t token[AE_WIRE_TOKEN];
@@ -471,7 +471,8 @@ static void *sender(void *arg)
 }
 
 int net_client_open(struct net_client **cp, const char *url, const char *secret_path,
-		    size_t limit, int quiet, volatile int *abort_flag, char *err, size_t errlen)
+		    size_t limit, int quiet, volatile sig_atomic_t *abort_flag,
+		    char *err, size_t errlen)
 {
 	struct net_client *c = calloc(1, sizeof(*c));
 	const char *hp = url + 6, *colon;
@@ -526,7 +527,7 @@ int net_client_open(struct net_client **cp, const char *url, const char *secret_
 	return 0;
 }
 
-int net_client_finish(struct net_client *c, int incomplete, volatile int *abort_flag,
+int net_client_finish(struct net_client *c, int incomplete, volatile sig_atomic_t *abort_flag,
 		      char *err, size_t errlen)
 {
 	int ret = net_client_seal(c);

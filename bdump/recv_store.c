@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <aetrace/fullio.h>
+
 #include "bdump.h"
 #include "recv_store.h"
 
@@ -403,9 +405,9 @@ int recv_session_append(struct recv_store *rs, struct session *s, const struct a
 	struct seg_index ix = { .stream = sg->stream, .len = len, .off = s->size[sg->stream] };
 	int fd = s->fd[sg->stream], ret;
 
-	ret = wire_pwrite_full(fd, data, len, ix.off);
+	ret = schedlog_pwrite_full(fd, data, len, ix.off);
 	if (!ret)
-		ret = wire_pwrite_full(s->fd[F_INDEX], &ix, sizeof(ix), s->next_seq * sizeof(ix));
+		ret = schedlog_pwrite_full(s->fd[F_INDEX], &ix, sizeof(ix), s->next_seq * sizeof(ix));
 	if (ret) {
 		snprintf(err, errlen, "%s: write: %s", s->name, strerror(-ret));
 		return ret;
@@ -430,14 +432,14 @@ int recv_session_same(struct session *s, const struct ae_w_segment *sg,
 	uint8_t *old;
 	int ret;
 
-	if (wire_pread_full(s->fd[F_INDEX], &ix, sizeof(ix), sg->seq * sizeof(ix)))
+	if (schedlog_pread_full(s->fd[F_INDEX], &ix, sizeof(ix), sg->seq * sizeof(ix)))
 		return -EIO;
 	if (ix.stream != sg->stream || ix.len != len)
 		return -EEXIST;
 	old = malloc(len ? len : 1);
 	if (!old)
 		return -ENOMEM;
-	ret = wire_pread_full(s->fd[sg->stream], old, len, ix.off);
+	ret = schedlog_pread_full(s->fd[sg->stream], old, len, ix.off);
 	if (!ret && memcmp(old, data, len))
 		ret = -EEXIST;
 	free(old);

@@ -144,9 +144,4 @@ int wire_mac_equal(const uint8_t *a, const uint8_t *b, size_t n);
 /* n bytes from getrandom(); aborts rather than run with guessable nonces. */
 void wire_random(uint8_t *buf, size_t n);
 
-/* Read/write exactly len bytes at off (retrying EINTR and short transfers):
- * 0 or -errno. Whole writes from the current offset: schedlog_write_full(). */
-int wire_pread_full(int fd, void *buf, size_t len, uint64_t off);
-int wire_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
-
 #endif /* BDUMP_WIRE_H */

@@ -56,7 +56,7 @@ $(AERUN_OBJ)/%.o: instrument/aerun/%.c $(wildcard instrument/aerun/*.h) \
 
 $(BIN)/aerun: $(AERUN_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(AERUN_OBJS) $(AE_CONTAINER_LIB) -lzstd -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(AERUN_OBJS) $(AE_CONTAINER_LIB) -lzstd -lelf -lpthread
 
 # Host tests: hand-written producers (no aecc needed) and the checker.
 AERUN_TOBJ := $(OBJ)/tests/host/aerun

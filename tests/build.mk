@@ -23,17 +23,26 @@ $(TESTS_OBJ)/corpus/musl/%: $(TOP)/tests/corpus/%.c | $(TESTS_OBJ)/corpus/musl/
 	$(quiet) MUSLCC $@
 	$(Q)musl-gcc -static -O2 -Wall -Werror -o $@ $< -lm
 
-$(TESTS_OBJ)/ $(TESTS_OBJ)/corpus/gcc/ $(TESTS_OBJ)/corpus/musl/:
+# The corpus built once with aecc (NAME and its twin NAME.orig), shared by
+# tests/host/trace-exact.sh and lackey-same-run.sh (tests/host/corpus-aecc.sh).
+$(TESTS_OBJ)/corpus/aecc/%: $(TOP)/tests/corpus/%.c $(BIN)/aecc $(AE_RUNTIME_LIB) \
+		$(AE_AERT_LIB) $(MUSL_STAMP) | $(TESTS_OBJ)/corpus/aecc/
+	$(quiet) AECC $@
+	$(Q)$(BIN)/aecc -O2 -o $@ $< -lm
+
+$(TESTS_OBJ)/ $(TESTS_OBJ)/corpus/gcc/ $(TESTS_OBJ)/corpus/musl/ $(TESTS_OBJ)/corpus/aecc/:
 	$(Q)mkdir -p $@
 
-.PHONY: tests-oracles tests-corpus
+.PHONY: tests-oracles tests-corpus tests-corpus-aecc
 tests-oracles: $(TESTS_OBJ)/ae-step $(TESTS_OBJ)/ae-tracecmp
 tests-corpus: $(addprefix $(TESTS_OBJ)/corpus/gcc/,$(TESTS_NAMES)) \
 	      $(addprefix $(TESTS_OBJ)/corpus/musl/,$(TESTS_NAMES))
+tests-corpus-aecc: $(addprefix $(TESTS_OBJ)/corpus/aecc/,$(TESTS_NAMES))
 
 ALL_TARGETS += tests-oracles
-CHECK_BUILD_TARGETS += tests-corpus
-CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh
+CHECK_BUILD_TARGETS += tests-corpus tests-corpus-aecc
+CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh \
+	tests/host/step-cache-test.sh
 
 # A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
 # witness byte changed.

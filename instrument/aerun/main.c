@@ -321,7 +321,8 @@ err:
 }
 
 /* The first program, for forward_signal(). */
-static volatile pid_t aerun_fwd_pid;
+static volatile sig_atomic_t aerun_fwd_pid;	/* a pid_t */
+_Static_assert(sizeof(sig_atomic_t) >= sizeof(pid_t), "a pid fits a sig_atomic_t");
 
 /* Is @pid traced by this aerun (one of the program's tasks)? Async-signal
  * safe: reads TracerPid in /proc/@pid/status by hand. */

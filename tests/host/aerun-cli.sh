@@ -34,6 +34,30 @@ if "$AERUN" -q -l -5 -o "$tmp/fast.zst" "$PROD" 1 >/dev/null 2>&1 &&
 else
 	not_ok "zstd fast level -5 writes a capture the checker accepts"
 fi
+# Malformed program files: one line naming the file and the cause, exit 126,
+# never a crash nor a run without the rollback table.
+size=$(stat -c %s "$PROD")
+head -c 40 "$PROD" >"$tmp/trunc-header"
+head -c $((size / 2)) "$PROD" >"$tmp/trunc-half"
+head -c $((size - 8)) "$PROD" >"$tmp/trunc-tail"
+chmod +x "$tmp"/trunc-*
+expect "ELF cut inside its header: exit 126, named" 126 "$tmp/trunc-header: not an x86-64 ELF64" \
+	"$AERUN" -o "$tmp/x.zst" "$tmp/trunc-header" 1
+expect "ELF cut in half: exit 126, named" 126 "$tmp/trunc-half: .*run past the end" \
+	"$AERUN" -o "$tmp/x.zst" "$tmp/trunc-half" 1
+expect "ELF missing its last 8 bytes: exit 126, named" 126 "$tmp/trunc-tail: .*run past the end" \
+	"$AERUN" -o "$tmp/x.zst" "$tmp/trunc-tail" 1
+for m in shoff:"run past the end" shstrndx:"bad name offset" name:"bad name offset" \
+	 seqtab-offset:"cannot read __ae_seqtab" seqtab-order:"entry 1 is not sorted"; do
+	mode=${m%%:*} pat=${m#*:}
+	if python3 "$top/tests/host/elf_corrupt.py" "$mode" "$PROD" "$tmp/bad-$mode" 2>"$tmp/e"; then
+		chmod +x "$tmp/bad-$mode"
+		expect "corrupted ELF ($mode): exit 126, named" 126 "$tmp/bad-$mode: .*$pat" \
+			"$AERUN" -o "$tmp/x.zst" "$tmp/bad-$mode" 1
+	else
+		not_ok "corrupted ELF ($mode): exit 126, named" "$(cat "$tmp/e")"
+	fi
+done
 expect "PATH lookup and argv passed unchanged" 0 "exit 0" \
 	"$AERUN" -o "$tmp/p.zst" sh -c 'test "$0" = sh && test "$1" = "a b"' sh "a b"
 finish

@@ -282,7 +282,12 @@ static int check(void)
 					continue;
 				ch = task_of_tid((int32_t)g->mk[i].arg);
 				if (!ch->label[0]) {
-					snprintf(ch->label, sizeof(ch->label), "%s.%d", tasks[k].label, n);
+					int w = snprintf(ch->label, sizeof(ch->label), "%s.%d",
+							 tasks[k].label, n);
+
+					if (w < 0 || (size_t)w >= sizeof(ch->label))
+						return fail(e, tasks[k].cpu, i,
+							    "fork chain too deep to label its child");
 					changed = 1;
 				}
 				n++;

@@ -28,6 +28,16 @@ wait_for() {
 }
 # listening PORT: wait until a receiver listens on PORT in namespace B.
 listening() { wait_for 10 "ip netns exec $B ss -ltnH | grep -q ':$1 '"; }
+# recv_at LOG PORT CMD...: start CMD (a receiver listening on PORT, maybe
+# behind env or prlimit) in namespace B, stderr to LOG; its pid in $rpid;
+# returns once it listens.
+recv_at() {
+	local log=$1 port=$2
+	shift 2
+	ip netns exec $B "$@" 2>"$log" &
+	rpid=$!; pids+=($rpid)
+	listening "$port"
+}
 
 if [ ! -x "$bd" ] || [ ! -x "$br" ] || [ ! -x "$ct" ]; then
 	echo "not ok 1 - bdump not built (run make)"
@@ -150,9 +160,7 @@ check "second SIGINT: gives up, exit != 0, reports unacknowledged segments" \
 # Malformed protocol input, against a receiver without a secret
 # (--insecure: it listens on a non-loopback address).
 mkdir store2
-ip netns exec $B "$br" --insecure --listen 10.77.0.2:7078 --dir store2 2>recv2.log &
-pids+=($!)
-listening 7078
+recv_at recv2.log 7078 "$br" --insecure --listen 10.77.0.2:7078 --dir store2
 check "receiver without a secret on a non-loopback address with --insecure: warns loudly" \
 	'grep -q "WARNING: --insecure" recv2.log'
 ip netns exec $A python3 - <<'PY' > mal.out 2>&1
@@ -227,9 +235,8 @@ check "sender with a secret refuses a receiver that has none" \
 # Issue 10.1: FIN must not wait for the verification. The receiver is made
 # to verify slower (8 s) than the sender's ACK timeout (4 s).
 mkdir store3
-ip netns exec $B env BDUMP_RECV_TEST_VERIFY_DELAY_MS=8000 "$br" --listen 127.0.0.1:7079 --dir store3 --secret secret 2>recv3.log &
-pids+=($!)
-listening 7079
+recv_at recv3.log 7079 env BDUMP_RECV_TEST_VERIFY_DELAY_MS=8000 \
+	"$br" --listen 127.0.0.1:7079 --dir store3 --secret secret
 t0=$SECONDS
 timeout 60 ip netns exec $B "$bd" --secret secret --synthetic-source bytes=32M,subbuf=1M tcp://127.0.0.1:7079 slow.sched 2>slow.log
 rc=$?
@@ -260,15 +267,25 @@ check "... without redoing the work (one completion, one verification queued)" \
 # Issue 10.2: a man in the middle flips a byte of a sched.bin segment and
 # fixes the CRC: refused by its MAC, resent, the stored copy is exact.
 mkdir store4
-ip netns exec $B "$br" --listen 127.0.0.1:7080 --dir store4 --secret secret 2>recv4.log &
-pids+=($!)
-ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7081 127.0.0.1 7080 40 > proxy.log 2>&1 &
-pids+=($!)
-listening 7080; listening 7081
-timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=16M,subbuf=256K,rate=32M,seed=9 \
-	tcp://127.0.0.1:7081 mitm.sched 2>mitm.log
-rc=$?
-s4=$(ls store4)
+recv_at recv4.log 7080 "$br" --listen 127.0.0.1:7080 --dir store4 --secret secret
+# via_proxy N PORT MODE SOURCE-SPEC: tests/host/aeproxy.py on PORT in front
+# of the receiver on 7080 (MODE: what it damages; log proxyN.log), and one
+# capture sent through it (mitmN.sched, mitmN.log); sets $rc, $before (the
+# sessions in store4 before) and $sess (the newest session).
+via_proxy() {
+	local name=$1 port=$2 mode=$3 spec=$4
+	ip netns exec $B python3 "$top/tests/host/aeproxy.py" "$port" 127.0.0.1 7080 40 $mode \
+		> "proxy$name.log" 2>&1 &
+	pids+=($!)
+	listening "$port"
+	before=$(ls store4 | wc -l)
+	timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source "$spec" \
+		"tcp://127.0.0.1:$port" "mitm$name.sched" 2>"mitm$name.log"
+	rc=$?
+	sess=$(ls -t store4 | head -1)
+}
+via_proxy "" 7081 "" bytes=16M,subbuf=256K,rate=32M,seed=9
+s4=$sess
 check "man in the middle flipped a sched.bin byte (CRC fixed up)" 'grep -q flipped proxy.log'
 check "receiver refused the segment: MAC mismatch" 'grep -q "MAC mismatch.*refused" recv4.log'
 check "sender resent it and exits 0" '[ $rc -eq 0 ] && grep -q reconnecting mitm.log'
@@ -277,14 +294,8 @@ check "stored capture verified by the receiver (sched.bin = MARKERS chunks)" \
 	'wait_for 10 "grep -q ^ok store4/$s4/verify" && "$bd" --check store4/$s4/trace.zst store4/$s4/sched.bin >/dev/null'
 # ... and one that changes an ACK to the sender (which would make it drop
 # segments never stored): refused by the sender's MAC check, resent.
-ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7086 127.0.0.1 7080 40 ack > proxy2.log 2>&1 &
-pids+=($!)
-listening 7086
-before=$(ls store4 | wc -l)
-timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=8M,subbuf=256K,rate=32M,seed=10 \
-	tcp://127.0.0.1:7086 mitm2.sched 2>mitm2.log
-rc=$?
-s4b=$(ls -t store4 | head -1)
+via_proxy 2 7086 ack bytes=8M,subbuf=256K,rate=32M,seed=10
+s4b=$sess
 check "forged ACK: the sender refuses it (MAC mismatch), reconnects, exits 0" \
 	'grep -q "flipped a byte of an ACK" proxy2.log && grep -q "MAC mismatch" mitm2.log && [ $rc -eq 0 ]'
 check "forged ACK: the stored capture is complete and verifies" \
@@ -294,14 +305,8 @@ check "forged ACK: the stored capture is complete and verifies" \
 # one): once the receiver has proven the secret, such a refusal is
 # retried, not taken as the end of the capture. Refusals the receiver
 # makes after checking the hello carry a MAC and stay final.
-ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7094 127.0.0.1 7080 40 refuse > proxy3.log 2>&1 &
-pids+=($!)
-listening 7094
-before=$(ls store4 | wc -l)
-timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=4M,subbuf=256K,rate=16M,seed=11 \
-	tcp://127.0.0.1:7094 mitm3.sched 2>mitm3.log
-rc=$?
-s4c=$(ls -t store4 | head -1)
+via_proxy 3 7094 refuse bytes=4M,subbuf=256K,rate=16M,seed=11
+s4c=$sess
 check "forged refusal after a cut: the sender retries and exits 0 (rc $rc)" \
 	'grep -q "forged a refusal" proxy3.log && grep -q "unauthenticated refusal ignored" mitm3.log && [ $rc -eq 0 ]'
 check "forged refusal: the stored capture is complete and verifies" \
@@ -309,12 +314,7 @@ check "forged refusal: the stored capture is complete and verifies" \
 # ... and one that flips a byte without fixing the CRC (or line noise):
 # the receiver cannot tell who damaged an unauthenticated frame, so it
 # closes without an authenticated (final) error; the sender resends.
-ip netns exec $B python3 "$top/tests/host/aeproxy.py" 7097 127.0.0.1 7080 40 crc > proxy4.log 2>&1 &
-pids+=($!)
-listening 7097
-timeout 60 ip netns exec $B "$bd" --secret secret -f 100 --synthetic-source bytes=4M,subbuf=256K,rate=16M,seed=14 \
-	tcp://127.0.0.1:7097 mitm4.sched 2>mitm4.log
-rc=$?
+via_proxy 4 7097 crc bytes=4M,subbuf=256K,rate=16M,seed=14
 check "a segment damaged with its CRC left stale: refused, resent, sender exits 0 (rc $rc)" \
 	'grep -q "CRC left stale" proxy4.log && grep -q "CRC-32C mismatch" recv4.log && [ $rc -eq 0 ]'
 # The receiver's check at FIN: a sched.bin that is not the trace's MARKERS.
@@ -397,9 +397,9 @@ check "the owner's new connection closes its stale older one (no slot held)" \
 # Issue 10.4: strangers are bounded: connections per address and in all,
 # a small hello and a whole-handshake deadline (5 s).
 mkdir store5
-ip netns exec $B "$br" -q --listen 127.0.0.1:7082 --dir store5 --secret secret --max-conns 60 --max-per-addr 50 2>recv5.log &
-r5=$!; pids+=($r5)
-listening 7082
+recv_at recv5.log 7082 "$br" -q --listen 127.0.0.1:7082 --dir store5 --secret secret \
+	--max-conns 60 --max-per-addr 50
+r5=$rpid
 rss() { awk '/VmRSS/ { print $2 }' /proc/$1/status; }
 rss0=$(rss $r5)
 ip netns exec $B python3 - > idle.out 2>&1 <<'PY' &
@@ -456,9 +456,7 @@ check "receiver says why (deadline)" 'grep -q "peer too slow" recv5.log'
 
 # A flood of failed handshakes costs at most 100 log lines per 10 s.
 mkdir store11
-ip netns exec $B "$br" -q --listen 127.0.0.1:7098 --dir store11 --secret secret 2>recv11.log &
-pids+=($!)
-listening 7098
+recv_at recv11.log 7098 "$br" -q --listen 127.0.0.1:7098 --dir store11 --secret secret
 ip netns exec $B python3 - > flood.out 2>&1 <<'PY'
 import socket, time
 t, n = time.time(), 0
@@ -473,9 +471,9 @@ check "300 garbage hellos: $(grep -c "bad message magic" recv11.log) log lines (
 	'grep -q "sent 300" flood.out && [ $(grep -c "bad message magic" recv11.log) -le 100 ] && grep -q "at most 100 lines per 10 s" recv11.log'
 # Issue 10.5: out of file descriptors: back off, log once, recover.
 mkdir store6
-ip netns exec $B prlimit --nofile=12 "$br" --listen 127.0.0.1:7083 --dir store6 --secret secret --max-per-addr 60 2>recv6.log &
-r6=$!; pids+=($r6)
-listening 7083
+recv_at recv6.log 7083 prlimit --nofile=12 \
+	"$br" --listen 127.0.0.1:7083 --dir store6 --secret secret --max-per-addr 60
+r6=$rpid
 cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 ip netns exec $B python3 -c '
 import socket, time
@@ -497,9 +495,8 @@ check "EMFILE: receiver recovers and stores the next capture" \
 # Issue 10.8: a killed sender leaves an incomplete session; bdump --check
 # says so; bytes past the recorded size are trimmed on receiver start.
 mkdir store7
-ip netns exec $B "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret 2>recv7.log &
-r7=$!; pids+=($r7)
-listening 7084
+recv_at recv7.log 7084 "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret
+r7=$rpid
 ip netns exec $B "$bd" -q -f 100 --secret secret --synthetic-source bytes=1G,subbuf=64K,rate=8M \
 	tcp://127.0.0.1:7084 k.sched &
 kp=$!; pids+=($kp)
@@ -513,9 +510,7 @@ check "killed sender: bdump --check says truncated at chunk N (incomplete sessio
 { kill -9 $r7; wait $r7; } 2>/dev/null
 size=$(awk '/trace_size/ { print $2 }' store7/$s7/state)
 head -c 5000 /dev/urandom >> store7/$s7/trace.zst
-ip netns exec $B "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret 2>recv7b.log &
-pids+=($!)
-listening 7084
+recv_at recv7b.log 7084 "$br" --listen 127.0.0.1:7084 --dir store7 --secret secret
 check "receiver start trims bytes past the recorded size" \
 	'[ $(stat -c %s store7/$s7/trace.zst) -eq $size ] && grep -q "trimmed 5000 unacknowledged bytes" recv7b.log'
 # A sender whose capture fails (here: forwarding a cut file) sends what
@@ -532,17 +527,16 @@ check "... and what was stored is the cut capture's prefix, reported as truncate
 # A receiver that dies before verifying a finished session verifies it
 # when it starts again.
 mkdir store8
-ip netns exec $B env BDUMP_RECV_TEST_VERIFY_DELAY_MS=20000 "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret 2>recv8.log &
-r8=$!; pids+=($r8)
-listening 7085
+recv_at recv8.log 7085 env BDUMP_RECV_TEST_VERIFY_DELAY_MS=20000 \
+	"$br" --listen 127.0.0.1:7085 --dir store8 --secret secret
+r8=$rpid
 ip netns exec $B "$bd" -q --secret secret --synthetic-source bytes=2M tcp://127.0.0.1:7085 v.sched
 rc=$?
 { kill -9 $r8; wait $r8; } 2>/dev/null
 s8=$(ls store8)
 check "receiver killed before verifying: session complete, no verdict yet" \
 	'[ $rc -eq 0 ] && grep -q "complete 1" store8/$s8/state && [ ! -e store8/$s8/verify ]'
-ip netns exec $B "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret 2>recv8b.log &
-pids+=($!)
+recv_at recv8b.log 7085 "$br" --listen 127.0.0.1:7085 --dir store8 --secret secret
 check "... restarted, it verifies the session it had not verified" \
 	'wait_for 10 "grep -q \"^ok .*synthetic payloads verified\" store8/$s8/verify"'
 # Strangers holding every slot open (reconnecting the moment one closes)
@@ -552,9 +546,8 @@ check "... restarted, it verifies the session it had not verified" \
 # stranger sharing the sender's address). Before, the sender waited for
 # the strangers' 5 s handshake deadline and then raced them for the slot.
 mkdir store9
-ip netns exec $B "$br" -q --listen 127.0.0.1:7092 --dir store9 --secret secret --max-conns 8 --max-per-addr 4 2>recv9.log &
-r9=$!; pids+=($r9)
-listening 7092
+recv_at recv9.log 7092 "$br" -q --listen 127.0.0.1:7092 --dir store9 --secret secret \
+	--max-conns 8 --max-per-addr 4
 hold() {	# hold SECONDS N SOURCE-ADDRESS...: N connections from each, kept open
 	ip netns exec $B python3 - "$@" <<'PY'
 import selectors, socket, sys, time
@@ -581,57 +574,47 @@ while time.time() < end and n < 100000:
             sel.unregister(k.fileobj); k.fileobj.close(); new(k.data); n += 1
 PY
 }
-hold 7 4 127.0.0.2 127.0.0.3 &
-hp=$!; pids+=($hp)
-wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 8 ]'
-t0=$SECONDS
-ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=9 tcp://127.0.0.1:7092 h1.sched
-rc=$?
-check "strangers from 2 addresses hold all 8 slots: the sender still finishes at once ($((SECONDS - t0)) s)" \
+# held_send PORT CONNS SEED PER-ADDR SOURCE-ADDRESS...: strangers hold
+# PORT (hold, at most 7 s) until CONNS connections are up, then a sender
+# with a secret sends 2M (seed SEED) within 4 s; sets $rc and $dt
+# (seconds). The strangers leave once the sender is done.
+held_send() {
+	local port=$1 conns=$2 seed=$3 t0 hp
+	shift 3
+	HOLD_PORT=$port hold 7 "$@" &
+	hp=$!; pids+=($hp)
+	wait_for 5 "[ \$(ip netns exec $B ss -tnH state established '( dport = :$port )' | wc -l) -ge $conns ]"
+	t0=$SECONDS
+	ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=$seed \
+		"tcp://127.0.0.1:$port" "h$seed.sched"
+	rc=$?
+	dt=$((SECONDS - t0))
+	pkill -TERM -P "$hp" 2>/dev/null
+	wait $hp 2>/dev/null
+}
+held_send 7092 8 9 4 127.0.0.2 127.0.0.3
+check "strangers from 2 addresses hold all 8 slots: the sender still finishes at once ($dt s)" \
 	'[ $rc -eq 0 ]'
-wait $hp
-hold 7 4 127.0.0.1 &
-hp=$!; pids+=($hp)
-wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 4 ]'
-t0=$SECONDS
-ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=10 tcp://127.0.0.1:7092 h2.sched
-rc=$?
-check "a stranger at the sender's own address holds its 4 slots: the sender still finishes ($((SECONDS - t0)) s)" \
+held_send 7092 4 10 4 127.0.0.1
+check "a stranger at the sender's own address holds its 4 slots: the sender still finishes ($dt s)" \
 	'[ $rc -eq 0 ]'
-wait $hp
-wait $hp
-hold 7 1 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 127.0.0.8 127.0.0.9 &
-hp=$!; pids+=($hp)
-wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7092 )" | wc -l) -ge 8 ]'
-t0=$SECONDS
-ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=12 tcp://127.0.0.1:7092 h3.sched
-rc=$?
-check "strangers from 8 addresses, one slot each, hold all 8: the sender still finishes ($((SECONDS - t0)) s)" \
+held_send 7092 8 12 1 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 127.0.0.8 127.0.0.9
+check "strangers from 8 addresses, one slot each, hold all 8: the sender still finishes ($dt s)" \
 	'[ $rc -eq 0 ]'
-wait $hp
 check "all three sessions complete; the limit is logged" \
 	'[ $(grep -l "complete 1" store9/*/state | wc -l) -eq 3 ] && grep -q "over the connection limit" recv9.log'
 # ... and at the total limit when the strangers share the sender's address
-ip netns exec $B "$br" -q --listen 127.0.0.1:7096 --dir store9 --secret secret --max-conns 4 2>recv9c.log &
-pids+=($!)
-listening 7096
-HOLD_PORT=7096 hold 7 4 127.0.0.1 &
-hp=$!; pids+=($hp)
-wait_for 5 '[ $(ip netns exec $B ss -tnH state established "( dport = :7096 )" | wc -l) -ge 4 ]'
-t0=$SECONDS
-ip netns exec $B timeout 4 "$bd" -q --secret secret --synthetic-source bytes=2M,seed=13 tcp://127.0.0.1:7096 h4.sched
-rc=$?
-check "strangers at the sender's address fill --max-conns 4: the sender still finishes ($((SECONDS - t0)) s)" \
+recv_at recv9c.log 7096 "$br" -q --listen 127.0.0.1:7096 --dir store9 --secret secret --max-conns 4
+held_send 7096 4 13 4 127.0.0.1
+check "strangers at the sender's address fill --max-conns 4: the sender still finishes ($dt s)" \
 	'[ $rc -eq 0 ]'
-wait $hp
 # --max-per-addr counts an IPv6 /64, not single addresses (a host has
 # the whole /64): 8 strangers from 8 addresses of one /64 with a limit of
 # 4 per address: 4 of them are closed at once, not after 5 s.
 if ip -n $B -6 addr add fd00:77::1/64 dev lo nodad 2>/dev/null; then
 	for i in 2 3 4 5 6 7 8 9; do ip -n $B -6 addr add fd00:77::$i/64 dev lo nodad; done
-	ip netns exec $B "$br" -q --listen '[fd00:77::1]:7095' --dir store9 --secret secret --max-per-addr 4 2>recv9b.log &
-	pids+=($!)
-	listening 7095
+	recv_at recv9b.log 7095 "$br" -q --listen '[fd00:77::1]:7095' --dir store9 --secret secret \
+		--max-per-addr 4
 	ip netns exec $B python3 - > v6.out 2>&1 <<'PY'
 import socket, time
 cs = []
@@ -659,9 +642,8 @@ fi
 # receiver's state matches what it acknowledged.
 mkdir store10
 if mount -t tmpfs -o size=1m tmpfs store10 2>/dev/null; then
-	ip netns exec $B "$br" -q --listen 127.0.0.1:7093 --dir store10 --secret secret 2>recv10.log &
-	r10=$!; pids+=($r10)
-	listening 7093
+	recv_at recv10.log 7093 "$br" -q --listen 127.0.0.1:7093 --dir store10 --secret secret
+	r10=$rpid
 	ip netns exec $B timeout 20 "$bd" -q --secret secret --synthetic-source bytes=64M,subbuf=256K \
 		tcp://127.0.0.1:7093 full.sched 2>full.log
 	rc=$?

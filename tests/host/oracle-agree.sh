@@ -4,10 +4,13 @@
 # valgrind lackey (tests/oracle/lackey.sh) give identical instruction
 # streams from the documented window on (tests/oracle/README.md), and the
 # window is small. Also checks that ae-tracecmp does detect a divergence.
+# ae-step's results are cached (tests/host/step-cache.sh); both oracles
+# run in the same clean environment (the cache's key).
 # Needs: make tests-oracles tests-corpus (done by `make all` with musl-gcc).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
+. "$top/tests/host/step-cache.sh"
 bt=$top/build/tests
 step=$bt/ae-step cmp=$bt/ae-tracecmp
 jobs=${AE_TEST_JOBS:-2}
@@ -40,10 +43,11 @@ one() {
 	fi
 	args=$(oracle_args "$name")
 	# shellcheck disable=SC2086
-	"$step" -o "$d/step" -- "$prog" $args >"$d/out.step" 2>"$d/err.step"
-	rc_s=$?
+	ae_step_cached "$d/step" "$d/out.step" --clean-env -- "$prog" $args
+	rc_s=$(sed -n '$s/^status //p' "$d/out.step")
+	sed -i '$d' "$d/out.step"
 	# shellcheck disable=SC2086
-	"$top/tests/oracle/lackey.sh" -o "$d/lackey" -- "$prog" $args \
+	env -i $ae_step_clean_env "$top/tests/oracle/lackey.sh" -o "$d/lackey" -- "$prog" $args \
 		>"$d/out.lackey" 2>"$d/err.lackey"
 	rc_l=$?
 	from=$(ae_sym_addr "$prog" "$ae_lackey_from_sym")
@@ -69,8 +73,8 @@ one() {
 }
 
 names=$(cd "$bt/corpus/musl" && ls)
-export -f one oracle_args ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_skip_opts
-export top bt step cmp work ae_lackey_from_sym ae_lackey_inexact ae_async_progs ae_async_syms
+export -f one ae_step_cached oracle_args ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_skip_opts
+export ae_step_cache_dir ae_step_clean_env ae_step_cache_max top bt step cmp work ae_lackey_from_sym ae_lackey_inexact ae_async_progs ae_async_syms
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'one {}'
 
 i=0 failed=0
@@ -107,8 +111,8 @@ fi
 i=$((i + 1))
 d=$work/neg
 mkdir -p "$d"
-"$step" -o "$d/a" -- "$bt/corpus/musl/big_witness" 1 >/dev/null 2>&1
-"$step" -o "$d/b" -- "$bt/corpus/musl/big_witness" 2 >/dev/null 2>&1
+ae_step_cached "$d/a" "$d/a.out" --clean-env -- "$bt/corpus/musl/big_witness" 1
+ae_step_cached "$d/b" "$d/b.out" --clean-env -- "$bt/corpus/musl/big_witness" 2
 if "$cmp" "$d/a" "$d/b" >"$d/cmp"; then
 	echo "not ok $i - ae-tracecmp reports different runs as identical"
 	failed=1

@@ -2,13 +2,20 @@
 # trace-exact: invariant 8 (regeneration is exact) on the test corpus.
 # For every program in tests/corpus/:
 #   bin/aecc -O2 -o D/i/p prog.c          (D/i/p traced, D/i/p.orig twin)
-#   cp D/i/p.orig D/o/p                   (same path length: same stack/auxv)
-#   bin/aerun -o D/t.zst -- D/i/p args
+#   cp D/i/p.orig D/o/p
+#   cd D/i && bin/aerun -o D/t.zst -- ./p args   (the twin runs as ./p in
+#                                         D/o: same stack and auxv)
 #   bin/aetrace regen --format=lackey D/t.zst D/i/p > D/regen
 # and D/regen must equal
-#   - ae-step -- D/o/p args over the whole run (from the entry point), and
-#   - lackey on D/o/p from the first instruction of __init_tls on
-#     (tests/oracle/README.md), for the programs lackey runs exactly.
+#   - ae-step -- ./p args in D/o over the whole run (from the entry point), and
+#   - lackey on ./p in D/o from the first instruction of __init_tls on
+#     (tests/oracle/README.md), for the programs too slow for ae-step
+#     (AE_TRACE_EXACT_LACKEY=all: for every program lackey runs exactly).
+# The programs come from `make tests-corpus-aecc` (tests/host/corpus-aecc.sh)
+# and ae-step's results are cached (tests/host/step-cache.sh). Lackey is
+# not run where ae-step runs: that the two oracles agree is proven by
+# oracle-agree.sh, and regen = lackey on the very traced run by
+# lackey-same-run.sh.
 # signal_async: on_alarm, wait_for_alarm and __restore_rt (address ranges
 # from nm -S on the twin) are removed from both sides; a separate test
 # checks that D/regen does contain on_alarm executions.
@@ -20,6 +27,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
+. "$top/tests/host/corpus-aecc.sh"
+. "$top/tests/host/step-cache.sh"
 bt=$top/build/tests
 step=$bt/ae-step cmp=$bt/ae-tracecmp
 bin=${AE_BIN:-$top/bin}
@@ -74,14 +83,14 @@ one() {
 		args=${AE_BIG_WITNESS_ARGS:-40}
 		aerun_opts="--subbuf-size 64K"
 	fi
-	if ! "$aecc" -O2 -o "$d/i/p" "$src" -lm >"$d/aecc.log" 2>&1; then
-		{ echo "not ok - $name: aecc failed"; sed 's/^/# /' "$d/aecc.log" | head -20; } >>"$d/res"
+	if ! ae_corpus_aecc "$name" "$d/i/p" "$aecc"; then
+		{ echo "not ok - $name: aecc failed"; sed 's/^/# /' "$d/i/p.log" | head -20; } >>"$d/res"
 		return
 	fi
 	cp "$d/i/p.orig" "$d/o/p"
 	# shellcheck disable=SC2086
-	$clean_env "$aerun" $aerun_opts -o "$d/t.zst" -- "$d/i/p" $args \
-		>"$d/out.aerun" 2>"$d/err.aerun"
+	(cd "$d/i" && $clean_env "$aerun" $aerun_opts -o "$d/t.zst" -- ./p $args \
+		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
 	if [ ! -s "$d/t.zst" ]; then
 		{ echo "not ok - $name: aerun wrote no trace"; sed 's/^/# /' "$d/err.aerun" | head -20; } >>"$d/res"
@@ -99,15 +108,15 @@ one() {
 	case " $lackey_only " in
 	*" $name "*) ;;
 	*)	# shellcheck disable=SC2086
-		$clean_env "$step" -o "$d/step" -- "$d/o/p" $args >"$d/out.twin" 2>"$d/err.step"
-		echo "status $?" >>"$d/out.twin"
+		(cd "$d/o" && ae_step_cached "$d/step" "$d/out.twin" --clean-env -- ./p $args)
 		compare_to ae-step "$d/step" "" ;;
 	esac
-	if ae_lackey_ok "$name"; then
+	if ae_lackey_ok "$name" && { [ ! -f "$d/out.twin" ] ||
+	   [ "${AE_TRACE_EXACT_LACKEY:-}" = all ]; }; then
 		from=$(ae_sym_addr "$d/o/p" "$ae_lackey_from_sym")
 		# shellcheck disable=SC2086
-		$clean_env "$top/tests/oracle/lackey.sh" -o "$d/lackey" -- "$d/o/p" $args \
-			>"$d/out.lackey" 2>"$d/err.lackey"
+		(cd "$d/o" && $clean_env "$top/tests/oracle/lackey.sh" -o "$d/lackey" -- ./p $args \
+			>"$d/out.lackey" 2>"$d/err.lackey")
 		echo "status $?" >>"$d/out.lackey"
 		[ -f "$d/out.twin" ] || cp "$d/out.lackey" "$d/out.twin"
 		if [ -z "$from" ]; then
@@ -138,9 +147,9 @@ one() {
 }
 
 names=${AE_TRACE_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//')}
-export -f one compare_to ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range \
+export -f one compare_to ae_corpus_aecc ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range \
 	ae_skip_opts ae_count_in_range
-export clean_env top bt step cmp aecc aerun aetrace work lackey_only ae_lackey_from_sym \
+export ae_step_cache_dir ae_step_clean_env ae_step_cache_max clean_env top bt step cmp aecc aerun aetrace work lackey_only ae_lackey_from_sym \
 	ae_lackey_inexact ae_async_progs ae_async_syms
 # The longest (big_witness) first so the two cores stay busy.
 { printf '%s\n' $names | grep -x big_witness

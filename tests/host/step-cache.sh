@@ -1,0 +1,62 @@
+# Shared by the host suites that single-step programs (sourced, not a
+# suite): ae_step_cached runs build/tests/ae-step once per (stepper, program
+# bytes, program path, argv, environment, input files) and keeps
+# its trace and stdout+status under build/tests/step-cache/KEY/, so the next
+# `make check` reuses them (the stepper runs ~30k instructions/s here): run
+# it as ./PROG from a directory of its own to keep the path stable. The
+# key hashes the stepper binary too: a changed oracle never reuses an old
+# answer. AE_STEP_CACHE=0 turns the cache off. Needs $top.
+
+ae_step_cache_dir=${AE_STEP_CACHE_DIR:-$top/build/tests/step-cache}
+ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
+# Entries kept (the newest used): about two full sets of the host suites'.
+ae_step_cache_max=120
+
+# ae_step_cached TRACE OUT [--clean-env] [--key-file F]... -- PROG ARGS...:
+# like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
+# "status N" appended to OUT. --clean-env runs it under
+# `env -i $ae_step_clean_env`, else in the current environment, which is
+# in the key (the stack the program sees depends on it). The directory is
+# not: --key-file names each file PROG reads, hashed into the key.
+# Returns 0, or 1 when the stepper wrote no trace.
+ae_step_cached() {
+	local trace=$1 out=$2 keyfiles=() envcmd=() key c tmpd rc
+	shift 2
+	while [ "$1" != -- ]; do
+		case "$1" in
+		--clean-env) envcmd=(env -i $ae_step_clean_env); shift ;;
+		--key-file) keyfiles+=("$2"); shift 2 ;;
+		*) echo "ae_step_cached: bad option $1" >&2; return 1 ;;
+		esac
+	done
+	shift
+	key=$({ sha256sum "$top/build/tests/ae-step" "$1" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
+		cut -d' ' -f1
+		printf '%s\0' "$@"
+		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
+	      } | sha256sum | cut -c1-32)
+	c=$ae_step_cache_dir/$key
+	if [ "${AE_STEP_CACHE:-1}" != 0 ] && [ -s "$c/trace" ] && [ -f "$c/out" ]; then
+		touch "$c"
+		cp "$c/trace" "$trace" && cp "$c/out" "$out" && : >"$out.err" && return 0
+	fi
+	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" -o "$trace" -- "$@" \
+		>"$out" 2>"$out.err" </dev/null
+	rc=$?
+	echo "status $rc" >>"$out"
+	[ -s "$trace" ] || return 1
+	# Not kept: the stepper's own failures (125) and kills.
+	[ "${AE_STEP_CACHE:-1}" = 0 ] || [ $rc -eq 125 ] || [ $rc -ge 128 ] && return 0
+	mkdir -p "$ae_step_cache_dir" || return 0
+	# Whole entries only: build aside, then rename.
+	tmpd=$(mktemp -d "$ae_step_cache_dir/.new.XXXXXX") || return 0
+	if cp "$trace" "$tmpd/trace" && cp "$out" "$tmpd/out"; then
+		mv -T "$tmpd" "$c" 2>/dev/null || rm -rf "$tmpd"
+	else
+		rm -rf "$tmpd"
+	fi
+	# Bounded: the least recently used entries go.
+	(cd "$ae_step_cache_dir" && ls -1t | grep -E '^[0-9a-f]{32}$' |
+		tail -n +$((${ae_step_cache_max:-120} + 1)) | xargs -r rm -rf --)
+	return 0
+}
