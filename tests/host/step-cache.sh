@@ -1,13 +1,14 @@
 # Shared by the host suites that single-step programs (sourced, not a
 # suite): ae_step_cached runs build/tests/ae-step once per (stepper, program
 # bytes, program path, argv, environment, input files) and keeps
-# its trace and stdout+status under build/tests/step-cache/KEY/, so the next
-# `make check` reuses them (the stepper runs ~30k instructions/s here): run
+# its trace and stdout+status under $AE_CACHE/step-cache/KEY/ (outside the
+# clone, like the other expensive builds: content-keyed, so clones share
+# it), so the next `make check` reuses them (the stepper runs ~30k instructions/s here): run
 # it as ./PROG from a directory of its own to keep the path stable. The
 # key hashes the stepper binary too: a changed oracle never reuses an old
 # answer. AE_STEP_CACHE=0 turns the cache off. Needs $top.
 
-ae_step_cache_dir=${AE_STEP_CACHE_DIR:-$top/build/tests/step-cache}
+ae_step_cache_dir=${AE_STEP_CACHE_DIR:-${AE_CACHE:-$HOME/.cache/aetrace}/step-cache}
 ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
 # Entries kept (the newest used): about two full sets of the host suites'.
 ae_step_cache_max=120
