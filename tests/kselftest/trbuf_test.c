@@ -268,6 +268,7 @@ struct consumer {
 	uint64_t next_seq[MAX_CPUS];
 	uint64_t mk_bad_pos, mk_bad_subbuf, mk_bad_rollback, misattributed;
 	uint64_t seq_gaps, empty_subbufs;
+	uint64_t sw_in_of[16];	/* SWITCH_IN markers per proc_pid[] index */
 	struct trbuf_marker *mkbuf;
 };
 
@@ -364,6 +365,9 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 			case TRBUF_MK_START:
 			case TRBUF_MK_SWITCH_IN:
 				c->owner[cpu] = x->pid;
+				if (x->type == TRBUF_MK_SWITCH_IN &&
+				    proc_of_pid(c, x->pid) >= 0)
+					c->sw_in_of[proc_of_pid(c, x->pid)]++;
 				break;
 			case TRBUF_MK_EXIT:
 			case TRBUF_MK_EXEC:
@@ -667,6 +671,8 @@ FIXTURE_SETUP(trbuf)
 
 FIXTURE_TEARDOWN(trbuf)
 {
+	if (self->have_dev)
+		write_param("test_resched_us", 0);
 	consumer_free(&self->c);
 	if (self->c.fd >= 0)
 		close(self->c.fd);
@@ -1173,6 +1179,73 @@ TEST_F_TIMEOUT(trbuf, markers_lossless_small_area, 900)
 	if (variant->subbuf >= (64 << 10))
 		EXPECT_LT(self->c.bytes / self->c.info.subbuf_size + 2,
 			  self->c.subbufs);
+}
+
+/*
+ * Invariant 5, the case the area reserve alone cannot cover: the consumer
+ * is stalled while traced tasks only sleep in a loop, so every switch-in
+ * wants a marker and no store ever faults on a guard page to hold them.
+ * Catches switch-in markers dropped once the marker areas are exhausted
+ * (STATUS markers_lost > 0, fewer SWITCH_INs than the tasks' own sleeps):
+ * the marker must be owed and the task held before it returns to user
+ * mode until the consumer frees a sub-buffer.  The tasks must be found
+ * still running after the stall, else nothing was exhausted.
+ */
+TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_sleepers, 900)
+{
+	enum { NPROC = 3, NAPS = 400 };
+	pid_t pids[NPROC];
+	struct trbuf_status st;
+	int p, held = 0;
+
+	NEED_DEV();
+	for (p = 0; p < NPROC; p++) {
+		stream_add(&self->c, tag_of(p, 0), 1, 1);
+		pids[p] = fork();
+		if (pids[p] == 0) {
+			/* long enough that each nap really sleeps */
+			struct timespec ts = { 0, 1000000 };
+			int i;
+
+			if (ae_trbuf_register_table(__start___ae_seqtab,
+						    __stop___ae_seqtab -
+						    __start___ae_seqtab))
+				_exit(3);
+			/* traced: no libc */
+			for (i = 0; i < NAPS; i++)
+				ae_sys2(__NR_nanosleep, &ts, 0);
+			trbuf_prod_loop((uint64_t)tag_of(p, 0) << 32, 1);
+			for (;;)
+				ae_sys1(__NR_exit_group, 0);
+		}
+		self->c.proc_pid[p] = pids[p];
+	}
+	ASSERT_EQ(0, consumer_map(&self->c));
+	/* stalled: NAPS naps take far less than this when nothing holds */
+	usleep(3000000);
+	for (p = 0; p < NPROC; p++) {
+		siginfo_t si = { 0 };
+
+		if (!waitid(P_PID, pids[p], &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    !si.si_pid)
+			held++;
+	}
+	EXPECT_EQ(0, consume(&self->c, pids, NPROC, NULL));
+	EXPECT_EQ(0, verify(_metadata, &self->c));
+	st = get_status(self->c.fd);
+	TH_LOG("%d of %d sleepers held by the stall; switch-ins %llu, markers %llu (%llu lost), waits %llu",
+	       held, NPROC, (unsigned long long)st.switches_in,
+	       (unsigned long long)st.markers,
+	       (unsigned long long)st.markers_lost,
+	       (unsigned long long)st.overflow_waits);
+	EXPECT_EQ(0, st.markers_lost);
+	EXPECT_EQ(st.switches_in, self->c.mk[TRBUF_MK_SWITCH_IN]);
+	for (p = 0; p < NPROC; p++) {
+		TH_LOG("sleeper %d: %llu switch-ins for %d naps", p,
+		       (unsigned long long)self->c.sw_in_of[p], NAPS);
+		EXPECT_LE(NAPS, self->c.sw_in_of[p]);
+	}
+	EXPECT_LT(0, held);
 }
 
 /*
