@@ -235,14 +235,17 @@ int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
 	return ret;
 }
 
-/*
- * IPI: close this CPU's active sub-buffer if it holds committed bytes or
- * markers other than SUBBUF ones (so an idle CPU is not flushed again and
- * again).  The SUBBUF marker names the traced task running here, if any.
+/**
+ * trbuf_flush_this_cpu - close this CPU's active sub-buffer
+ * @buf: the buffer; called with interrupts off (IPI, timer)
+ *
+ * Only if it holds committed bytes or markers other than SUBBUF ones (so
+ * an idle CPU is not flushed again and again).  A traced task running
+ * here has its cut sequence rolled back (its cursor moves); the SUBBUF
+ * marker names it, if any.
  */
-static void flush_ipi(void *info)
+void trbuf_flush_this_cpu(struct trbuf_buf *buf)
 {
-	struct trbuf_buf *buf = info;
 	struct trbuf_cpu *c = trbuf_this_cpu(buf);
 	struct task_struct *t = current, *owner = NULL;
 	struct pt_regs *regs = NULL;
@@ -269,6 +272,11 @@ static void flush_ipi(void *info)
 		c->sbs[c->cur].seq, TRBUF_SUBBUF_FLUSH);
 out_unlock:
 	raw_spin_unlock(&c->lock);
+}
+
+static void flush_ipi(void *info)
+{
+	trbuf_flush_this_cpu(info);
 }
 
 /**

@@ -7,7 +7,7 @@
  *   trbuf_fault.c     guard-page fault, overflow wait (invariant 7)
  *   trbuf_hooks.c     kernel-patch hooks, tracing contexts, TRACE_ME
  *   trbuf_consumer.c  GET/PUT sub-buffer, markers, flush, detach, status
- *   trbuf_resched.c   test knob: forced reschedules for the rollback tests
+ *   trbuf_testcut.c   test knob test_cut_us: forced cuts for the rollback tests
  *   trbuf_dev.c       /dev/trbuf file operations (thin glue)
  * Invariants: docs/ARCHITECTURE.md.
  */
@@ -200,13 +200,16 @@ void trbuf_rollback(struct trbuf_ctx *ctx, struct trbuf_cpu *c,
 		    struct task_struct *t, struct pt_regs *regs);
 int trbuf_ranges_check(const struct trbuf_seq_range *r, u32 n);
 
+/* trbuf_consumer.c */
+void trbuf_flush_this_cpu(struct trbuf_buf *buf);
+
 /* trbuf_hooks.c */
 void trbuf_ctx_put(struct trbuf_ctx *ctx);
 int trbuf_core_init(void);
 void trbuf_core_exit(void);
 
-/* trbuf_resched.c */
-void trbuf_resched_init(void);
-void trbuf_resched_exit(void);
+/* trbuf_testcut.c */
+void trbuf_testcut_init(void);
+void trbuf_testcut_exit(void);
 
 #endif /* _TRBUF_CORE_H */

@@ -114,10 +114,15 @@ static bool pay_owed_marker(struct trbuf_buf *buf, struct pt_regs *regs,
 	raw_spin_lock(&c->lock);
 	if (c->owed != current || c->owner != current)
 		goto out_unlock;
+	if (!trbuf_cursor_valid(buf, c, regs->r15)) {
+		/* cannot happen (current has not run since the switch-in) */
+		TRBUF_CNT(buf, bad_cursor);
+		c->owed = NULL;
+		goto out_unlock;
+	}
 	if (!trbuf_mk_room(buf, c)) {
 		/* the live cursor is r15: current has not written since */
-		if (!trbuf_cursor_valid(buf, c, regs->r15) ||
-		    trbuf_switch_subbuf(buf, c, regs->r15)) {
+		if (trbuf_switch_subbuf(buf, c, regs->r15)) {
 			done = false;
 			goto out_unlock;
 		}
@@ -426,7 +431,7 @@ int trbuf_core_init(void)
 		destroy_workqueue(trbuf_wq);
 		return ret;
 	}
-	trbuf_resched_init();
+	trbuf_testcut_init();
 	return 0;
 }
 
@@ -437,7 +442,7 @@ int trbuf_core_init(void)
  */
 void trbuf_core_exit(void)
 {
-	trbuf_resched_exit();
+	trbuf_testcut_exit();
 	trbuf_hooks_unregister(&trbuf_ops);
 	destroy_workqueue(trbuf_wq);
 }
