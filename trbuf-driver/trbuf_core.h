@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internal interface between the trace buffer core
- * (trbuf_core.c: buffer, per-CPU cursors, markers, kernel hooks) and the
- * /dev/trbuf file operations (trbuf_dev.c).
+ * Internal interface of trbuf.ko, one file per concern:
+ *   trbuf_buffer.c    buffer lifetime, per-CPU rings, sub-buffer switch, mmap
+ *   trbuf_markers.c   per-sub-buffer marker areas (invariant 5)
+ *   trbuf_rollback.c  sequence tables, rollback decision (invariant 3)
+ *   trbuf_fault.c     guard-page fault, overflow wait (invariant 7)
+ *   trbuf_hooks.c     kernel-patch hooks, tracing contexts, TRACE_ME
+ *   trbuf_consumer.c  GET/PUT sub-buffer, markers, flush, detach, status
+ *   trbuf_testcut.c   test knob test_cut_us: forced cuts for the rollback tests
+ *   trbuf_dev.c       /dev/trbuf file operations (thin glue)
+ * Invariants: docs/ARCHITECTURE.md.
  */
 #ifndef _TRBUF_CORE_H
 #define _TRBUF_CORE_H
@@ -10,6 +17,8 @@
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -57,7 +66,14 @@ struct trbuf_cpu {
 	 * resumes where it was (no rollback, so single-stepping works).
 	 */
 	struct task_struct *cut;
-	bool closing;			/* in close_for_markers() */
+	/*
+	 * Traced owner whose switch-in marker did not fit (the area is in its
+	 * reserve): trbuf_hook_resume() writes it before the task returns to
+	 * user mode; @owed_resumable: no rollback is due then.
+	 */
+	struct task_struct *owed;
+	bool owed_resumable;
+	bool closing;			/* in trbuf_close_for_markers() */
 	/* tasks waiting for this CPU's next sub-buffer to be freed */
 	wait_queue_head_t space_wq;
 	struct trbuf_sb *sbs;
@@ -99,6 +115,60 @@ struct trbuf_ctx {
 	struct work_struct free_work;
 };
 
+#define TRBUF_CNT(buf, name) atomic64_inc(&(buf)->cnt.name)
+
+extern struct workqueue_struct *trbuf_wq;
+
+/* User address of sub-buffer @i of @cpu in every mapping. */
+static inline unsigned long trbuf_sb_addr(struct trbuf_buf *buf,
+					  unsigned int cpu, unsigned int i)
+{
+	return TRBUF_MAP_ADDR + PAGE_SIZE +
+	       (unsigned long)(cpu * buf->nr_subbufs + i) *
+	       (buf->subbuf_size + PAGE_SIZE);
+}
+
+static inline unsigned int trbuf_cpu_of(struct trbuf_buf *buf,
+					struct trbuf_cpu *c)
+{
+	return c - buf->cpus;
+}
+
+/* User address of the start of @c's active sub-buffer. */
+static inline unsigned long trbuf_cur_start(struct trbuf_buf *buf,
+					    struct trbuf_cpu *c)
+{
+	return trbuf_sb_addr(buf, trbuf_cpu_of(buf, c), c->cur);
+}
+
+/* Is @pos a position inside (or at the end of) @c's active sub-buffer? */
+static inline bool trbuf_cursor_valid(struct trbuf_buf *buf,
+				      struct trbuf_cpu *c, unsigned long pos)
+{
+	unsigned long start = trbuf_cur_start(buf, c);
+
+	return pos >= start && pos <= start + buf->subbuf_size;
+}
+
+static inline struct trbuf_cpu *trbuf_this_cpu(struct trbuf_buf *buf)
+{
+	return &buf->cpus[smp_processor_id()];
+}
+
+/*
+ * May a switch-in marker go into @c's active area?  The last quarter is
+ * the reserve of markers that cannot wait (signal, fork, exit, rollback);
+ * switch-ins beyond it are owed (trbuf_hook_resume()).
+ */
+static inline bool trbuf_mk_room(struct trbuf_buf *buf, struct trbuf_cpu *c)
+{
+	return c->sbs[c->cur].nr_mk + 2 <= buf->mk_cap - buf->mk_cap / 4;
+}
+
+/* trbuf_buffer.c */
+int trbuf_switch_subbuf(struct trbuf_buf *buf, struct trbuf_cpu *c,
+			unsigned long pos);
+bool trbuf_next_free(struct trbuf_buf *buf, unsigned int cpu);
 struct trbuf_buf *trbuf_buf_get_current(void);
 void trbuf_buf_put(struct trbuf_buf *buf);
 int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg);
@@ -115,7 +185,31 @@ int trbuf_get_markers(struct trbuf_buf *buf, struct trbuf_sb_markers *req);
 bool trbuf_has_full(struct trbuf_buf *buf);
 int trbuf_map(struct trbuf_buf *buf, struct vm_area_struct *vma);
 vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf);
+
+/* trbuf_markers.c */
+void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
+		   unsigned long pos, u32 type, struct task_struct *t,
+		   struct pt_regs *regs, u64 arg, u32 arg2);
+void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c);
+void trbuf_wake(struct trbuf_buf *buf);
+
+/* trbuf_rollback.c */
+const struct trbuf_seq_range *trbuf_find_range(struct trbuf_ctx *ctx,
+					       unsigned long ip);
+void trbuf_rollback(struct trbuf_ctx *ctx, struct trbuf_cpu *c,
+		    struct task_struct *t, struct pt_regs *regs);
+int trbuf_ranges_check(const struct trbuf_seq_range *r, u32 n);
+
+/* trbuf_consumer.c */
+void trbuf_flush_this_cpu(struct trbuf_buf *buf);
+
+/* trbuf_hooks.c */
+void trbuf_ctx_put(struct trbuf_ctx *ctx);
 int trbuf_core_init(void);
 void trbuf_core_exit(void);
+
+/* trbuf_testcut.c */
+void trbuf_testcut_init(void);
+void trbuf_testcut_exit(void);
 
 #endif /* _TRBUF_CORE_H */
