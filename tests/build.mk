@@ -4,7 +4,7 @@ TESTS_OBJ	:= $(OBJ)/tests
 TESTS_CORPUS	:= $(wildcard $(TOP)/tests/corpus/*.c)
 TESTS_NAMES	:= $(notdir $(TESTS_CORPUS:.c=))
 
-$(TESTS_OBJ)/ae-step: $(TOP)/tests/oracle/ptrace-step.c | $(TESTS_OBJ)/
+$(TESTS_OBJ)/ae-step: $(TOP)/tests/oracle/ptrace-step.c $(TOP)/tests/oracle/step-data.c | $(TESTS_OBJ)/
 	$(quiet) CC $@
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -lcapstone -lelf $(LDFLAGS)
 
@@ -42,7 +42,7 @@ tests-corpus-aecc: $(addprefix $(TESTS_OBJ)/corpus/aecc/,$(TESTS_NAMES))
 ALL_TARGETS += tests-oracles
 CHECK_BUILD_TARGETS += tests-corpus tests-corpus-aecc
 CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh \
-	tests/host/step-cache-test.sh
+	tests/host/step-cache-test.sh tests/host/oracle-data.sh
 
 # A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
 # witness byte changed.

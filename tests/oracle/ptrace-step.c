@@ -46,6 +46,8 @@
 
 #define RIP_OFF offsetof(struct user_regs_struct, rip)
 
+#include "step-data.c"
+
 /* Open-addressing cache: instruction address -> length. */
 struct len_cache {
 	uint64_t *addr;
@@ -103,6 +105,10 @@ struct stepper {
 	uint64_t from;		/* 0: trace from the start */
 	int started;
 	unsigned long long count;
+	int data;		/* --data: data records after each I line */
+	csh csd;		/* capstone with detail, for --data */
+	cs_insn *dinsn;
+	struct step_data pd;	/* the pending instruction's records */
 };
 
 /* Length of the instruction at @a in task @pid (lengths cached in @c), or -errno. */
@@ -176,6 +182,63 @@ static int emit(struct stepper *s, uint64_t a)
 		return len;
 	s->count++;
 	fprintf(s->out, "I  %08llx,%d\n", (unsigned long long)a, len);
+	if (s->data) {
+		int i;
+
+		for (i = 0; i < s->pd.n; i++)
+			fprintf(s->out, " %c %08llx,%u\n", s->pd.r[i].kind,
+				(unsigned long long)s->pd.r[i].addr, s->pd.r[i].size);
+	}
+	return 0;
+}
+
+/*
+ * --data: computes into s->pd the data records of the instruction at @a,
+ * from the registers before it runs. Returns 0 or -errno.
+ */
+static int data_fetch(struct stepper *s, uint64_t a)
+{
+	struct user_regs_struct regs;
+	uint8_t buf[16];
+	struct iovec local = { buf, sizeof(buf) };
+	struct iovec remote = { (void *)a, sizeof(buf) };
+	const uint8_t *code = buf;
+	size_t size;
+	uint64_t addr = a;
+	ssize_t got;
+
+	if (ptrace(PTRACE_GETREGS, s->pid, 0, &regs) < 0) {
+		perror("ae-step: PTRACE_GETREGS");
+		return -errno;
+	}
+	got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+	if (got <= 0) {
+		for (got = 0; got < (ssize_t)sizeof(buf); got += 8) {
+			long w;
+
+			errno = 0;
+			w = ptrace(PTRACE_PEEKTEXT, s->pid, a + got, 0);
+			if (errno)
+				break;
+			memcpy(buf + got, &w, 8);
+		}
+		if (got <= 0) {
+			fprintf(stderr, "ae-step: cannot read code at %#llx\n",
+				(unsigned long long)a);
+			return -EFAULT;
+		}
+	}
+	size = got;
+	if (!cs_disasm_iter(s->csd, &code, &size, &addr, s->dinsn)) {
+		fprintf(stderr, "ae-step: capstone cannot decode at %#llx\n",
+			(unsigned long long)a);
+		return -EINVAL;
+	}
+	if (step_data_of(s->dinsn, &regs, &s->pd)) {
+		fprintf(stderr, "ae-step: --data: unknown accesses of '%s %s' at %#llx\n",
+			s->dinsn->mnemonic, s->dinsn->op_str, (unsigned long long)a);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -231,6 +294,8 @@ static int trace(struct stepper *s, uint64_t entry)
 	int status, inject = 0, injected = 0, have_pending = 1;
 	uint64_t pending = entry;
 
+	if (s->data && (s->started || pending == s->from) && data_fetch(s, pending))
+		return -1;
 	for (;;) {
 		if (ptrace(PTRACE_SINGLESTEP, s->pid, 0, inject) < 0) {
 			perror("ae-step: PTRACE_SINGLESTEP");
@@ -288,6 +353,8 @@ static int trace(struct stepper *s, uint64_t entry)
 		/* Decode now: after exit_group the code cannot be read. */
 		if (s->started || pending == s->from) {
 			if (insn_len(s, pending) < 0)
+				return -1;
+			if (s->data && data_fetch(s, pending))
 				return -1;
 		}
 		have_pending = 1;
@@ -643,7 +710,7 @@ static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ae-step [-o FILE] [--from-symbol SYM | --from ADDR] -- prog args...\n"
+		"usage: ae-step [-o FILE] [--data] [--from-symbol SYM | --from ADDR] -- prog args...\n"
 		"       ae-step --split DIR [--forks FILE] -- prog args...\n");
 	exit(2);
 }
@@ -668,6 +735,8 @@ int main(int argc, char **argv)
 			sym = argv[++i];
 		} else if (!strcmp(argv[i], "--split") && i + 1 < argc) {
 			split = argv[++i];
+		} else if (!strcmp(argv[i], "--data")) {
+			s.data = 1;
 		} else if (!strcmp(argv[i], "--forks") && i + 1 < argc) {
 			forkpath = argv[++i];
 		} else if (!strcmp(argv[i], "--from") && i + 1 < argc) {
@@ -689,6 +758,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ae-step: --split %s: not a directory\n", split);
 			return 2;
 		}
+	}
+	if (split && s.data) {
+		fprintf(stderr, "ae-step: --data is single-process only (not with --split)\n");
+		return 2;
 	}
 	if (forkpath && !split) {
 		fprintf(stderr, "ae-step: --forks needs --split\n");
@@ -719,6 +792,12 @@ int main(int argc, char **argv)
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &s.cs) != CS_ERR_OK)
 		return 2;
 	s.insn = cs_malloc(s.cs);
+	if (s.data) {
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &s.csd) != CS_ERR_OK ||
+		    cs_option(s.csd, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK)
+			return 2;
+		s.dinsn = cs_malloc(s.csd);
+	}
 	if (cache_init(&s.cache, 1 << 16))
 		return 2;
 
