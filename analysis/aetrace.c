@@ -26,7 +26,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: aetrace regen [--format=lackey|bin|din] [--original-only] [-o FILE]\n"
+		"usage: aetrace regen [--format=lackey|bin|din] [--original-only] [--lackey-compat] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
 		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
@@ -48,7 +48,9 @@ static void usage(FILE *f)
 		"  Programs built with aecc -fae-data also get their data accesses: lackey's\n"
 		"  ' L|S|M addr,size' lines, din records, bin records of 11 bytes.\n"
 		"  --original-only leaves out alignment padding the assembler added\n"
-		"  (executed nops that are not in the program's source).\n");
+		"  (executed nops that are not in the program's source).\n"
+		"  --lackey-compat adds the stack records valgrind invents for a register\n"
+		"  operand bt/bts/btr/btc (the CPU makes none), to compare with lackey.\n");
 }
 
 static int cmd_regen(int argc, char **argv)
@@ -57,6 +59,7 @@ static int cmd_regen(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "original-only", no_argument, NULL, 'O' },
+		{ "lackey-compat", no_argument, NULL, 'L' },
 		{ "sched", required_argument, NULL, 's' },
 		{ "split", required_argument, NULL, 'S' },
 		{ "per-cpu", required_argument, NULL, 'C' },
@@ -86,6 +89,9 @@ static int cmd_regen(int argc, char **argv)
 			break;
 		case 'O':
 			oo.original_only = 1;
+			break;
+		case 'L':
+			oo.lackey_compat = 1;
 			break;
 		case 's':
 			so.sched = optarg;

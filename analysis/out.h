@@ -10,6 +10,7 @@ struct ae_out_opts {
 	int bin;		/* 9-byte records instead of lackey lines */
 	int din;		/* Dinero IV extended din lines instead */
 	int original_only;	/* leave out assembler padding */
+	int lackey_compat;	/* valgrind's phantom bt records too */
 	const char *split_dir;	/* DIR/PID.TID.PROG.FMT */
 	const char *cpu_dir;	/* DIR/cpuN.FMT */
 	int thread;		/* only this tid (0: all) */

@@ -189,6 +189,8 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 			 df_names[miss < 0 || miss > 17 ? 17 : miss]);
 		return rerr(g, pc, msg);
 	}
+	if (op->kind == AE_DF_BTREG && !g->sink->vex_bt)
+		n = 0;		/* VEX's phantom stack records: no real access */
 	for (int i = 0; g->sink->mem && i < n; i++)
 		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
 			g->stop = AE_END_STOPPED;

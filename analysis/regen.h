@@ -28,6 +28,9 @@ struct ae_regen_sink {
 	 * L, S, M), for programs built with -fae-data; NULL: instructions
 	 * only. Return non-zero to stop. */
 	int (*mem)(void *ctx, int acc, uint64_t addr, unsigned int size);
+	/* also the records valgrind (VEX) invents for a register-operand
+	 * bt/bts/btr/btc, which the CPU never makes (--lackey-compat) */
+	int vex_bt;
 	void *ctx;
 };
 

@@ -38,6 +38,7 @@ struct ae_sysregen_opts {
 	/* a data access of the task's last instruction (NULL: none wanted) */
 	int (*mem)(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
 		   unsigned int size);
+	int vex_bt;		/* struct ae_regen_sink's vex_bt */
 	/* a switch-in of a task on a CPU (before its instructions) */
 	void (*switch_in)(void *ctx, const struct ae_task_info *t, uint64_t time_ns);
 	/* a slice ended (optional) */

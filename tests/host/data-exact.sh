@@ -23,10 +23,11 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
+. "$top/tests/host/step-cache.sh"
 bin=$top/bin
 aecc=$bin/aecc aerun=$bin/aerun aetrace=$bin/aetrace
 mutate=$top/build/tests/trace_mutate
-cmp=$top/tests/host/data_cmp.py
+cmp=$top/tests/host/data_cmp.py dcmp=$top/tests/oracle/datacmp.py
 jobs=${AE_TEST_JOBS:-2}
 
 for t in "$aecc" "$aerun" "$aetrace" "$mutate"; do
@@ -51,6 +52,8 @@ skip_lackey="big_witness signal_async $ae_lackey_inexact"
 handlers="on_usr1 on_usr2 on_usr"
 # a raw capture has no signal markers; big_witness is too long for lackey
 skip_same="big_witness signal_async signal_sync sigsetjmp_handler"
+# too long for the single-stepper (~30k instructions/s); timing-dependent
+skip_step="big_witness signal_async"
 
 work=$(mktemp -d "$top/build/data-exact.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -68,9 +71,11 @@ one() {
 	fi
 	cp "$d/i/p.orig" "$d/o/p"
 	# shellcheck disable=SC2086
-	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" $args >"$d/out.aerun" 2>"$d/err.aerun"
+	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p $args \
+		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
-	if ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+	if ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen" ||
+	   ! timeout 120 "$aetrace" regen --lackey-compat --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen.lk" 2>>"$d/err.regen"; then
 		{ echo "not ok - $name: aetrace regen failed"; sed 's/^/# /' "$d/err.regen" | head -10; } >>"$d/res"
 		return
 	fi
@@ -86,6 +91,7 @@ one() {
 		{ echo "not ok - $name: traced run and twin differ"
 		  diff "$d/out.aerun" "$d/out.twin" | head -5 | sed 's/^/# /'; } >>"$d/res"
 	fi
+	case " $skip_step " in *" $name "*) ;; *) stepper "$name" "$d" $args ;; esac
 	case " $skip_same " in *" $name "*) ;; *) same_run "$name" "$d" $args ;; esac
 	case " $skip_lackey " in *" $name "*) return ;; esac
 	from=$(ae_sym_addr "$d/o/p" "$ae_lackey_from_sym")
@@ -93,7 +99,7 @@ one() {
 	# shellcheck disable=SC2086
 	timeout 300 $clean_env setarch "$(uname -m)" -R valgrind --tool=lackey --trace-mem=yes \
 		--vex-guest-chase=no --log-file="$d/lackey" "$d/o/p" $args >/dev/null 2>&1
-	if python3 "$cmp" "$d/regen" "$d/lackey" "$from" --stack-offset --rebase-at="$rebase" >"$d/cmp" 2>&1; then
+	if python3 "$cmp" "$d/regen.lk" "$d/lackey" "$from" --stack-offset --rebase-at="$rebase" >"$d/cmp" 2>&1; then
 		echo "ok - $name: regen = lackey, $(sed 's/^identical: //' "$d/cmp")" >>"$d/res"
 	else
 		{ echo "not ok - $name: regen differs from lackey"; sed 's/^/# /' "$d/cmp" | head -5; } >>"$d/res"
@@ -102,7 +108,27 @@ one() {
 		negative "$d" "$from"
 		formats "$d"
 	fi
-	rm -f "$d/lackey.m" "$d/t.zst"
+	rm -f "$d/lackey.m" "$d/t.zst" "$d/regen.lk"
+}
+
+# stepper NAME DIR ARGS...: the native oracle. ae-step --data single-steps
+# the twin as ./p (same argv, clean environment, ASLR off, as aerun ran the
+# traced program) and computes every access from the real registers; the
+# regeneration must equal it record for record from the entry point on,
+# every address (the stack included) equal: no offsets, no rebasing.
+stepper() {
+	local name=$1 d=$2
+	shift 2
+	if ! (cd "$d/o" && ae_step_cached "$d/step" "$d/out.step" --clean-env --data -- ./p "$@"); then
+		{ echo "not ok - $name: ae-step --data wrote no trace"; head -3 "$d/out.step.err" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	if python3 "$dcmp" "$d/regen" "$d/step" >"$d/cmp.step" 2>&1; then
+		echo "ok - $name: regen = ae-step --data on the twin, every address ($(tail -1 "$d/cmp.step"))" >>"$d/res"
+	else
+		{ echo "not ok - $name: regen differs from ae-step --data"; sed 's/^/# /' "$d/cmp.step" | tail -6; } >>"$d/res"
+	fi
+	rm -f "$d/step"
 }
 
 # same_run NAME DIR ARGS...: the -fae-data program runs under lackey with
@@ -118,7 +144,7 @@ same_run() {
 		--trace-mem=yes --vex-guest-chase=no --log-file="$d/lk.same" "$d/i/p" "$@" \
 		<"${same_in:-/dev/null}" >/dev/null 2>&1
 	if [ ! -s "$d/cap" ] ||
-	   ! "$aetrace" regen --original-only --format=lackey "$d/cap" "$d/i/p" >"$d/regen.same" 2>"$d/err.same"; then
+	   ! "$aetrace" regen --lackey-compat --original-only --format=lackey "$d/cap" "$d/i/p" >"$d/regen.same" 2>"$d/err.same"; then
 		{ echo "not ok - $name: same-run capture under lackey regenerates"; head -3 "$d/err.same" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
 		return
 	fi
@@ -141,7 +167,7 @@ negative() {
 		return
 	fi
 	"$mutate" "$d/t.zst" "$d/m.zst" $((off + 1)) 0x01
-	if "$aetrace" regen --format=lackey "$d/m.zst" "$d/i/p" >"$d/regen.m" 2>/dev/null &&
+	if "$aetrace" regen --lackey-compat --format=lackey "$d/m.zst" "$d/i/p" >"$d/regen.m" 2>/dev/null &&
 	   python3 "$cmp" "$d/regen.m" "$d/lackey" "$from" --stack-offset >/dev/null 2>&1; then
 		echo "not ok - crc_table: a changed %rsp record at offset $off went unnoticed" >>"$d/res"
 	else
@@ -246,7 +272,7 @@ kinds() {
 		return
 	fi
 	cp "$d/i/p.orig" "$d/o/p"
-	timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" >"$d/out.aerun" 2>/dev/null
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out.aerun" 2>/dev/null)
 	$clean_env "$d/o/p" >"$d/out.twin" 2>/dev/null
 	if cmp -s "$d/out.aerun" "$d/out.twin" && [ -s "$d/out.twin" ]; then
 		echo "ok - access_kinds: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
@@ -264,6 +290,7 @@ kinds() {
 	else
 		{ echo "not ok - access_kinds: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
+	stepper access_kinds "$d"
 	same_run access_kinds "$d"
 }
 
@@ -290,8 +317,8 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:500 wl:pingpong:20}
-export -f one real workload kinds same_run negative formats ae_lackey_ok ae_corpus_args ae_sym_addr
-export clean_env top aecc aerun aetrace mutate cmp work skip_lackey skip_same handlers ae_lackey_from_sym ae_lackey_inexact
+export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr
+export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_lackey skip_same skip_step handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0

@@ -13,19 +13,21 @@ ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
 # Entries kept (the newest used): about two full sets of the host suites'.
 ae_step_cache_max=120
 
-# ae_step_cached TRACE OUT [--clean-env] [--key-file F]... -- PROG ARGS...:
+# ae_step_cached TRACE OUT [--clean-env] [--data] [--key-file F]... -- PROG ARGS...:
 # like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
 # "status N" appended to OUT. --clean-env runs it under
 # `env -i $ae_step_clean_env`, else in the current environment, which is
-# in the key (the stack the program sees depends on it). The directory is
+# in the key (the stack the program sees depends on it). --data asks the
+# stepper for data records too (in the key). The directory is
 # not: --key-file names each file PROG reads, hashed into the key.
 # Returns 0, or 1 when the stepper wrote no trace.
 ae_step_cached() {
-	local trace=$1 out=$2 keyfiles=() envcmd=() key c tmpd rc
+	local trace=$1 out=$2 keyfiles=() envcmd=() sflags=() key c tmpd rc
 	shift 2
 	while [ "$1" != -- ]; do
 		case "$1" in
 		--clean-env) envcmd=(env -i $ae_step_clean_env); shift ;;
+		--data) sflags+=(--data); shift ;;
 		--key-file) keyfiles+=("$2"); shift 2 ;;
 		*) echo "ae_step_cached: bad option $1" >&2; return 1 ;;
 		esac
@@ -33,7 +35,7 @@ ae_step_cached() {
 	shift
 	key=$({ sha256sum "$top/build/tests/ae-step" "$1" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
 		cut -d' ' -f1
-		printf '%s\0' "$@"
+		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
 	      } | sha256sum | cut -c1-32)
 	c=$ae_step_cache_dir/$key
@@ -41,7 +43,7 @@ ae_step_cached() {
 		touch "$c"
 		cp "$c/trace" "$trace" && cp "$c/out" "$out" && : >"$out.err" && return 0
 	fi
-	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" -o "$trace" -- "$@" \
+	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" ${sflags[@]+"${sflags[@]}"} -o "$trace" -- "$@" \
 		>"$out" 2>"$out.err" </dev/null
 	rc=$?
 	echo "status $rc" >>"$out"

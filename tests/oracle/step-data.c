@@ -150,6 +150,29 @@ static char sd_kind_of(const cs_insn *in, int dst)
 }
 
 /*
+ * capstone 4 gives a scalar SSE memory operand the xmm width (comisd
+ * m64 reads 8 bytes, not 16). Returns the scalar's size (4 or 8) for a
+ * scalar single/double instruction, by the source type in its mnemonic,
+ * or 0 to use capstone's size.
+ */
+static unsigned int sd_scalar_size(const char *m)
+{
+	size_t n = strlen(m);
+
+	if (strstr(m, "ss2"))
+		return 4;
+	if (strstr(m, "sd2"))
+		return 8;
+	if (sd_prefix(m, "cvtsi2") || sd_prefix(m, "vcvtsi2") || n < 3)
+		return 0;
+	if (!strcmp(m + n - 2, "sd"))
+		return 8;
+	if (!strcmp(m + n - 2, "ss"))
+		return 4;
+	return 0;
+}
+
+/*
  * Fills @d with the data records of @in (decoded with detail) about to run
  * with registers @r. Returns 0, or -EINVAL for an instruction whose
  * accesses the oracle does not know (it then refuses rather than guess).
@@ -162,15 +185,17 @@ static int step_data_of(const cs_insn *in, const struct user_regs_struct *r, str
 	uint64_t ea = mop ? sd_ea(r, &mop->mem, next) : 0;
 	int rep = x->prefix[0] == X86_PREFIX_REP || x->prefix[0] == X86_PREFIX_REPNE;
 	int lock = x->prefix[0] == X86_PREFIX_LOCK;
-	unsigned int esz, i;
+	unsigned int esz, msz, i;
 	char sop;
 
 	d->n = 0;
 	esz = sd_string(in->id, &sop);
-	/* "movsd"/"cmpsd" with xmm operands are SSE, not string ops. */
-	if (esz && x->op_count && x->operands[0].type == X86_OP_REG &&
-	    x->operands[0].reg >= X86_REG_XMM0 && x->operands[0].reg <= X86_REG_XMM31)
-		esz = 0;
+	/* "movsd"/"cmpsd" with an xmm operand (either side: a store to
+	 * memory has it second) are SSE, not string ops. */
+	for (i = 0; esz && i < x->op_count; i++)
+		if (x->operands[i].type == X86_OP_REG &&
+		    x->operands[i].reg >= X86_REG_XMM0 && x->operands[i].reg <= X86_REG_XMM31)
+			esz = 0;
 	if (esz) {
 		if (rep && r->rcx == 0)
 			return 0;
@@ -257,24 +282,53 @@ static int step_data_of(const cs_insn *in, const struct user_regs_struct *r, str
 		sd_add(d, 'M', ea, mop->size);
 		return 0;
 	}
+	/*
+	 * bt/bts/btr/btc with a register bit offset on memory: lackey (VEX)
+	 * reports the one byte holding the bit, at ea + (offset >> 3), the
+	 * offset a signed value of the register's width.
+	 */
+	if ((in->id == X86_INS_BT || in->id == X86_INS_BTS || in->id == X86_INS_BTR ||
+	     in->id == X86_INS_BTC) && x->op_count == 2 && x->operands[1].type == X86_OP_REG) {
+		const cs_x86_op *src = &x->operands[1];
+		int64_t off;
+
+		if (src->size == 8)
+			off = (int64_t)sd_reg(r, src->reg, next);
+		else if (src->size == 4)
+			off = (int32_t)sd_reg(r, src->reg, next);
+		else
+			return -EINVAL;
+		ea += (uint64_t)(off >> 3);
+		if (in->id == X86_INS_BT) {
+			sd_add(d, 'L', ea, 1);
+		} else {
+			if (lock)
+				sd_add(d, 'L', ea, 1);
+			sd_add(d, 'M', ea, 1);
+		}
+		return 0;
+	}
+	msz = sd_scalar_size(in->mnemonic);
+	if (!msz)
+		msz = mop->size;
 	switch (sd_kind_of(in, mop == &x->operands[0])) {
 	case 'L':
-		sd_add(d, 'L', ea, mop->size);
+		sd_add(d, 'L', ea, msz);
 		return 0;
 	case 'S':
-		sd_add(d, 'S', ea, mop->size);
+		sd_add(d, 'S', ea, msz);
 		return 0;
 	default:
 		break;
 	}
 	if ((mop->access & CS_AC_READ) && (mop->access & CS_AC_WRITE)) {
 		if (lock)
-			sd_add(d, 'L', ea, mop->size);
-		sd_add(d, 'M', ea, mop->size);
+			sd_add(d, 'L', ea, msz);
+		sd_add(d, 'M', ea, msz);
 	} else if (mop->access & CS_AC_WRITE) {
-		sd_add(d, 'S', ea, mop->size);
+		sd_add(d, 'S', ea, msz);
 	} else if (mop->access & CS_AC_READ) {
-		sd_add(d, 'L', ea, mop->size);
+		sd_add(d, 'L', ea, msz);
 	} else {
 		return -EINVAL;
 	}
