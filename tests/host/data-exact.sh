@@ -2,8 +2,13 @@
 # data-exact: exact data address traces (issue 12) on the test corpus.
 # For every corpus program:
 #   bin/aecc -fae-data -O2 -o D/i/p prog.c   (links build/musl-data)
-#   bin/aerun -o D/t.zst -- D/i/p args;  bin/aetrace regen --format=lackey
-# and the regenerated I/L/S/M records must equal valgrind lackey's
+#   cd D/i && bin/aerun -o D/t.zst -- ./p args;  bin/aetrace regen --format=lackey
+# and the regenerated I/L/S/M records must equal the native oracle's,
+# ae-step --data single-stepping the twin as ./p in D/o (same argv, clean
+# environment, ASLR off), record for record from the entry point, every
+# address (stepper(); also Lua, bzip2 and access_kinds; not big_witness,
+# too long to step, nor signal_async, timing-dependent). They must also
+# equal valgrind lackey's
 # (--trace-mem=yes) on the twin D/o/p from __init_tls on (data_cmp.py):
 # every instruction, every data record's kind and size, every address;
 # stack addresses at one constant offset (valgrind's stack is elsewhere).
@@ -111,7 +116,8 @@ one() {
 	rm -f "$d/lackey.m" "$d/t.zst" "$d/regen.lk"
 }
 
-# stepper NAME DIR ARGS...: the native oracle. ae-step --data single-steps
+# stepper NAME DIR ARGS...: the native oracle (step_keys: files the
+# program reads, for the stepper cache's key). ae-step --data single-steps
 # the twin as ./p (same argv, clean environment, ASLR off, as aerun ran the
 # traced program) and computes every access from the real registers; the
 # regeneration must equal it record for record from the entry point on,
@@ -119,7 +125,12 @@ one() {
 stepper() {
 	local name=$1 d=$2
 	shift 2
-	if ! (cd "$d/o" && ae_step_cached "$d/step" "$d/out.step" --clean-env --data -- ./p "$@"); then
+	local keys=() f
+	for f in ${step_keys:-}; do
+		[ -e "$f" ] && keys+=(--key-file "$f")
+	done
+	if ! (cd "$d/o" && ae_step_cached "$d/step" "$d/out.step" --clean-env --data \
+		${keys[@]+"${keys[@]}"} -- ./p "$@"); then
 		{ echo "not ok - $name: ae-step --data wrote no trace"; head -3 "$d/out.step.err" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
 		return
 	fi
@@ -236,10 +247,13 @@ real() {
 		set -- -c
 		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
 		same_in=$d/in.same same_run "$name" "$d" "$@"
-		"$top/tests/real/gen-input.sh" 8192 >"$d/in"
+		"$top/tests/real/gen-input.sh" 4096 >"$d/in.file"
+		set -- -c "$d/in.file"
+		: >"$d/in"
 	fi
 	[ "$name" = lua ] && same_run "$name" "$d" "$@"
-	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/i/p" "$@" <"$d/in" >"$d/out.aerun" 2>"$d/err.aerun"
+	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
+		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
 	$clean_env "$d/o/p" "$@" <"$d/in" >"$d/out.twin" 2>/dev/null
 	echo "status $?" >>"$d/out.twin"
@@ -248,15 +262,16 @@ real() {
 	else
 		echo "not ok - $name: traced run (-fae-data) and twin differ" >>"$d/res"
 	fi
-	if r=$(timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" 2>"$d/err.regen" |
-	       awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }') &&
+	if timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen" &&
 	   [ ! -s "$d/err.regen" ]; then
+		r=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$d/regen")
 		echo "ok - $name: regenerated with every data address (${r% *} instructions, ${r#* } data records, $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
 		echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
+		step_keys="$top/tests/real/queens.lua $d/in.file" stepper "$name" "$d" "$@"
 	else
 		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
-	rm -rf "$d/src" "$d/t.zst"
+	rm -rf "$d/src" "$d/t.zst" "$d/regen"
 }
 
 # kinds: tests/data/access_kinds.c (x87, SSE/AVX, atomics, strings, bt,
