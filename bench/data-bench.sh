@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Data tracing cost (issue 12 item 6) on Lua (queens.lua 7 1) and bzip2
+# (-c of 64 KiB of tests/real/gen-input.sh), all configurations side by
+# side in one run with interleaved repetitions (hyperfine, one run each per
+# round, medians): the untraced twin, the instruction-only build and the
+# -fae-data build under `aerun --discard` and `aerun -o FILE` (zstd, as
+# bdump writes it), and valgrind lackey --trace-mem=yes on the twin writing
+# its text trace. Bytes per memory reference: raw trace bytes (DATA
+# payload, trace_mutate --data-len) and the .zst file size over the L+S+M
+# records of `aetrace regen --format=lackey`; lackey's text log (and the
+# same log through zstd -1) over its own L+S+M lines. Sanity check: the
+# -fae-data program run under lackey with AE_CAPTURE must regenerate the
+# same number of data references as lackey counts on that very run
+# (mapped to the twin by aetrace map-lackey), else the figures are marked.
+# Writes the section "Data tracing" of bench/RESULTS.md.
+# usage: bench/data-bench.sh   (BENCH_ROUNDS=N, default 5)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+rounds=${BENCH_ROUNDS:-5}
+results=$top/bench/RESULTS.md
+aecc=$top/bin/aecc aerun=$top/bin/aerun aetrace=$top/bin/aetrace
+mutate=$top/build/tests/trace_mutate
+for t in "$aecc" "$aerun" "$aetrace" "$mutate"; do
+	[ -x "$t" ] || { echo "data-bench: $t not built (make all)" >&2; exit 1; }
+done
+[ -e build/musl-data/lib/libc.a ] || make --no-print-directory musl-data
+command -v hyperfine >/dev/null || "$top/scripts/deps.sh" bench
+command -v valgrind >/dev/null || { echo "data-bench: valgrind missing" >&2; exit 1; }
+tmp=$(mktemp -d "$top/build/data-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
+
+tests/real/lua.sh
+tests/real/bzip2.sh
+tests/real/gen-input.sh 65536 > "$tmp/in"
+
+# The -fae-data builds, cached in build/bench-data/NAME-HASH (hash of the
+# compiler, its runtimes and musl-data).
+key=$(cat "$aecc" build/instrument/libae.a build/instrument/libaert.a \
+	build/musl-data/lib/libc.a "$0" 2>/dev/null | sha256sum | cut -c1-16)
+data_build() {
+	local name=$1 out=$top/build/bench-data/$1-$key f objs=() dsc
+	local cache=${AE_CACHE:-$HOME/.cache/aetrace}
+	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
+	if [ -x "$out/p" ]; then echo "$out/p"; return; fi
+	case $name in
+	lua) dsc=$(ls "$cache"/src/lua5.4_5.4.4*.dsc | tail -n 1) ;;
+	bzip2) dsc=$(ls "$cache"/src/bzip2_1.0.8*.dsc | tail -n 1) ;;
+	esac
+	rm -rf "$out" && mkdir -p "$out"
+	if ! (dpkg-source --no-check --no-copy -x "$dsc" "$out/src" &&
+	      if [ "$name" = lua ]; then
+		cd "$out/src/src" &&
+		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > lua5.4-deb-multiarch.h &&
+		for f in l*.c; do
+			case $f in lua.c|luac.c) continue ;; esac
+			"$aecc" -fae-data "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
+			objs+=("${f%.c}.o")
+		done &&
+		"$aecc" -fae-data "${F[@]}" -c lua.c -o lua.o &&
+		"$aecc" -fae-data -o "$out/p" lua.o "${objs[@]}" -lm
+	      else
+		cd "$out/src" && printf '#!/bin/sh\nexec %s -fae-data "$@"\n' "$aecc" >cc-data &&
+		chmod +x cc-data &&
+		make libbz2.a bzip2.o CC="$out/src/cc-data" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
+		"$aecc" -fae-data -o "$out/p" bzip2.o libbz2.a
+	      fi) >"$out.log" 2>&1; then
+		echo "data-bench: $name -fae-data build failed (log: $out.log)" >&2
+		rm -f "$out/p"
+		return 1
+	fi
+	rm -rf "$out/src"
+	echo "$out/p"
+}
+echo "  BUILD   lua, bzip2 with -fae-data"
+dlua=$(data_build lua)
+dbz=$(data_build bzip2)
+
+rows=$tmp/rows
+: >"$rows"
+# workload NAME PLAIN DATA STDIN ARGS...: one table row per configuration.
+workload() {
+	local name=$1 plain=$2 data=$3 in=$4 i cmds labels r lk
+	shift 4
+	local args="$*"
+	# hyperfine 1.15 has no --input: every command is one sh -c with the
+	# same redirection, so the shell's cost is the same in every row.
+	cmds=()
+	for c in "$data.orig $args" \
+		"$aerun --discard -- $plain $args" "$aerun -o $tmp/$name.i.zst -- $plain $args" \
+		"$aerun --discard -- $data $args" "$aerun -o $tmp/$name.d.zst -- $data $args" \
+		"valgrind --tool=lackey --trace-mem=yes --log-file=$tmp/$name.lk $data.orig $args"; do
+		cmds+=("sh -c '$c <$in >/dev/null'")
+	done
+	labels=("untraced twin" "instructions only, aerun --discard" "instructions only, aerun -o FILE"
+		"-fae-data, aerun --discard" "-fae-data, aerun -o FILE" "lackey --trace-mem=yes > FILE")
+	echo "  RUN     $name: 1 warm-up + $rounds interleaved rounds of ${#cmds[@]} configurations"
+	for i in $(seq 0 "$rounds"); do
+		hyperfine -N --runs 1 --style none --export-json "$tmp/$name.$i.json" \
+			"${cmds[@]}" > /dev/null
+		[ -t 1 ] && printf '\r  round %d/%d' "$i" "$rounds"
+	done
+	[ -t 1 ] && echo
+	rm -f "$tmp/$name.0.json"
+	# Our data trace: raw and compressed bytes per L+S+M record.
+	r=$("$aetrace" regen --format=lackey "$tmp/$name.d.zst" "$data" |
+		awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }')
+	local refs=${r#* } raw zst iraw izst
+	raw=$("$mutate" --data-len "$tmp/$name.d.zst")
+	zst=$(stat -c %s "$tmp/$name.d.zst")
+	iraw=$("$mutate" --data-len "$tmp/$name.i.zst")
+	izst=$(stat -c %s "$tmp/$name.i.zst")
+	# Lackey's text trace, and through zstd -1 (the level bdump uses).
+	lk=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$tmp/$name.lk")
+	local lrefs=${lk#* } lraw lzst
+	lraw=$(stat -c %s "$tmp/$name.lk")
+	lzst=$(zstd -1 -q -c "$tmp/$name.lk" | wc -c)
+	# Sanity: the same run under lackey with AE_CAPTURE.
+	local same="n/a"
+	# shellcheck disable=SC2086
+	timeout 600 $clean_env AE_CAPTURE="$tmp/cap" setarch "$(uname -m)" -R valgrind --tool=lackey \
+		--trace-mem=yes --vex-guest-chase=no --log-file="$tmp/lk.same" "$data" "$@" \
+		<"$in" >/dev/null 2>&1 || true
+	if [ -s "$tmp/cap" ] &&
+	   "$aetrace" regen --original-only --format=lackey "$tmp/cap" "$data" >"$tmp/regen.same" 2>/dev/null; then
+		local a b
+		a=$(grep -c '^ [LSM]' "$tmp/regen.same" || true)
+		"$aetrace" map-lackey "$data" <"$tmp/lk.same" | grep -c '^ [LSM]' >"$tmp/b" || true
+		b=$(cat "$tmp/b")
+		if [ "$a" = "$b" ]; then
+			same="equal ($a references)"
+		else
+			same="DIFFERENT: regen $a, lackey $b -- the figures below are suspect"
+		fi
+	else
+		same="FAILED: the same-run capture did not regenerate"
+	fi
+	rm -f "$tmp/cap" "$tmp/lk.same" "$tmp/regen.same"
+	echo "$name: regenerated data references vs lackey on the same run: $same" >>"$tmp/sanity"
+	python3 - "$tmp" "$name" "$rounds" "$refs" "$raw" "$zst" "$iraw" "$izst" \
+		"$lrefs" "$lraw" "$lzst" "${r% *}" "${labels[@]}" >>"$rows" <<'EOF'
+import json, statistics, sys
+tmp, name, rounds = sys.argv[1:4]
+refs, raw, zst, iraw, izst, lrefs, lraw, lzst, insns = map(int, sys.argv[4:13])
+labels = sys.argv[13:]
+times = [[] for _ in labels]
+for i in range(1, int(rounds) + 1):
+    with open(f"{tmp}/{name}.{i}.json") as f:
+        for k, r in enumerate(json.load(f)["results"]):
+            times[k].append(r["times"][0] if r.get("times") else r["mean"])
+base = statistics.median(times[0])
+def bpr(b, n):
+    return f"{b / n:.3f}" if n else "n/a"
+extra = {2: (bpr(iraw, insns) + " B/insn", bpr(izst, insns) + " B/insn"),
+         4: (bpr(raw, refs), bpr(zst, refs)),
+         5: (bpr(lraw, lrefs), bpr(lzst, lrefs))}
+for k, label in enumerate(labels):
+    t = times[k]
+    med = statistics.median(t)
+    x = extra.get(k, ("", ""))
+    print(f"| {name} | {label} | {med:.3f} | {min(t):.3f} | {med / base:.2f}x | {x[0]} | {x[1]} |")
+print(f"| {name} | (references: {refs} regenerated, {lrefs} in lackey's twin run; "
+      f"{insns} instructions) | | | | | |")
+EOF
+}
+
+workload lua-queens7 "$top/build/real/lua/lua" "$dlua" /dev/null tests/real/queens.lua 7 1
+workload bzip2-64KiB "$top/build/real/bzip2/bzip2" "$dbz" "$tmp/in" -c
+
+cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
+{
+	echo "## Data tracing"
+	echo
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($cpu), Linux $(uname -r); command: \`$cmdline\`"
+	echo "(medians of $rounds interleaved rounds after one warm-up, times in seconds; shared machine)."
+	echo "Workloads: \`lua queens.lua 7 1\`, \`bzip2 -c\` of 64 KiB of tests/real/gen-input.sh output"
+	echo "(smaller than the standalone bench so lackey finishes). B/ref = bytes per memory reference"
+	echo "(L+S+M record): raw = DATA payload of the -fae-data capture (for lackey: its text log);"
+	echo "zstd = the .zst file aerun wrote (for lackey: its log through \`zstd -1\`). The"
+	echo "instructions-only row shows witness bytes per instruction instead. Goals (issue 12):"
+	echo "raw <= 0.3 B/ref (the paper: ~0.67); instruction-only figures no worse than before."
+	echo
+	echo "| workload | configuration | median s | min s | vs twin | raw B/ref | zstd B/ref |"
+	echo "|---|---|---|---|---|---|---|"
+	cat "$rows"
+	echo
+	sed 's/^/- sanity: /' "$tmp/sanity"
+	echo
+} > "$tmp/section"
+cat "$tmp/section"
+"$top/bench/replace-section.sh" "$results" "$tmp/section"
