@@ -16,6 +16,8 @@
 # one offset per handler (valgrind builds its own stack and signal
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
+# Forking and threaded workloads: every task's records equal the stepper's
+# on the same task of the twin (ae-step --split --data).
 # Also: the twin's output equals the traced run's; --format=din and bin
 # carry the same records; a changed %rsp record makes the stepper
 # comparison fail.
@@ -313,28 +315,74 @@ kinds() {
 
 # workload NAME ARGS...: a forking or threaded program (tests/workload/)
 # built with -fae-data: every task regenerates with every data address (a
-# child's %rsp comes from the record after its fork/clone system call).
+# child's %rsp comes from the record after its fork/clone system call), and
+# each task's records equal the native stepper's on the same task of the
+# twin (ae-step --split --data; tasks matched by creation order, the
+# thread stacks' addresses included). pthread_join (and the wait functions
+# under it) waits a schedule-dependent number of times: it is left out of
+# both sides of the main thread's comparison, as in regen-workload.
 workload() {
-	local name=$1 d=$work/wl-$1
+	local name=$1 d=$work/wl-$1 f tid label other skips= s r n=0
 	shift
-	mkdir -p "$d"
+	mkdir -p "$d/i" "$d/o" "$d/split" "$d/step"
 	: >"$d/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/workload/$name.c" -lpthread >"$d/aecc.log" 2>&1; then
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/workload/$name.c" -lpthread >"$d/aecc.log" 2>&1; then
 		echo "not ok - $name: aecc -fae-data failed" >>"$d/res"
 		return
 	fi
-	timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- "$d/p" "$@" >/dev/null 2>"$d/err.aerun"
-	if timeout 120 "$aetrace" regen --format=lackey --split "$d/split" "$d/t.zst" "$d/p" 2>"$d/err.regen" &&
+	cp "$d/i/p.orig" "$d/o/p"
+	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" >/dev/null 2>"$d/err.aerun")
+	if timeout 120 "$aetrace" regen --format=lackey --split "$d/split" "$d/t.zst" "$d/i/p" 2>"$d/err.regen" &&
 	   [ ! -s "$d/err.regen" ]; then
 		echo "ok - $name: $(ls "$d/split" | wc -l) tasks regenerate with every data address ($(cat "$d"/split/* | grep -c '^ [LSM]') data records)" >>"$d/res"
 	else
 		{ echo "not ok - $name: regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+		return
 	fi
-	rm -rf "$d/split" "$d/t.zst"
+	if ! (cd "$d/o" && timeout 300 $clean_env "$top/build/tests/ae-step" --split "$d/step" --data \
+		--forks "$d/step.forks" -- ./p "$@" >/dev/null 2>"$d/err.step"); then
+		{ echo "not ok - $name: ae-step --split --data failed"; head -3 "$d/err.step" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	"$top/bin/schedlog" print "$d/t.zst" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
+		awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
+	python3 "$top/tests/oracle/fork-labels.py" "$d/forks" >"$d/labels"
+	python3 "$top/tests/oracle/fork-labels.py" "$d/step.forks" >"$d/step.labels"
+	for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
+		 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
+		 __tl_sync __wake; do
+		r=$(ae_sym_range "$d/o/p" "$s")
+		[ -n "$r" ] && skips="$skips --skip-range $r"
+	done
+	for f in "$d"/split/*.lackey; do
+		tid=$(basename "$f" | cut -d. -f2)
+		label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
+		other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$d/step.labels")
+		other=$(ls "$d/step/"*".$other.p.lackey" 2>/dev/null | head -1)
+		n=$((n + 1))
+		if [ -z "$label" ] || [ -z "$other" ]; then
+			echo "not ok - $name: task $tid: no stepper task for label '$label'" >>"$d/res"
+			continue
+		fi
+		s=
+		[ "$label" = 0 ] && s=${skips:-}
+		# shellcheck disable=SC2086
+		if python3 "$dcmp" $s "$f" "$other" >"$d/cmp.$label" 2>&1; then
+			echo "ok - $name: task $label = ae-step --split --data, every address ($(sed -n 1p "$d/cmp.$label" | cut -d: -f2 | sed 's/^ //'))" >>"$d/res"
+		else
+			{ echo "not ok - $name: task $label differs from ae-step --split --data"; sed 's/^/# /' "$d/cmp.$label" | tail -4; } >>"$d/res"
+		fi
+	done
+	if [ "$n" = "$(ls "$d/step" | wc -l)" ] && [ "$n" -gt 1 ]; then
+		echo "ok - $name: $n tasks compared, as many as the stepper's" >>"$d/res"
+	else
+		echo "not ok - $name: $n tasks regenerated, the stepper has $(ls "$d/step" | wc -l)" >>"$d/res"
+	fi
+	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:500 wl:pingpong:20}
-export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20}
+export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """datacmp: compare two lackey-format data traces (I/L/S/M records).
 
-usage: datacmp.py [--stack-delta] [--no-rep-fix] [--from ADDR] A B
+usage: datacmp.py [--stack-delta] [--no-rep-fix] [--from ADDR] [--skip-range LO-HI]... A B
 
 Prints the counts per kind of both traces and the first difference (record
 number after normalisation, both lines with their line numbers); exit 0 when
@@ -17,6 +17,9 @@ elsewhere): the first differing address pair fixes the delta, every later
 differing pair must have the same one; the number of such records is shown.
 A first pair closer than 16 MiB is a difference, not a delta.
 --from ADDR (hex): both traces are compared from their first I at ADDR.
+--skip-range LO-HI (hex, [LO, HI)): every instruction in the range is
+dropped from both traces with its data records (a thread's pthread_join,
+which waits a schedule-dependent number of times).
 """
 import re
 import sys
@@ -25,9 +28,10 @@ MIN_DELTA = 1 << 24    # smaller differences are never a stack relocation
 REC = re.compile(r'^(?:I  |  ?([LSM]) )([0-9a-f]+),([0-9]+)$')
 
 
-def load(path, rep_fix, start=None):
+def load(path, rep_fix, start=None, skips=()):
     """Returns [(lineno, kind, addr, size, text)] or exits 2 on bad input."""
     out = []
+    skipping = False
     try:
         f = open(path, encoding='ascii', errors='replace')
     except OSError as e:
@@ -48,7 +52,10 @@ def load(path, rep_fix, start=None):
                 print(f'datacmp: {path}:{n}: data record before any I line',
                       file=sys.stderr)
                 sys.exit(2)
-            out.append(rec)
+            if kind == 'I':
+                skipping = any(lo <= rec[2] < hi for lo, hi in skips)
+            if not skipping:
+                out.append(rec)
     if start is not None:
         first = next((i for i, r in enumerate(out)
                       if r[1] == 'I' and r[2] == start), None)
@@ -91,6 +98,7 @@ def main(argv):
     rep_fix = True
     args = []
     start = None
+    skips = []
     it = iter(argv[1:])
     for a in it:
         if a == '--from':
@@ -98,6 +106,12 @@ def main(argv):
                 start = int(next(it), 16)
             except (StopIteration, ValueError):
                 sys.exit('datacmp: --from needs a hex address')
+        elif a == '--skip-range':
+            try:
+                lo, hi = (int(x, 16) for x in next(it).split('-'))
+            except (StopIteration, ValueError):
+                sys.exit('datacmp: --skip-range needs LO-HI (hex)')
+            skips.append((lo, hi))
         elif a == '--stack-delta':
             stack_delta = True
         elif a == '--no-rep-fix':
@@ -108,7 +122,7 @@ def main(argv):
             args.append(a)
     if len(args) != 2:
         sys.exit('datacmp: ' + __doc__.split('\n')[2])
-    a, b = (load(p, rep_fix, start) for p in args)
+    a, b = (load(p, rep_fix, start, skips) for p in args)
     print(f'A {args[0]}: {counts(a)}')
     print(f'B {args[1]}: {counts(b)}')
     delta = None

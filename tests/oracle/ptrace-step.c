@@ -21,7 +21,8 @@
  * counted; an instruction interrupted by a fatal signal is not.
  * Each iteration of a rep-prefixed instruction is one trap, hence one line.
  * fork/vfork/clone are errors: the oracle follows one thread only, unless
- * --split DIR is given (one trace per thread and program, see below).
+ * --split DIR is given (one trace per thread and program, see below;
+ * with --data each task's data records come from its own registers).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -168,6 +169,16 @@ static int insn_len(struct stepper *s, uint64_t a)
 	return insn_len_of(s, s->pid, &s->cache, a);
 }
 
+/* The data records of one instruction, after its I line. */
+static void emit_data(FILE *out, const struct step_data *pd)
+{
+	int i;
+
+	for (i = 0; i < pd->n; i++)
+		fprintf(out, " %c %08llx,%u\n", pd->r[i].kind,
+			(unsigned long long)pd->r[i].addr, pd->r[i].size);
+}
+
 static int emit(struct stepper *s, uint64_t a)
 {
 	int len;
@@ -182,21 +193,16 @@ static int emit(struct stepper *s, uint64_t a)
 		return len;
 	s->count++;
 	fprintf(s->out, "I  %08llx,%d\n", (unsigned long long)a, len);
-	if (s->data) {
-		int i;
-
-		for (i = 0; i < s->pd.n; i++)
-			fprintf(s->out, " %c %08llx,%u\n", s->pd.r[i].kind,
-				(unsigned long long)s->pd.r[i].addr, s->pd.r[i].size);
-	}
+	if (s->data)
+		emit_data(s->out, &s->pd);
 	return 0;
 }
 
 /*
- * --data: computes into s->pd the data records of the instruction at @a,
- * from the registers before it runs. Returns 0 or -errno.
+ * --data: computes into @pd the data records of the instruction at @a in
+ * task @pid, from the registers before it runs. Returns 0 or -errno.
  */
-static int data_fetch(struct stepper *s, uint64_t a)
+static int data_fetch_of(struct stepper *s, pid_t pid, struct step_data *pd, uint64_t a)
 {
 	struct user_regs_struct regs;
 	uint8_t buf[16];
@@ -207,17 +213,17 @@ static int data_fetch(struct stepper *s, uint64_t a)
 	uint64_t addr = a;
 	ssize_t got;
 
-	if (ptrace(PTRACE_GETREGS, s->pid, 0, &regs) < 0) {
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
 		perror("ae-step: PTRACE_GETREGS");
 		return -errno;
 	}
-	got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+	got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (got <= 0) {
 		for (got = 0; got < (ssize_t)sizeof(buf); got += 8) {
 			long w;
 
 			errno = 0;
-			w = ptrace(PTRACE_PEEKTEXT, s->pid, a + got, 0);
+			w = ptrace(PTRACE_PEEKTEXT, pid, a + got, 0);
 			if (errno)
 				break;
 			memcpy(buf + got, &w, 8);
@@ -234,12 +240,18 @@ static int data_fetch(struct stepper *s, uint64_t a)
 			(unsigned long long)a);
 		return -EINVAL;
 	}
-	if (step_data_of(s->dinsn, &regs, &s->pd)) {
+	if (step_data_of(s->dinsn, &regs, pd)) {
 		fprintf(stderr, "ae-step: --data: unknown accesses of '%s %s' at %#llx\n",
 			s->dinsn->mnemonic, s->dinsn->op_str, (unsigned long long)a);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* data_fetch_of() for the (single) tracee into s->pd. */
+static int data_fetch(struct stepper *s, uint64_t a)
+{
+	return data_fetch_of(s, s->pid, &s->pd, a);
 }
 
 /* Address of symbol @name in the ELF file @path, or 0. */
@@ -384,6 +396,7 @@ struct task {
 	int fresh;		/* auto-attached, its first SIGSTOP not seen */
 	int inject, injected, have_pending;
 	uint64_t pending;
+	struct step_data pd;	/* --data: the pending instruction's records */
 	struct img *img;
 	FILE *out;
 	char *obuf;
@@ -521,6 +534,8 @@ static int task_emit(struct split *sp, struct task *t, uint64_t a)
 		return len;
 	sp->s->count++;
 	fprintf(t->out, "I  %08llx,%d\n", (unsigned long long)a, len);
+	if (sp->s->data)
+		emit_data(t->out, &t->pd);
 	return 0;
 }
 
@@ -540,7 +555,9 @@ static int task_fetch(struct split *sp, struct task *t)
 		return -1;
 	}
 	t->have_pending = 1;
-	return insn_len_of(sp->s, t->tid, &t->img->cache, t->pending) < 0 ? -1 : 0;
+	if (insn_len_of(sp->s, t->tid, &t->img->cache, t->pending) < 0)
+		return -1;
+	return sp->s->data && data_fetch_of(sp->s, t->tid, &t->pd, t->pending) ? -1 : 0;
 }
 
 /* One ptrace event stop of @t; returns 0, or -1 on a failure. */
@@ -711,7 +728,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ae-step [-o FILE] [--data] [--from-symbol SYM | --from ADDR] -- prog args...\n"
-		"       ae-step --split DIR [--forks FILE] -- prog args...\n");
+		"       ae-step --split DIR [--forks FILE] [--data] -- prog args...\n");
 	exit(2);
 }
 
@@ -758,10 +775,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ae-step: --split %s: not a directory\n", split);
 			return 2;
 		}
-	}
-	if (split && s.data) {
-		fprintf(stderr, "ae-step: --data is single-process only (not with --split)\n");
-		return 2;
 	}
 	if (forkpath && !split) {
 		fprintf(stderr, "ae-step: --forks needs --split\n");
