@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <aetrace/imgcheck.h>
 #include <aetrace/schema.h>
 
 #include "program.h"
@@ -113,6 +114,34 @@ static int load_maps(struct ae_program *p)
 	return 0;
 }
 
+/*
+ * The hashes aecc recorded in .ae_check (imgcheck.h) must be those of the
+ * files given now: a changed program or twin would regenerate a different
+ * trace without any other sign. Programs linked before .ae_check existed
+ * have none and are not checked. Returns 0 or -1 after naming the file.
+ */
+static int check_hashes(struct ae_program *p)
+{
+	const uint8_t *sec;
+	struct ae_check c;
+	size_t len, slen;
+	uint64_t h;
+
+	sec = ae_image_section(&p->prog, ".ae_check", &len, NULL);
+	if (!sec || !ae_image_section(&p->prog, ".ae_schema", &slen, NULL))
+		return 0;	/* load_maps() names a missing schema */
+	if (len != sizeof(c))
+		return perr(p->prog.path, "corrupt .ae_check section");
+	memcpy(&c, sec, sizeof(c));
+	if (c.magic != AE_CHECK_MAGIC || c.version != AE_CHECK_VERSION)
+		return perr(p->prog.path, "corrupt .ae_check section");
+	if (ae_elf_check_hash(p->prog.elf, &h) || h != c.prog_hash)
+		return perr(p->prog.path, "changed since aecc linked it (its .ae_check hash differs): rebuild it with aecc");
+	if (ae_elf_check_hash(p->orig.elf, &h) || h != c.orig_hash)
+		return perr(p->orig.path, "changed since aecc linked it, or the twin of another build (.ae_check hash differs): rebuild both with aecc");
+	return 0;
+}
+
 static int load_seqtab(struct ae_program *p)
 {
 	size_t len;
@@ -136,7 +165,7 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	p->orig_path = orig;
 	if (ae_image_load(&p->prog, prog) || ae_image_load(&p->orig, orig))
 		return -1;
-	if (load_maps(p) || load_seqtab(p))
+	if (check_hashes(p) || load_maps(p) || load_seqtab(p))
 		return -1;
 	p->ntab = p->orig.text_hi - p->orig.text_lo;
 	p->tab = calloc(p->ntab, sizeof(*p->tab));

@@ -10,6 +10,7 @@
  * identical (layout.c checks it).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <aetrace/imgcheck.h>
 
 #include "fail.h"
 #include "layout.h"
@@ -97,6 +100,45 @@ static int seqtab_pad(const struct ae_link_opts *o, uint32_t nseq, char *pad_o, 
 
 		return ae_run(as, o->verbose);
 	}
+}
+
+/* The .ae_check hash of the ELF file @path into *h. Returns 0, or -1
+ * after one line on stderr. */
+static int file_hash(const char *path, uint64_t *h)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *e;
+	int ret;
+
+	if (fd < 0)
+		return ae_fail("cannot open %s: %s", path, strerror(errno));
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	ret = e ? ae_elf_check_hash(e, h) : -1;
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (ret)
+		return ae_fail("%s: libelf: %s", path, elf_errmsg(-1));
+	return 0;
+}
+
+/* Writes the .ae_check contents for @prog and @orig to @chk. Returns 0, or
+ * -1 after one line on stderr. */
+static int write_check(const char *prog, const char *orig, const char *chk)
+{
+	struct ae_check c = { .magic = AE_CHECK_MAGIC, .version = AE_CHECK_VERSION };
+	FILE *f;
+	int werr;
+
+	if (file_hash(prog, &c.prog_hash) || file_hash(orig, &c.orig_hash))
+		return -1;
+	f = fopen(chk, "w");
+	if (!f)
+		return ae_fail("cannot create %s: %s", chk, strerror(errno));
+	werr = fwrite(&c, sizeof(c), 1, f) != 1;
+	if (fclose(f) || werr)
+		return ae_fail("cannot write %s: %s", chk, strerror(errno));
+	return 0;
 }
 
 /* Link both programs; a and b are the two command lines being built.
@@ -207,9 +249,17 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 	}
 	if (ae_check_layout(o->out, orig))
 		return -1;
+	/* neither hash covers .ae_orig (not loaded), removed here */
+	if (path_fmt(p, sizeof(p), "%s/check.bin", o->tmpdir) ||
+	    write_check(o->out, orig, p))
+		return -1;
 	{
-		char *oc[] = { "objcopy", "--remove-section=.ae_orig", (char *)o->out, NULL };
+		char add[PATH_MAX + 16];
+		char *oc[] = { "objcopy", "--remove-section=.ae_orig", "--add-section", add,
+			       (char *)o->out, NULL };
 
+		if (path_fmt(add, sizeof(add), ".ae_check=%s", p))
+			return -1;
 		return ae_run(oc, o->verbose);
 	}
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# aetrace on bad input: a corrupt or truncated trace, or the wrong program,
+# aetrace on bad input: a corrupt or truncated trace, the wrong program, or
+# a program or twin changed after aecc linked them,
 # gives a clear error naming the file or the trace offset, never a crash,
 # and never a regenerated trace passed off as good.
 set -u
@@ -45,6 +46,29 @@ cp p notaecc
 objcopy --remove-section=.ae_schema notaecc
 cp p.orig notaecc.orig
 expect_error "program without schema" "schema" "$top/bin/aetrace" stats t.zst notaecc
+# A program or twin changed after aecc linked them (one code byte of the
+# twin, one byte of the program's instruction map) would decode into a
+# different trace: the .ae_check hashes name the changed file. strip -g
+# (debug info and symbols only) keeps both usable.
+# sec_off FILE NAME: the file offset (hex) of section NAME
+sec_off() { readelf -S -W "$1" | awk -v s="$2" '{ for (i = 1; i < NF; i++) if ($i == s) print $(i + 3) }'; }
+off=$(sec_off p.orig .text)
+cp p chg && cp p.orig chg.orig
+printf '\x90' | dd of=chg.orig bs=1 seek=$((0x$off + 64)) conv=notrunc 2>/dev/null
+expect_error "twin code byte changed" "chg.orig: changed since aecc linked it" \
+	"$top/bin/aetrace" regen t.zst chg
+cp p.orig chg.orig
+off=$(sec_off p .ae_imap)
+printf '\x01' | dd of=chg bs=1 seek=$((0x$off + 40)) conv=notrunc 2>/dev/null
+expect_error "program's instruction map changed" "chg: changed since aecc linked it" \
+	"$top/bin/aetrace" regen t.zst chg
+cp p st && cp p.orig st.orig && strip -g st st.orig
+if "$top/bin/aetrace" regen t.zst st > out 2> err && cmp -s out good; then
+	ok "strip -g: program and twin still regenerate the same trace"
+else
+	not_ok "strip -g: program and twin still regenerate the same trace"
+	sed 's/^/# /' err | head -3
+fi
 head -c 100 /dev/urandom > junk.zst
 expect_error "not a trace" "junk.zst" "$top/bin/aetrace" regen junk.zst p
 size=$(stat -c %s t.zst)
