@@ -16,7 +16,8 @@
 # one offset per handler (valgrind builds its own stack and signal
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
-# Forking and threaded workloads: every task's records equal the stepper's
+# Forking and threaded workloads (signals in threads too): every task's
+# records equal the stepper's
 # on the same task of the twin (ae-step --split --data).
 # Also: the twin's output equals the traced run's; --format=din and bin
 # carry the same records; a changed %rsp record makes the stepper
@@ -381,7 +382,7 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20}
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
 export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
