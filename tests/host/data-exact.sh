@@ -17,8 +17,8 @@
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
 # Forking and threaded workloads (signals in threads too): every task's
-# records equal the stepper's
-# on the same task of the twin (ae-step --split --data).
+# records equal the stepper's on the same task of the twin (ae-step
+# --split --data).
 # Also: the twin's output equals the traced run's; --format=din and bin
 # carry the same records; a changed %rsp record makes the stepper
 # comparison fail.
