@@ -45,6 +45,10 @@ CC	?= gcc
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	   -I$(TOP)/include -D_GNU_SOURCE
+# Paths in debug info relative to the tree: every clone builds the same
+# bytes, so content-keyed caches (musl, Lua, bzip2 keyed on bin/aecc) hit
+# from any clone.
+CFLAGS	+= -ffile-prefix-map=$(TOP)=.
 LDFLAGS	?=
 
 ifeq ($(V),1)

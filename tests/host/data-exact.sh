@@ -153,9 +153,9 @@ same_run() {
 	local name=$1 d=$2
 	shift 2
 	# shellcheck disable=SC2086
-	timeout 300 $clean_env AE_CAPTURE="$d/cap" setarch "$(uname -m)" -R valgrind --tool=lackey \
+	(cd "$d/i" && timeout 300 $clean_env AE_CAPTURE="$d/cap" setarch "$(uname -m)" -R valgrind --tool=lackey \
 		--trace-mem=yes --vex-guest-chase=no --log-file="$d/lk.same" "$d/i/p" "$@" \
-		<"${same_in:-/dev/null}" >/dev/null 2>&1
+		<"${same_in:-/dev/null}" >/dev/null 2>&1)
 	if [ ! -s "$d/cap" ] ||
 	   ! "$aetrace" regen --lackey-compat --original-only --format=lackey "$d/cap" "$d/i/p" >"$d/regen.same" 2>"$d/err.same"; then
 		{ echo "not ok - $name: same-run capture under lackey regenerates"; head -3 "$d/err.same" 2>/dev/null | sed 's/^/# /'; } >>"$d/res"
@@ -245,22 +245,27 @@ real() {
 		return
 	fi
 	cp "$d/i/p.orig" "$d/o/p"
+	# input files by relative name, copied beside both programs: argv (on
+	# the stack) must not hold the clone's path, so that the stepper's
+	# cache entry serves every clone
 	if [ "$name" = lua ]; then
-		set -- "$top/tests/real/queens.lua" 6 1
+		cp "$top/tests/real/queens.lua" "$d/i/" && cp "$top/tests/real/queens.lua" "$d/o/"
+		set -- queens.lua 6 1
 		: >"$d/in"
 	else
 		set -- -c
 		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
 		same_in=$d/in.same same_run "$name" "$d" "$@"
-		"$top/tests/real/gen-input.sh" 4096 >"$d/in.file"
-		set -- -c "$d/in.file"
+		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
+		cp "$d/i/in.file" "$d/o/in.file"
+		set -- -c in.file
 		: >"$d/in"
 	fi
 	[ "$name" = lua ] && same_run "$name" "$d" "$@"
 	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
 		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
-	$clean_env "$d/o/p" "$@" <"$d/in" >"$d/out.twin" 2>/dev/null
+	(cd "$d/o" && $clean_env ./p "$@" <"$d/in" >"$d/out.twin" 2>/dev/null)
 	echo "status $?" >>"$d/out.twin"
 	if cmp -s "$d/out.aerun" "$d/out.twin"; then
 		echo "ok - $name: traced run (-fae-data) and twin agree" >>"$d/res"
@@ -272,7 +277,7 @@ real() {
 		r=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$d/regen")
 		echo "ok - $name: regenerated with every data address (${r% *} instructions, ${r#* } data records, $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
 		echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
-		step_keys="$top/tests/real/queens.lua $d/in.file" stepper "$name" "$d" "$@"
+		step_keys="$d/o/queens.lua $d/o/in.file" stepper "$name" "$d" "$@"
 	else
 		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
@@ -383,7 +388,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range
+export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 

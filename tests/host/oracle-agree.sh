@@ -43,12 +43,14 @@ one() {
 	fi
 	args=$(oracle_args "$name")
 	# shellcheck disable=SC2086
-	ae_step_cached "$d/step" "$d/out.step" --clean-env -- "$prog" $args
+	# run as ./NAME: argv[0] (on the stack) must not hold the clone's path,
+	# or the stepper's cache would miss in every new clone
+	(cd "$bt/corpus/musl" && ae_step_cached "$d/step" "$d/out.step" --clean-env -- "./$name" $args)
 	rc_s=$(sed -n '$s/^status //p' "$d/out.step")
 	sed -i '$d' "$d/out.step"
 	# shellcheck disable=SC2086
-	env -i $ae_step_clean_env "$top/tests/oracle/lackey.sh" -o "$d/lackey" -- "$prog" $args \
-		>"$d/out.lackey" 2>"$d/err.lackey"
+	(cd "$bt/corpus/musl" && env -i $ae_step_clean_env "$top/tests/oracle/lackey.sh" -o "$d/lackey" -- "./$name" $args \
+		>"$d/out.lackey" 2>"$d/err.lackey")
 	rc_l=$?
 	from=$(ae_sym_addr "$prog" "$ae_lackey_from_sym")
 	skips=$(ae_skip_opts "$prog" "$name") || skips=BAD
@@ -73,7 +75,7 @@ one() {
 }
 
 names=$(cd "$bt/corpus/musl" && ls)
-export -f one ae_step_cached oracle_args ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_skip_opts
+export -f one ae_step_cached ae_step_prog_hash oracle_args ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_skip_opts
 export ae_step_cache_dir ae_step_clean_env ae_step_cache_max top bt step cmp work ae_lackey_from_sym ae_lackey_inexact ae_async_progs ae_async_syms
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'one {}'
 
@@ -111,8 +113,8 @@ fi
 i=$((i + 1))
 d=$work/neg
 mkdir -p "$d"
-ae_step_cached "$d/a" "$d/a.out" --clean-env -- "$bt/corpus/musl/big_witness" 1
-ae_step_cached "$d/b" "$d/b.out" --clean-env -- "$bt/corpus/musl/big_witness" 2
+(cd "$bt/corpus/musl" && ae_step_cached "$d/a" "$d/a.out" --clean-env -- ./big_witness 1 &&
+ ae_step_cached "$d/b" "$d/b.out" --clean-env -- ./big_witness 2)
 if "$cmp" "$d/a" "$d/b" >"$d/cmp"; then
 	echo "not ok $i - ae-tracecmp reports different runs as identical"
 	failed=1

@@ -1,6 +1,6 @@
 # Shared by the host suites that single-step programs (sourced, not a
 # suite): ae_step_cached runs build/tests/ae-step once per (stepper, program
-# bytes, program path, argv, environment, input files) and keeps
+# bytes without symbols, program path, argv, environment, input files) and keeps
 # its trace and stdout+status under $AE_CACHE/step-cache/KEY/ (outside the
 # clone, like the other expensive builds: content-keyed, so clones share
 # it), so the next `make check` reuses them (the stepper runs ~30k instructions/s here): run
@@ -12,6 +12,20 @@ ae_step_cache_dir=${AE_STEP_CACHE_DIR:-${AE_CACHE:-$HOME/.cache/aetrace}/step-ca
 ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
 # Entries kept (the newest used): about two full sets of the host suites'.
 ae_step_cache_max=120
+
+# ae_step_prog_hash PROG: the hash of PROG without its symbol table and
+# debug info, which name the clone's source paths and change nothing that
+# runs: clones at different paths then share cache entries.
+ae_step_prog_hash() {
+	local t
+	t=$(mktemp) || return 1
+	if strip -s -o "$t" "$1" 2>/dev/null; then
+		sha256sum <"$t"
+	else
+		sha256sum <"$1"
+	fi | cut -d' ' -f1
+	rm -f "$t"
+}
 
 # ae_step_cached TRACE OUT [--clean-env] [--data] [--key-file F]... -- PROG ARGS...:
 # like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
@@ -33,8 +47,9 @@ ae_step_cached() {
 		esac
 	done
 	shift
-	key=$({ sha256sum "$top/build/tests/ae-step" "$1" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
+	key=$({ sha256sum "$top/build/tests/ae-step" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
 		cut -d' ' -f1
+		ae_step_prog_hash "$1"
 		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
 	      } | sha256sum | cut -c1-32)

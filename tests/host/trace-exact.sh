@@ -147,7 +147,7 @@ one() {
 }
 
 names=${AE_TRACE_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//')}
-export -f one compare_to ae_corpus_aecc ae_step_cached ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range \
+export -f one compare_to ae_corpus_aecc ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range \
 	ae_skip_opts ae_count_in_range
 export ae_step_cache_dir ae_step_clean_env ae_step_cache_max clean_env top bt step cmp aecc aerun aetrace work lackey_only ae_lackey_from_sym \
 	ae_lackey_inexact ae_async_progs ae_async_syms
