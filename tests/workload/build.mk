@@ -11,7 +11,8 @@ WL_NAMES	:= pingpong leaf forkexec threads runall sigthreads mtexec spawn barrie
 WL_PROGS	:= $(addprefix $(WL_OBJ)/,$(WL_NAMES))
 
 # aecc writes X and X.orig in one run; X.orig is listed so make knows it.
-$(WL_OBJ)/%: $(TOP)/tests/workload/%.c $(BIN)/aecc $(MUSL_STAMP) $(AE_RUNTIME_LIB) | $(WL_OBJ)/
+$(WL_OBJ)/%: $(TOP)/tests/workload/%.c $(BIN)/aecc $(MUSL_STAMP) $(AE_RUNTIME_LIB) \
+		$(AE_AERT_LIB) | $(WL_OBJ)/
 	$(quiet) AECC $@
 	$(Q)$(BIN)/aecc -O2 -Wall -o $@ $<
 
