@@ -44,9 +44,15 @@ check "other argv: a new entry" test "$(entries)" = 2 -a "$(tail -1 t3)" != "I  
 X=1 ae_step_cached t4 t4.o -- ./p a
 X=2 ae_step_cached t5 t5.o -- ./p a
 check "other environment: a new entry each" test "$(entries)" = 4
-cp p p.keep && printf '\0' >>p
+cp p p.keep && sed -i 's/none/nonf/' p
 ae_step_cached t6 t6.o --clean-env -- ./p a
 check "other program bytes, same path: a new entry" test "$(entries)" = 5 -a "$(tail -1 t6)" != "I  cafe,1"
+# symbols name the clone's paths and change nothing that runs: a program
+# that differs only there is answered from the same entry
+strip -s -o p p.keep
+ae_step_cached t6s t6s.o --clean-env -- ./p a
+check "same program without its symbols: answered from the cache" \
+	test "$(entries)" = 5 -a "$(tail -1 t6s)" = "I  cafe,1"
 cp p.keep p
 ae_step_cached t7 t7.o --clean-env --key-file in -- ./p a
 echo input-2 >in
