@@ -12,6 +12,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
+. "$top/tests/host/step-cache.sh"
 bt=$top/build/tests wl=$bt/workload
 step=$bt/ae-step cmp=$bt/ae-tracecmp
 aerun=$top/bin/aerun aetrace=$top/bin/aetrace schedlog=$top/bin/schedlog
@@ -45,10 +46,12 @@ fi
 
 labels() { python3 "$top/tests/oracle/fork-labels.py" "$1"; }
 
-mkdir -p "$work/step"
-(cd "$work/o" && $clean_env "$step" --split "$work/step" --forks "$work/step.forks" -- \
-	"${cmd[@]}" >"$work/out.step" 2>"$work/err.step")
-check "stepper runs the twin workload" test $? = 0
+# every program the workload execs is in the stepper cache's key
+keys=()
+for f in "$work"/o/*; do keys+=(--key-file "$f"); done
+(cd "$work/o" && ae_step_cached "$work/step" "$work/out.step" --clean-env --split "${keys[@]}" -- \
+	"${cmd[@]}")
+check "stepper runs the twin workload" test "$(tail -1 "$work/out.step")" = "status 0"
 labels "$work/step.forks" >"$work/step.labels"
 join_skips=
 for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \

@@ -58,9 +58,17 @@ ae_step_cached t7 t7.o --clean-env --key-file in -- ./p a
 echo input-2 >in
 ae_step_cached t8 t8.o --clean-env --key-file in -- ./p a
 check "other input file contents: a new entry" test "$(entries)" = 7
+# --split: a directory of per-task traces and the forks file round-trip
+ae_step_cached s1 s1.o --clean-env --split -- ./p a
+ae_step_cached s2 s2.o --clean-env --split -- ./p a
+split_same() {
+	test "$(entries)" = 8 -a -n "$(ls s2)" -a -f s2.forks -a "$(tail -1 s2.o)" = "status 2" &&
+		diff -r s1 s2 >/dev/null && cmp -s s1.forks s2.forks
+}
+check "--split: one new entry, the second call restores the same traces and forks file" split_same
 ae_step_cached t9 t9.o --clean-env -- ./nonexistent
 rc=$?
-check "a run the stepper cannot make: returns 1, nothing kept" test $rc = 1 -a "$(entries)" = 7
+check "a run the stepper cannot make: returns 1, nothing kept" test $rc = 1 -a "$(entries)" = 8
 ae_step_cache_max=2
 sleep 1	# mtime granularity: the hit below is the most recent use
 ae_step_cached t10 t10.o --clean-env -- ./p a

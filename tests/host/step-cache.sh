@@ -32,16 +32,20 @@ ae_step_prog_hash() {
 # "status N" appended to OUT. --clean-env runs it under
 # `env -i $ae_step_clean_env`, else in the current environment, which is
 # in the key (the stack the program sees depends on it). --data asks the
-# stepper for data records too (in the key). The directory is
+# stepper for data records too (in the key). --split: TRACE is a directory
+# that gets one trace per task (ae-step --split), and TRACE.forks the
+# task creations (--forks); every program the run execs must be a
+# --key-file. The directory is
 # not: --key-file names each file PROG reads, hashed into the key.
 # Returns 0, or 1 when the stepper wrote no trace.
 ae_step_cached() {
-	local trace=$1 out=$2 keyfiles=() envcmd=() sflags=() key c tmpd rc
+	local trace=$1 out=$2 keyfiles=() envcmd=() sflags=() split=0 key c tmpd rc ok
 	shift 2
 	while [ "$1" != -- ]; do
 		case "$1" in
 		--clean-env) envcmd=(env -i $ae_step_clean_env); shift ;;
 		--data) sflags+=(--data); shift ;;
+		--split) split=1; shift ;;
 		--key-file) keyfiles+=("$2"); shift 2 ;;
 		*) echo "ae_step_cached: bad option $1" >&2; return 1 ;;
 		esac
@@ -50,25 +54,45 @@ ae_step_cached() {
 	key=$({ sha256sum "$top/build/tests/ae-step" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
 		cut -d' ' -f1
 		ae_step_prog_hash "$1"
-		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "$@"
+		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "split=$split" "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
 	      } | sha256sum | cut -c1-32)
 	c=$ae_step_cache_dir/$key
 	if [ "${AE_STEP_CACHE:-1}" != 0 ] && [ -s "$c/trace" ] && [ -f "$c/out" ]; then
 		touch "$c"
-		cp "$c/trace" "$trace" && cp "$c/out" "$out" && : >"$out.err" && return 0
+		if [ $split = 1 ]; then
+			mkdir -p "$trace" && tar -xf "$c/trace" -C "$trace" && cp "$c/forks" "$trace.forks"
+		else
+			cp "$c/trace" "$trace"
+		fi && cp "$c/out" "$out" && : >"$out.err" && return 0
 	fi
-	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" ${sflags[@]+"${sflags[@]}"} -o "$trace" -- "$@" \
+	if [ $split = 1 ]; then
+		mkdir -p "$trace"
+		sflags+=(--split "$trace" --forks "$trace.forks")
+	else
+		sflags+=(-o "$trace")
+	fi
+	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" "${sflags[@]}" -- "$@" \
 		>"$out" 2>"$out.err" </dev/null
 	rc=$?
 	echo "status $rc" >>"$out"
-	[ -s "$trace" ] || return 1
+	if [ $split = 1 ]; then
+		[ -n "$(ls -A "$trace")" ] || return 1
+	else
+		[ -s "$trace" ] || return 1
+	fi
 	# Not kept: the stepper's own failures (125) and kills.
 	[ "${AE_STEP_CACHE:-1}" = 0 ] || [ $rc -eq 125 ] || [ $rc -ge 128 ] && return 0
 	mkdir -p "$ae_step_cache_dir" || return 0
 	# Whole entries only: build aside, then rename.
 	tmpd=$(mktemp -d "$ae_step_cache_dir/.new.XXXXXX") || return 0
-	if cp "$trace" "$tmpd/trace" && cp "$out" "$tmpd/out"; then
+	if [ $split = 1 ]; then
+		tar -cf "$tmpd/trace" -C "$trace" . && cp "$trace.forks" "$tmpd/forks"
+	else
+		cp "$trace" "$tmpd/trace"
+	fi
+	ok=$?
+	if [ $ok = 0 ] && cp "$out" "$tmpd/out"; then
 		mv -T "$tmpd" "$c" 2>/dev/null || rm -rf "$tmpd"
 	else
 		rm -rf "$tmpd"
