@@ -46,9 +46,10 @@ CFLAGS	?= -O2 -g
 CFLAGS	+= -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	   -I$(TOP)/include -D_GNU_SOURCE
 # Paths in debug info relative to the tree: every clone builds the same
-# bytes, so content-keyed caches (musl, Lua, bzip2 keyed on bin/aecc) hit
-# from any clone.
-CFLAGS	+= -ffile-prefix-map=$(TOP)=.
+# bytes, so content-keyed caches (musl, Lua, bzip2 keyed on bin/aecc and
+# the runtime) hit from any clone.
+AE_PREFIX_MAP := -ffile-prefix-map=$(TOP)=.
+CFLAGS	+= $(AE_PREFIX_MAP)
 LDFLAGS	?=
 
 ifeq ($(V),1)

@@ -9,7 +9,7 @@ AE_RUNTIME_LIB := $(OBJ)/instrument/libae.a
 RT_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffixed-r15 -ffreestanding -fno-stack-protector -fno-builtin -nostdlib \
 	-fno-asynchronous-unwind-tables -fno-pie -fcf-protection=none \
-	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime
+	-I$(TOP)/include/uapi -I$(TOP)/include -Iinstrument/runtime $(AE_PREFIX_MAP)
 
 # Kernel mode (/dev/trbuf, trbuf_mode.c): `make AE_TRBUF_MODE=n` builds a
 # runtime without it (standalone, capture and discard modes only).

@@ -36,8 +36,12 @@ remove_asm="src/string/x86_64 src/math/x86_64/*.s"
 
 # The content hash of every input of the build.
 cc_bin=$(command -v "${cc%% *}") || { echo "build-musl: compiler '${cc%% *}' not found" >&2; exit 1; }
+# The compiler by content and arguments, not by path: every clone of the
+# tree (its own bin/aecc, same bytes) shares the entry.
+cc_args=
+case $cc in *" "*) cc_args=${cc#* } ;; esac
 hash=$( {
-	echo "version=$version cc=$cc cflags=$cflags remove=$remove_asm"
+	echo "version=$version cc=${cc_bin##*/} $cc_args cflags=$cflags remove=$remove_asm"
 	cat "$here/build-musl.sh" "$here/check-r15.sh"
 	cat "$here"/patches/*.patch
 	sha256sum "$(readlink -f "$cc_bin")" | cut -d' ' -f1

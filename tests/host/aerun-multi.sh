@@ -81,13 +81,7 @@ check "stepper runs the twin workload (exit $rc)" test $rc = 0
 python3 "$top/tests/oracle/fork-labels.py" --label-first "$work/step.forks" >"$work/step.labels"
 
 # Skip ranges for the main thread of threads: pthread_join's waits.
-join_skips=
-for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
-	 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
-	 __tl_sync __wake; do
-	r=$(ae_sym_range "$wl/threads.orig" "$s")
-	[ -n "$r" ] && join_skips="$join_skips --skip-range $r"
-done
+join_skips=$(ae_join_skips "$wl/threads.orig")
 
 # run_capture NAME AERUN-OPTS...: capture the workload, check and compare.
 run_capture() {
@@ -160,13 +154,7 @@ whole() {
 	shift
 	d=$work/whole-$name
 	mkdir -p "$d/regen" "$d/step"
-	skips=
-	for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
-		 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel \
-		 __testcancel __tl_sync __wake; do
-		r=$(ae_sym_range "$wl/$name.orig" "$s")
-		[ -n "$r" ] && skips="$skips --skip-range $r"
-	done
+	skips=$(ae_join_skips "$wl/$name.orig")
 	if ! (cd "$work/i" && $clean_env "$aerun" -q -o "$d/t.zst" -- "./$name" "$@" \
 		>/dev/null 2>"$d/err") ||
 	   ! (cd "$work/o" && $clean_env "$step" --split "$d/step" --forks "$d/forks" -- \

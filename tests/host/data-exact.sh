@@ -328,7 +328,7 @@ kinds() {
 # under it) waits a schedule-dependent number of times: it is left out of
 # both sides of the main thread's comparison, as in regen-workload.
 workload() {
-	local name=$1 d=$work/wl-$1 f tid label other skips= s r n=0
+	local name=$1 d=$work/wl-$1 f tid label other skips s n=0
 	shift
 	mkdir -p "$d/i" "$d/o" "$d/split" "$d/step"
 	: >"$d/res"
@@ -350,16 +350,10 @@ workload() {
 		{ echo "not ok - $name: ae-step --split --data failed"; head -3 "$d/err.step" | sed 's/^/# /'; } >>"$d/res"
 		return
 	fi
-	"$top/bin/schedlog" print "$d/t.zst" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
-		awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
+	ae_capture_forks "$top/bin/schedlog" "$d/t.zst" >"$d/forks"
 	python3 "$top/tests/oracle/fork-labels.py" "$d/forks" >"$d/labels"
 	python3 "$top/tests/oracle/fork-labels.py" "$d/step.forks" >"$d/step.labels"
-	for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
-		 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
-		 __tl_sync __wake; do
-		r=$(ae_sym_range "$d/o/p" "$s")
-		[ -n "$r" ] && skips="$skips --skip-range $r"
-	done
+	skips=$(ae_join_skips "$d/o/p")
 	for f in "$d"/split/*.lackey; do
 		tid=$(basename "$f" | cut -d. -f2)
 		label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
@@ -388,7 +382,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range
+export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 

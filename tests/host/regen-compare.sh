@@ -16,15 +16,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/oracle/corpus-lib.sh"
 cmp=$top/build/tests/ae-tracecmp
 labels() { python3 "$top/tests/oracle/fork-labels.py" "$1"; }
-join_skips=
-for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
-	 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
-	 __tl_sync __wake; do
-	r=$(ae_sym_range "$torig" "$s")
-	[ -n "$r" ] && join_skips="$join_skips --skip-range $r"
-done
-"$top/bin/schedlog" print "$d/sched.bin" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
-	awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
+join_skips=$(ae_join_skips "$torig")
+ae_capture_forks "$top/bin/schedlog" "$d/sched.bin" >"$d/forks"
 labels "$d/forks" >"$d/labels"
 [ -s "$sd/step.forks" ] && labels "$sd/step.forks" >"$d/step.labels" || : >"$d/step.labels"
 n=0 good=0 insns=0 nskip=0

@@ -53,13 +53,7 @@ for f in "$work"/o/*; do keys+=(--key-file "$f"); done
 	"${cmd[@]}")
 check "stepper runs the twin workload" test "$(tail -1 "$work/out.step")" = "status 0"
 labels "$work/step.forks" >"$work/step.labels"
-join_skips=
-for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
-	 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel __testcancel \
-	 __tl_sync __wake; do
-	r=$(ae_sym_range "$wl/threads.orig" "$s")
-	[ -n "$r" ] && join_skips="$join_skips --skip-range $r"
-done
+join_skips=$(ae_join_skips "$wl/threads.orig")
 
 run() {
 	local name=$1 d=$work/$1 f tid label prog other skips n=0 bad=0
@@ -71,8 +65,7 @@ run() {
 	rc=$?
 	check "$name: aetrace regen --split: every task regenerates$(head -c 300 "$d/regen.err" | tr '\n' ' ')" \
 		test $rc = 0 -a ! -s "$d/regen.err"
-	"$schedlog" print "$d/t.zst" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
-		awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }' >"$d/forks"
+	ae_capture_forks "$schedlog" "$d/t.zst" >"$d/forks"
 	labels "$d/forks" >"$d/labels"
 	for f in "$d"/sp/*.lackey; do
 		tid=$(basename "$f" | cut -d. -f2)

@@ -43,6 +43,27 @@ ae_sym_range() {
 	[ -n "$a" ] && printf '%x-%x\n' $((0x$a)) $((0x$a + 0x$n))
 }
 
+# ae_join_skips PROG: --skip-range options (ae-tracecmp, datacmp.py) for
+# pthread_join and the waits under it in PROG: a main thread joining its
+# workers waits a schedule-dependent number of times.
+ae_join_skips() {
+	local s r out=
+	for s in __pthread_timedjoin_np __pthread_join __timedwait_cp __timedwait __wait \
+		 __syscall_cp __syscall_cp_c __pthread_setcancelstate __pthread_testcancel \
+		 __testcancel __tl_sync __wake; do
+		r=$(ae_sym_range "$1" "$s")
+		[ -n "$r" ] && out="$out --skip-range $r"
+	done
+	echo "$out"
+}
+
+# ae_capture_forks SCHEDLOG CAPTURE: the capture's task creations as
+# "parent-tid child-tid" lines in fork order (tests/oracle/fork-labels.py).
+ae_capture_forks() {
+	"$1" print "$2" | awk '$5 == "FORK" { print $2, $4, $9 }' | sort -n |
+		awk '{ split($2, a, "/"); sub("child=", "", $3); print a[2], $3 }'
+}
+
 # ae_skip_opts PROG NAME: ae-tracecmp --skip-range options for NAME (empty
 # for synchronous programs); fails when a symbol is missing.
 ae_skip_opts() {

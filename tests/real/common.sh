@@ -20,7 +20,7 @@ export AECC
 real_hash() {
 	{
 		cat "$@" "$real_dir/common.sh"
-		echo "aecc=$AECC"
+		echo "aecc=${AECC##*/}"	# by content below, not by the clone's path
 		sha256sum < "$(readlink -f "$AECC")"
 		# aecc links the tracing runtime into every program.
 		for f in ${AECC_DEPS-$top/build/instrument/libae.a \
