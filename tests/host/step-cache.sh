@@ -27,7 +27,7 @@ ae_step_prog_hash() {
 	rm -f "$t"
 }
 
-# ae_step_cached TRACE OUT [--clean-env] [--data] [--key-file F]... -- PROG ARGS...:
+# ae_step_cached TRACE OUT [--clean-env] [--data] [--split] [--key-file F]... -- PROG ARGS...:
 # like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
 # "status N" appended to OUT. --clean-env runs it under
 # `env -i $ae_step_clean_env`, else in the current environment, which is
