@@ -311,7 +311,7 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 	struct stats st = { 0 };
 	struct out o;
 	struct timespec rt;
-	char err[512] = "";
+	char err[640] = "";
 	double t0 = now_s(), last_flush = t0, last_prog = t0;
 	int show = !opt->quiet && isatty(STDERR_FILENO);
 	uint64_t out_bytes;

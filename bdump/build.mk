@@ -5,7 +5,7 @@ BDUMP_OBJ := $(OBJ)/bdump
 
 $(BDUMP_OBJ)/%.o: bdump/%.c $(wildcard bdump/*.h) include/aetrace/container.h include/uapi/linux/trbuf.h | $(BDUMP_OBJ)
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -Wno-format-truncation -I$(TOP)/include/uapi -Ibdump -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -Ibdump -c -o $@ $<
 
 $(BDUMP_OBJ):
 	$(Q)mkdir -p $@

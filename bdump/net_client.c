@@ -63,7 +63,7 @@ struct net_client {
 	size_t queued, limit;
 	int finishing, complete, fatal, stop;
 	int no_fin;			/* the capture failed: no FIN at the end */
-	char err[256];
+	char err[256 + 32 + 256 + 8];	/* host:port: message, whole */
 	uint64_t reconnects;
 
 	uint8_t *pend[2];		/* unsealed bytes per stream */
