@@ -915,7 +915,7 @@ TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 	 * only the first store, so STATUS rollbacks stays near 0): more
 	 * corrupt streams than crashes explain is the proof.  When crashes
 	 * explain every corrupt stream the run proves nothing either way (it
-	 * happens in about one run in four): inconclusive, not a pass.  With
+	 * happens, often under load): inconclusive, not a pass.  With
 	 * no crash, no corruption at all is a failure.
 	 */
 	if (crashed && bad <= 2 * crashed)
