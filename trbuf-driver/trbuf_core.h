@@ -191,6 +191,9 @@ void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 		   unsigned long pos, u32 type, struct task_struct *t,
 		   struct pt_regs *regs, u64 arg, u32 arg2);
 void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c);
+struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
+				     struct pt_regs *regs, unsigned int n,
+				     bool killable, unsigned long *flags);
 void trbuf_wake(struct trbuf_buf *buf);
 
 /* trbuf_rollback.c */

@@ -97,75 +97,26 @@ static void trbuf_hook_switch_in(struct task_struct *next)
 }
 
 /*
- * Write current's owed switch-in marker on this CPU if the area has room,
- * switching to a free sub-buffer first if it has not.  Returns true when
- * nothing is owed any more, false when current must wait for the consumer.
- */
-static bool pay_owed_marker(struct trbuf_buf *buf, struct pt_regs *regs,
-			    unsigned int *cpu)
-{
-	struct trbuf_cpu *c;
-	unsigned long flags;
-	bool done = true;
-
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	*cpu = trbuf_cpu_of(buf, c);
-	raw_spin_lock(&c->lock);
-	if (c->owed != current || c->owner != current)
-		goto out_unlock;
-	if (!trbuf_cursor_valid(buf, c, regs->r15)) {
-		/* cannot happen (current has not run since the switch-in) */
-		TRBUF_CNT(buf, bad_cursor);
-		c->owed = NULL;
-		goto out_unlock;
-	}
-	if (!trbuf_mk_room(buf, c)) {
-		/* the live cursor is r15: current has not written since */
-		if (trbuf_switch_subbuf(buf, c, regs->r15)) {
-			done = false;
-			goto out_unlock;
-		}
-		regs->r15 = c->cursor;
-		c->owed_resumable = false;
-		trbuf_mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, current, regs,
-			      c->sbs[c->cur].seq, TRBUF_SUBBUF_MARKERS);
-	}
-	c->owed = NULL;
-	if (!c->owed_resumable)
-		trbuf_rollback(current->trbuf, c, current, regs);
-	TRBUF_CNT(buf, switches_in);
-	trbuf_mk_push(buf, c, regs->r15, TRBUF_MK_SWITCH_IN, current, regs,
-		      0, 0);
-out_unlock:
-	raw_spin_unlock(&c->lock);
-	local_irq_restore(flags);
-	return done;
-}
-
-/*
  * Called before a traced task returns to user mode when TIF_NOTIFY_RESUME
  * is set: pays a switch-in marker owed since trbuf_hook_switch_in(),
- * sleeping until the consumer frees a sub-buffer of the CPU if need be
- * (with no consumer, sub-buffers are recycled: no wait).  Sleeping here
- * loses nothing: a task that has not returned to user mode has written no
- * bytes, so the marker written just before the return names the same
- * position; if it is switched out meanwhile, the debt is void and the
- * next switch-in pays or owes again.
+ * sleeping until the consumer frees a sub-buffer of the CPU if need be.
+ * Sleeping here loses nothing: a task that has not returned to user mode
+ * has written no bytes, so the marker written just before the return
+ * names the same position; if it is switched out meanwhile, the debt is
+ * void and the next switch-in pays or owes again.
  */
 static void trbuf_hook_resume(struct pt_regs *regs)
 {
 	struct trbuf_buf *buf = current->trbuf->buf;
-	unsigned int cpu;
+	struct trbuf_cpu *c;
+	unsigned long flags;
 
-	while (!pay_owed_marker(buf, regs, &cpu)) {
-		TRBUF_CNT(buf, overflow_waits);
-		if (wait_event_killable(buf->cpus[cpu].space_wq,
-					trbuf_next_free(buf, cpu) ||
-					READ_ONCE(buf->cpus[cpu].owed) !=
-					current))
-			return;	/* dying: never returns to user mode */
-	}
+	/* dying: never returns to user mode, owes nothing */
+	c = trbuf_mk_wait_room(buf, regs, 0, true, &flags);
+	if (!c)
+		return;
+	raw_spin_unlock(&c->lock);
+	local_irq_restore(flags);
 	trbuf_wake(buf);
 }
 
@@ -198,15 +149,14 @@ static void trbuf_hook_signal_deliver(struct ksignal *ksig,
 	struct trbuf_cpu *c;
 	unsigned long flags;
 
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	raw_spin_lock(&c->lock);
+	c = trbuf_mk_wait_room(buf, regs, 2, false, &flags);
 	trbuf_rollback(ctx, c, current, regs);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_SIGNAL, current, regs,
 		(unsigned long)ksig->ka.sa.sa_handler, ksig->sig);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
+	trbuf_wake(buf);
 }
 
 /*
@@ -223,13 +173,12 @@ static void trbuf_hook_sigreturn(struct pt_regs *regs,
 	unsigned long flags;
 	u64 end;
 
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	raw_spin_lock(&c->lock);
+	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_SIGRETURN, current, regs, frame_r15, 0);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
+	trbuf_wake(buf);
 	/* test: widen the window in which the hook's caller can be preempted */
 	end = ktime_get_ns() + spin_us * NSEC_PER_USEC;
 	while (spin_us && ktime_get_ns() < end)
@@ -248,13 +197,13 @@ static void trbuf_hook_fork(struct task_struct *child,
 	refcount_inc(&ctx->ref);
 	child->trbuf = ctx;
 	atomic64_inc(&buf->cnt.traced);
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	raw_spin_lock(&c->lock);
+	/* the child has not run: it writes nothing before this marker */
+	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_FORK, current, regs, child->pid, (u32)clone_flags);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
+	trbuf_wake(buf);
 }
 
 /*
@@ -270,9 +219,7 @@ static void untrace_current(u32 type, u64 arg)
 	struct trbuf_cpu *c;
 	unsigned long flags;
 
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	raw_spin_lock(&c->lock);
+	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
 	if (c->owner == current) {
 		if (trbuf_cursor_valid(buf, c, regs->r15))
 			c->cursor = regs->r15;
@@ -382,9 +329,7 @@ int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg)
 	__module_get(THIS_MODULE);
 	atomic64_inc(&buf->cnt.traced);
 
-	local_irq_save(flags);
-	c = trbuf_this_cpu(buf);
-	raw_spin_lock(&c->lock);
+	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
 	current->trbuf = ctx;
 	c->owner = current;
 	regs->r15 = c->cursor;

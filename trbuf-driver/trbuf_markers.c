@@ -7,7 +7,9 @@
  * An area that gets half full closes its sub-buffer early; when no
  * sub-buffer is free the CPU's traced writers block on the guard page
  * until the consumer frees one, and the other half of the area takes the
- * markers written meanwhile.
+ * markers written meanwhile.  Markers that can wait for room do so
+ * (trbuf_mk_wait_room()); the last quarter of an area is left to those
+ * that cannot.
  */
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -123,4 +125,107 @@ void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c)
 			c->cursor = trbuf_cur_start(buf, c) + buf->subbuf_size;
 	}
 	c->closing = false;
+}
+
+/*
+ * Make room in @c's active area for current's @n markers and pay the
+ * switch-in marker current owes on this CPU (it comes first).  Returns
+ * false when the area is in its reserve and no sub-buffer is free.
+ */
+static bool make_room(struct trbuf_buf *buf, struct trbuf_cpu *c,
+		      struct pt_regs *regs, unsigned int n)
+{
+	bool owner = c->owner == current;
+	bool owed = owner && c->owed == current;
+	unsigned int need = n + (owed ? 2 : 0);
+	unsigned long pos = owner ? regs->r15 : c->cursor;
+
+	if (!need)
+		return true;
+	if (owner && !trbuf_cursor_valid(buf, c, pos)) {
+		/* r15 clobbered by the program: nothing to move, push as is */
+		TRBUF_CNT(buf, bad_cursor);
+		c->owed = NULL;
+		return true;
+	}
+	if (c->sbs[c->cur].nr_mk + need > buf->mk_cap - buf->mk_cap / 4) {
+		if (trbuf_switch_subbuf(buf, c, pos))
+			return false;
+		if (owner) {
+			/* the cursor moved: a cut sequence starts over */
+			regs->r15 = c->cursor;
+			if (owed)
+				c->owed_resumable = false;
+			else
+				trbuf_rollback(current->trbuf, c, current, regs);
+		}
+		trbuf_mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF,
+			      owner ? current : NULL, owner ? regs : NULL,
+			      c->sbs[c->cur].seq, TRBUF_SUBBUF_MARKERS);
+	}
+	if (owed) {
+		c->owed = NULL;
+		if (!c->owed_resumable)
+			trbuf_rollback(current->trbuf, c, current, regs);
+		TRBUF_CNT(buf, switches_in);
+		trbuf_mk_push(buf, c, regs->r15, TRBUF_MK_SWITCH_IN, current,
+			      regs, 0, 0);
+	}
+	return true;
+}
+
+/* Woken: a sub-buffer of @c was freed, or another task switched to it. */
+static bool room_may_come(struct trbuf_buf *buf, struct trbuf_cpu *c, u64 seq)
+{
+	return trbuf_next_free(buf, trbuf_cpu_of(buf, c)) ||
+	       READ_ONCE(c->sbs[READ_ONCE(c->cur)].seq) != seq;
+}
+
+/**
+ * trbuf_mk_wait_room - lock this CPU with room for current's markers
+ * @buf: the buffer
+ * @regs: current's user registers
+ * @n: markers current is about to push (its rollback included)
+ * @killable: give up when a fatal signal is pending
+ * @flags: where the interrupt state is saved (restore after unlocking)
+ *
+ * For the markers that can wait (switch-in paid late, signal, sigreturn,
+ * fork, exec, exit, start, stop), so that none is ever dropped: pays
+ * current's owed switch-in marker on this CPU first, and when the active
+ * area is in its reserve (the last quarter, kept for the markers that
+ * cannot wait), switches to a free sub-buffer or sleeps until the
+ * consumer frees one.  A task in the kernel writes no trace bytes, so the
+ * markers still name the position they had when the hook was called.
+ * Without a consumer sub-buffers are recycled and nobody sleeps.  Process
+ * context; may sleep.
+ *
+ * Return: this CPU's state, its lock held with interrupts off; NULL if
+ * @killable and current is dying (nothing locked).
+ */
+struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
+				     struct pt_regs *regs, unsigned int n,
+				     bool killable, unsigned long *flags)
+{
+	struct trbuf_cpu *c;
+	u64 seq;
+
+	for (;;) {
+		local_irq_save(*flags);
+		c = trbuf_this_cpu(buf);
+		raw_spin_lock(&c->lock);
+		if (make_room(buf, c, regs, n))
+			return c;
+		seq = c->sbs[c->cur].seq;
+		raw_spin_unlock(&c->lock);
+		local_irq_restore(*flags);
+		TRBUF_CNT(buf, overflow_waits);
+		trbuf_wake(buf);
+		if (killable) {
+			if (wait_event_killable(c->space_wq,
+						room_may_come(buf, c, seq)))
+				return NULL;
+		} else {
+			wait_event_idle(c->space_wq, room_may_come(buf, c, seq));
+		}
+	}
 }

@@ -6,11 +6,14 @@
  * in the __ae_seqtab section, exactly like instrumented code.
  *
  * trbuf_prod_loop(base, n): write records base + 0 .. base + n - 1.
- * trbuf_prod_loop_bad(base, n): the same, but the commit is
- *	"add $8,%r15" and the table holds only the first store (so overflow
- *	still restarts it): the kernel cannot recognise a cut between store
- *	and commit, so cuts corrupt the stream (the rollback test shows the
- *	checker detects that).
+ * trbuf_prod_loop_bad(base, n): the same, but the commit "add $8,%r15"
+ *	is left out of the table (the stores are in it, so overflow still
+ *	restarts them): the kernel cannot recognise a cut just before the
+ *	commit, which then moves another task's cursor past a slot nobody
+ *	wrote, and the record written before the cut is overwritten (the
+ *	rollback test shows the checker detects that).  A cut anywhere else
+ *	is rolled back, so the producer only crashes in the rare case that
+ *	the skipped slot was the last of its sub-buffer.
  * trbuf_clone_thread(fn, arg, stack_top, tidp): raw clone of a thread that
  *	runs fn(arg) then exits (no libc: traced code must not call it).
  */
@@ -44,9 +47,9 @@ trbuf_prod_loop_bad:
 	leaq	(%rdi,%rcx), %rax
 .Lbad_store:
 	movq	%rax, (%r15)
+	movq	%rax, (%r15)
+	movq	%rax, (%r15)
 .Lbad_store_end:
-	movq	%rax, (%r15)
-	movq	%rax, (%r15)
 	addq	$8, %r15
 	incq	%rcx
 	jmp	1b
@@ -84,6 +87,6 @@ trbuf_clone_thread:
 	.section __ae_seqtab, "a"
 	.balign	8
 	.long	.Lseq_start, .Lseq_end
-	/* only the store: a cut before the add is not recognised */
+	/* only the stores: a cut before the add is not recognised */
 	.long	.Lbad_store, .Lbad_store_end
 	.section .note.GNU-stack, "", @progbits
