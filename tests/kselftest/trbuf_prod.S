@@ -12,8 +12,9 @@
  *	commit, which then moves another task's cursor past a slot nobody
  *	wrote, and the record written before the cut is overwritten (the
  *	rollback test shows the checker detects that).  A cut anywhere else
- *	is rolled back, so the producer only crashes in the rare case that
- *	the skipped slot was the last of its sub-buffer.
+ *	is rolled back; the producer only crashes (SIGBUS) when the skipped
+ *	slot was the last of its sub-buffer (another producer was waiting
+ *	for the consumer there), and more often corrupts without crashing.
  * trbuf_clone_thread(fn, arg, stack_top, tidp): raw clone of a thread that
  *	runs fn(arg) then exits (no libc: traced code must not call it).
  */

@@ -514,8 +514,14 @@ static int consume(struct consumer *c, pid_t *pids, int npids,
 			if (o && o->sig_storm)
 				kill(pids[i], SIGUSR1);
 			if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
-				if (!WIFEXITED(st) || WEXITSTATUS(st))
+				if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+					ksft_print_msg("producer %d: %s %d\n",
+						       pids[i],
+						       WIFEXITED(st) ? "exit status" : "signal",
+						       WIFEXITED(st) ? WEXITSTATUS(st) :
+						       WTERMSIG(st));
 					bad++;
+				}
 				pids[i] = 0;
 				live--;
 			}
@@ -925,9 +931,9 @@ TEST_F_TIMEOUT(trbuf, rollback_unrecognised_commit_is_caught, 1800)
 	ASSERT_EQ(0, consumer_map(&self->c));
 	/*
 	 * The consumer must run cleanly (every sub-buffer in order, sane
-	 * lengths); a producer may die of its broken commit (rarely: the
-	 * slot it skipped was the last of its sub-buffer, so its next store
-	 * lands beyond the guard page: SIGBUS), but such a crash is not a
+	 * lengths); a producer may die of its broken commit (the slot it
+	 * skipped was the last of its sub-buffer, so its next store lands
+	 * past the guard page's start: SIGBUS), but such a crash is not a
 	 * "caught" cut: each crash spoils at most its thread and trailer
 	 * streams, so more corrupt streams than that are needed.
 	 */
