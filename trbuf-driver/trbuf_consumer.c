@@ -29,6 +29,7 @@ int trbuf_consumer_attach(struct trbuf_buf *buf, struct file *file,
 		ret = -EBUSY;
 	} else {
 		buf->consumer = file;
+		WRITE_ONCE(buf->consumer_tgid, current->tgid);
 		WRITE_ONCE(buf->consumer_gone, false);
 	}
 	mutex_unlock(&buf->consumer_lock);

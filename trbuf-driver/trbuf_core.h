@@ -101,6 +101,7 @@ struct trbuf_buf {
 	wait_queue_head_t consumer_wq;	/* full sub-buffers */
 	struct mutex consumer_lock;
 	struct file *consumer;
+	pid_t consumer_tgid;		/* the process that attached it */
 	bool consumer_gone;		/* no consumer: recycle, never wait */
 	struct trbuf_counters cnt;
 	struct work_struct free_work;
@@ -193,7 +194,7 @@ void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c);
 struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
 				     struct pt_regs *regs, unsigned int n,
-				     bool killable, unsigned long *flags);
+				     unsigned long *flags);
 void trbuf_wake(struct trbuf_buf *buf);
 
 /* trbuf_rollback.c */

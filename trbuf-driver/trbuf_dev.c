@@ -11,6 +11,7 @@
  * read-only.  Only traced tasks may map the buffer writable.
  */
 #include <linux/cred.h>
+#include <linux/fdtable.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -46,6 +47,28 @@ static int trbuf_release(struct inode *inode, struct file *file)
 static bool is_consumer(struct trbuf_buf *buf, struct file *file)
 {
 	return READ_ONCE(buf->consumer) == file;
+}
+
+static int same_file(const void *file, struct file *f, unsigned int fd)
+{
+	return f == file;
+}
+
+/*
+ * A descriptor of @file is closed (close() or exit).  Once the process
+ * that attached as the consumer holds none any more, the consumer is gone
+ * even if children it forked still hold the file (they may be traced and
+ * waiting for it to read: release would never come).
+ */
+static int trbuf_dev_flush(struct file *file, fl_owner_t id)
+{
+	struct trbuf_buf *buf = file->private_data;
+
+	if (is_consumer(buf, file) &&
+	    current->tgid == READ_ONCE(buf->consumer_tgid) &&
+	    !iterate_fd(id, 0, same_file, file))
+		trbuf_consumer_detach(buf, file);
+	return 0;
 }
 
 static long trbuf_ioctl(struct file *file, unsigned int cmd,
@@ -203,6 +226,7 @@ static unsigned long trbuf_get_unmapped_area(struct file *file,
 static const struct file_operations trbuf_fops = {
 	.owner			= THIS_MODULE,
 	.open			= trbuf_open,
+	.flush			= trbuf_dev_flush,
 	.release		= trbuf_release,
 	.unlocked_ioctl		= trbuf_ioctl,
 	.poll			= trbuf_poll,

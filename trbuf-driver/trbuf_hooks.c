@@ -111,10 +111,7 @@ static void trbuf_hook_resume(struct pt_regs *regs)
 	struct trbuf_cpu *c;
 	unsigned long flags;
 
-	/* dying: never returns to user mode, owes nothing */
-	c = trbuf_mk_wait_room(buf, regs, 0, true, &flags);
-	if (!c)
-		return;
+	c = trbuf_mk_wait_room(buf, regs, 0, &flags);
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);
@@ -149,7 +146,7 @@ static void trbuf_hook_signal_deliver(struct ksignal *ksig,
 	struct trbuf_cpu *c;
 	unsigned long flags;
 
-	c = trbuf_mk_wait_room(buf, regs, 2, false, &flags);
+	c = trbuf_mk_wait_room(buf, regs, 2, &flags);
 	trbuf_rollback(ctx, c, current, regs);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_SIGNAL, current, regs,
@@ -173,7 +170,7 @@ static void trbuf_hook_sigreturn(struct pt_regs *regs,
 	unsigned long flags;
 	u64 end;
 
-	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
+	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_SIGRETURN, current, regs, frame_r15, 0);
 	raw_spin_unlock(&c->lock);
@@ -198,7 +195,7 @@ static void trbuf_hook_fork(struct task_struct *child,
 	child->trbuf = ctx;
 	atomic64_inc(&buf->cnt.traced);
 	/* the child has not run: it writes nothing before this marker */
-	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
+	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 		TRBUF_MK_FORK, current, regs, child->pid, (u32)clone_flags);
 	raw_spin_unlock(&c->lock);
@@ -219,7 +216,7 @@ static void untrace_current(u32 type, u64 arg)
 	struct trbuf_cpu *c;
 	unsigned long flags;
 
-	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
+	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	if (c->owner == current) {
 		if (trbuf_cursor_valid(buf, c, regs->r15))
 			c->cursor = regs->r15;
@@ -329,7 +326,7 @@ int trbuf_trace_me(struct trbuf_buf *buf, struct trbuf_trace_me __user *uarg)
 	__module_get(THIS_MODULE);
 	atomic64_inc(&buf->cnt.traced);
 
-	c = trbuf_mk_wait_room(buf, regs, 1, false, &flags);
+	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	current->trbuf = ctx;
 	c->owner = current;
 	regs->r15 = c->cursor;

@@ -12,6 +12,7 @@
  * that cannot.
  */
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/timekeeping.h>
 #include <asm/ptrace.h>
@@ -127,6 +128,18 @@ void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c)
 	c->closing = false;
 }
 
+/* Write the switch-in marker current owes on this CPU (and its rollback). */
+static void pay_owed(struct trbuf_buf *buf, struct trbuf_cpu *c,
+		     struct pt_regs *regs)
+{
+	c->owed = NULL;
+	if (!c->owed_resumable)
+		trbuf_rollback(current->trbuf, c, current, regs);
+	TRBUF_CNT(buf, switches_in);
+	trbuf_mk_push(buf, c, regs->r15, TRBUF_MK_SWITCH_IN, current, regs,
+		      0, 0);
+}
+
 /*
  * Make room in @c's active area for current's @n markers and pay the
  * switch-in marker current owes on this CPU (it comes first).  Returns
@@ -151,27 +164,30 @@ static bool make_room(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	if (c->sbs[c->cur].nr_mk + need > buf->mk_cap - buf->mk_cap / 4) {
 		if (trbuf_switch_subbuf(buf, c, pos))
 			return false;
-		if (owner) {
-			/* the cursor moved: a cut sequence starts over */
+		if (owner)
 			regs->r15 = c->cursor;
-			if (owed)
-				c->owed_resumable = false;
-			else
-				trbuf_rollback(current->trbuf, c, current, regs);
-		}
+		/* SUBBUF opens the area; then the rollback the move calls for */
 		trbuf_mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF,
 			      owner ? current : NULL, owner ? regs : NULL,
 			      c->sbs[c->cur].seq, TRBUF_SUBBUF_MARKERS);
-	}
-	if (owed) {
-		c->owed = NULL;
-		if (!c->owed_resumable)
+		if (owed)
+			c->owed_resumable = false;
+		else if (owner)
 			trbuf_rollback(current->trbuf, c, current, regs);
-		TRBUF_CNT(buf, switches_in);
-		trbuf_mk_push(buf, c, regs->r15, TRBUF_MK_SWITCH_IN, current,
-			      regs, 0, 0);
 	}
+	if (owed)
+		pay_owed(buf, c, regs);
 	return true;
+}
+
+/*
+ * Killed, or on the way out of a process that is exiting (a task whose
+ * process exits as a whole can no longer be sent SIGKILL): waits no more.
+ */
+static bool dying(void)
+{
+	return fatal_signal_pending(current) ||
+	       (READ_ONCE(current->signal->flags) & SIGNAL_GROUP_EXIT);
 }
 
 /* Woken: a sub-buffer of @c was freed, or another task switched to it. */
@@ -186,25 +202,26 @@ static bool room_may_come(struct trbuf_buf *buf, struct trbuf_cpu *c, u64 seq)
  * @buf: the buffer
  * @regs: current's user registers
  * @n: markers current is about to push (its rollback included)
- * @killable: give up when a fatal signal is pending
  * @flags: where the interrupt state is saved (restore after unlocking)
  *
  * For the markers that can wait (switch-in paid late, signal, sigreturn,
- * fork, exec, exit, start, stop), so that none is ever dropped: pays
- * current's owed switch-in marker on this CPU first, and when the active
- * area is in its reserve (the last quarter, kept for the markers that
- * cannot wait), switches to a free sub-buffer or sleeps until the
- * consumer frees one.  A task in the kernel writes no trace bytes, so the
- * markers still name the position they had when the hook was called.
- * Without a consumer sub-buffers are recycled and nobody sleeps.  Process
- * context; may sleep.
+ * fork, exec, exit, start, stop), so that none is dropped: pays current's
+ * owed switch-in marker on this CPU first, and when the active area is in
+ * its reserve (the last quarter, kept for the markers that cannot wait),
+ * switches to a free sub-buffer or sleeps until the consumer frees one.
+ * A task in the kernel writes no trace bytes, so the markers still name
+ * the position they had when the hook was called.  Without a consumer
+ * sub-buffers are recycled and nobody sleeps.  The sleep is killable and
+ * freezable: a dying task (killed, or in a process exiting as a whole)
+ * waits no more and writes its markers into the reserve (a bounded few
+ * per task: an owed switch-in, its exit), so a stalled consumer never
+ * makes a traced task unkillable.  Process context; may sleep.
  *
- * Return: this CPU's state, its lock held with interrupts off; NULL if
- * @killable and current is dying (nothing locked).
+ * Return: this CPU's state, its lock held with interrupts off.
  */
 struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
 				     struct pt_regs *regs, unsigned int n,
-				     bool killable, unsigned long *flags)
+				     unsigned long *flags)
 {
 	struct trbuf_cpu *c;
 	u64 seq;
@@ -215,17 +232,17 @@ struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
 		raw_spin_lock(&c->lock);
 		if (make_room(buf, c, regs, n))
 			return c;
+		if (dying()) {
+			if (c->owed == current && c->owner == current)
+				pay_owed(buf, c, regs);
+			return c;
+		}
 		seq = c->sbs[c->cur].seq;
 		raw_spin_unlock(&c->lock);
 		local_irq_restore(*flags);
 		TRBUF_CNT(buf, overflow_waits);
 		trbuf_wake(buf);
-		if (killable) {
-			if (wait_event_killable(c->space_wq,
-						room_may_come(buf, c, seq)))
-				return NULL;
-		} else {
-			wait_event_idle(c->space_wq, room_may_come(buf, c, seq));
-		}
+		wait_event_state(c->space_wq, room_may_come(buf, c, seq),
+				 TASK_KILLABLE | TASK_FREEZABLE);
 	}
 }
