@@ -28,6 +28,7 @@
 #include "emit.h"
 #include "events.h"
 #include "instrument.h"
+#include "memfn.h"
 #include "ir.h"
 #include "place.h"
 #include "run.h"
@@ -146,6 +147,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	/* 2. the graph and the witnesses */
 	ae_build_graph(c);
 	ae_link_table_loads(c);
+	ae_memfn_plan(c);
 	if (c->data && ae_data_plan(c, &sc))
 		goto out;
 	if (ae_place(c))

@@ -55,6 +55,9 @@ struct insn {
 	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
 	uint32_t rec_after;	/* registers recorded after it */
 	struct ae_df_op df;
+	/* routines traced by their arguments (-fae-data, memfn.c) */
+	int memfn;		/* entry of routine enum ae_memfn, else 0 */
+	int memfn_body;		/* 1 + the entry of the routine it belongs to */
 	int nout;
 	int out[2];		/* edge indices */
 };
