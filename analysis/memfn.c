@@ -23,6 +23,8 @@
 #include "memfn.h"
 
 #define PAGE	4096ull
+/* data pages one run may touch (1 GiB): corrupt sizes end in an error */
+#define MAX_PAGES	262144
 
 /* unicorn's registers in dataflow.h order */
 static const int uc_regs[16] = {
@@ -76,6 +78,8 @@ static int map_page(struct ae_memfn_emu *e, uint64_t pg)
 	static uint8_t buf[PAGE];
 	const struct ae_memfn_mem *m = e->mem;
 
+	if (e->npages >= MAX_PAGES)
+		return -1;
 	if (e->npages == e->cappages) {
 		size_t cap = e->cappages ? e->cappages * 2 : 64;
 		uint64_t *n = realloc(e->pages, cap * sizeof(*n));

@@ -853,24 +853,40 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	 * byte), so corrupt arguments end in an error, not a hang */
 	switch (e->a) {
 	case AE_MEMFN_STRLEN:
+		/* nonzero bytes, the terminator at the recorded length */
 		mem.has_mark = 1;
-		mem.mark = 0;
 		mem.mark_addr = regs.v[7] + res;
 		limit = res;
+		break;
+	case AE_MEMFN_STPCPY:
+		/* the source's terminator where dest's end was returned */
+		mem.has_mark = 1;
+		mem.mark_addr = regs.v[6] + (res - regs.v[7]);
+		limit = res - regs.v[7];
+		break;
+	case AE_MEMFN_MEMCHR:
+		/* no byte equal to c, but at the returned place */
+		mem.mark = (uint8_t)regs.v[6];
+		mem.fill = mem.mark == 1 ? 2 : 1;
+		mem.has_mark = res != 0;
+		mem.mark_addr = res;
+		limit = regs.v[2];
 		break;
 	default:
 		limit = regs.v[2];
 		break;
 	}
-	limit = limit > (UINT64_MAX >> 8) ? UINT64_MAX : limit * 16 + 4096;
+	if (limit >= 1ull << 47)
+		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
+	limit = limit * 16 + 4096;
 	g->st.expanded++;
 	r = ae_memfn_emu_run(emu, pc, ret, &regs, &mem, limit, expand_insn, &x, err, sizeof(err));
 	if (r < 0)
 		return rerr(g, pc, err);
 	if (r || x.err)
 		return -1;
-	if (e->a == AE_MEMFN_STRLEN && regs.v[0] != res)
-		return rerr(g, pc, "the expanded strlen returned another length than recorded");
+	if (e->width && regs.v[0] != res)
+		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
 	/* the routine's ret */
 	g->ds.known &= AE_DF_CALLEE_SAVED & ~(1u << AE_DF_RSP);
 	ae_df_set(&g->ds, 0, regs.v[0], 8);

@@ -64,7 +64,9 @@ enum ae_memfn {
 	AE_MEMFN_MEMMOVE	= 2,	/* rdi, rsi, rdx; may call memcpy */
 	AE_MEMFN_MEMSET		= 3,	/* rdi, rdx (the fill byte is data) */
 	AE_MEMFN_STRLEN		= 4,	/* rdi; result: the length */
-	AE_MEMFN_MAX		= 4,
+	AE_MEMFN_STPCPY		= 5,	/* rdi, rsi; result: the end of dest */
+	AE_MEMFN_MEMCHR		= 6,	/* rdi, rsi, rdx; result: the byte or 0 */
+	AE_MEMFN_MAX		= 6,
 };
 
 /* The registers (bit r: dataflow.h numbering) routine `kind` records at
@@ -74,7 +76,10 @@ static inline uint32_t ae_memfn_args(int kind)
 	switch (kind) {
 	case AE_MEMFN_MEMCPY:
 	case AE_MEMFN_MEMMOVE:
+	case AE_MEMFN_MEMCHR:
 		return (1u << 7) | (1u << 6) | (1u << 2);	/* rdi, rsi, rdx */
+	case AE_MEMFN_STPCPY:
+		return (1u << 7) | (1u << 6);			/* rdi, rsi */
 	case AE_MEMFN_MEMSET:
 		return (1u << 7) | (1u << 2);			/* rdi, rdx */
 	case AE_MEMFN_STRLEN:
@@ -87,7 +92,8 @@ static inline uint32_t ae_memfn_args(int kind)
 /* Bytes of the result record routine `kind` writes before every ret. */
 static inline int ae_memfn_result_width(int kind)
 {
-	return kind == AE_MEMFN_STRLEN ? 8 : 0;
+	return kind == AE_MEMFN_STRLEN || kind == AE_MEMFN_STPCPY ||
+	       kind == AE_MEMFN_MEMCHR ? 8 : 0;
 }
 
 enum ae_value_kind {

@@ -2,10 +2,12 @@
 /*
  * memfn.c - library routines traced by their arguments only (paper
  * section 5.1: bcopy's 268 bytes of trace become 12). With -fae-data,
- * musl's C memcpy, memmove, memset and strlen write no witnesses and no
- * register records in their bodies: the argument registers are recorded
- * at the entry (and strlen's result, the only thing its control flow
- * depends on besides its argument, before every ret). The regenerator
+ * musl's C memcpy, memmove, memset, strlen, stpcpy (under strcpy) and
+ * memchr (under strnlen) write no witnesses and no register records in
+ * their bodies: the argument registers are recorded at the entry, and
+ * where the control flow also depends on memory content, the result that
+ * decides it (strlen's length, the end stpcpy returns, the byte memchr
+ * found) before every ret. The regenerator
  * (analysis/memfn.c) expands such a call into the instruction and data
  * records the routine executes.
  */
@@ -23,6 +25,9 @@ static const struct {
 	{ "memmove", AE_MEMFN_MEMMOVE },
 	{ "memset", AE_MEMFN_MEMSET },
 	{ "strlen", AE_MEMFN_STRLEN },
+	{ "__stpcpy", AE_MEMFN_STPCPY },
+	{ "stpcpy", AE_MEMFN_STPCPY },
+	{ "memchr", AE_MEMFN_MEMCHR },
 };
 
 int ae_memfn_kind(const char *name)

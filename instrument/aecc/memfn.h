@@ -2,9 +2,10 @@
 /*
  * memfn.h - library routines traced by their arguments only (issue 12,
  * item 3; the paper's section 5.1 on bcopy): with -fae-data, musl's
- * memcpy, memmove, memset and strlen record the argument registers at
- * their entry (and strlen its result before every ret), nothing in their
- * body; the regenerator expands them (analysis/memfn.c).
+ * memcpy, memmove, memset, strlen, stpcpy and memchr record the argument
+ * registers at their entry (and a result their control flow depends on
+ * before every ret), nothing in their body; the regenerator expands them
+ * (analysis/memfn.c).
  */
 #ifndef AE_MEMFN_H
 #define AE_MEMFN_H

@@ -1,10 +1,11 @@
 /* Covers: the library routines data tracing expands from their arguments
- * (memcpy, memmove, memset, strlen; issue 12 item 3) at many sizes and
- * alignments: 0, 1, 7, 8, 15, 16, 4095 bytes, unaligned source and
- * destination, overlapping memmove in both directions, strings that end
- * right before an inaccessible page, a zeroing memset followed by strlen
- * on the same bytes. Called through volatile pointers so that GCC
- * neither inlines nor drops them. */
+ * (memcpy, memmove, memset, strlen, stpcpy under strcpy, memchr under
+ * strnlen; issue 12 item 3) at many sizes and alignments: 0, 1, 7, 8, 15,
+ * 16, 4095 bytes, unaligned source and destination, overlapping memmove
+ * in both directions, strings that end right before an inaccessible
+ * page, a zeroing memset followed by strlen on the same bytes, memchr
+ * found and not found, for the byte 0, 1 and others. Called through
+ * volatile pointers so that GCC neither inlines nor drops them. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +14,10 @@ static void *(*volatile p_memcpy)(void *, const void *, size_t) = memcpy;
 static void *(*volatile p_memmove)(void *, const void *, size_t) = memmove;
 static void *(*volatile p_memset)(void *, int, size_t) = memset;
 static size_t (*volatile p_strlen)(const char *) = strlen;
+static char *(*volatile p_strcpy)(char *, const char *) = strcpy;
+static char *(*volatile p_stpcpy)(char *, const char *) = stpcpy;
+static void *(*volatile p_memchr)(const void *, int, size_t) = memchr;
+static size_t (*volatile p_strnlen)(const char *, size_t) = strnlen;
 
 static unsigned char src[8192 + 64], dst[8192 + 64];
 static const size_t sizes[] = { 0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
@@ -102,6 +107,43 @@ int main(void)
 			*end = 0;
 			h = h * 3 + p_strlen(end - lens[i]);
 		}
+	}
+	/* strcpy and stpcpy: lengths 0..17, source and destination at the
+	 * same alignment (word loop) and not */
+	for (int a = 0; a < 4; a++)
+		for (int n = 0; n < 18; n += a + 1) {
+			p_memset(src + a, 'q', n);
+			src[a + n] = 0;
+			h = h * 3 + (unsigned)(p_stpcpy((char *)dst + (a & 1 ? a : 8 + a), (char *)src + a) - (char *)dst);
+			p_strcpy((char *)dst + 5, (char *)src + a);
+			h = h * 3 + dst[5 + n / 2];
+		}
+	/* memchr: found at every place of a short run, not found, 0 and 1 */
+	for (int i = 0; i < (int)sizeof(src); i++)
+		src[i] = (unsigned char)(i % 251 + 2);
+	for (int a = 0; a < 8; a += 3)
+		for (int n = 0; n < 20; n++) {
+			unsigned char *p;
+
+			src[a + n] = 1;
+			p = p_memchr(src + a, 1, 20);
+			h = h * 3 + (p ? (unsigned)(p - src) : 999);
+			src[a + n] = 0;
+			h = h * 3 + (unsigned)p_strnlen((char *)src + a, 20);
+			src[a + n] = (unsigned char)((a + n) % 251 + 2);
+			h = h * 3 + (p_memchr(src + a, 1, n) ? 1 : 0);
+		}
+	h = h * 3 + (p_memchr(src + 1, 200, 4095) ? 1 : 0);
+	h = h * 3 + (unsigned)p_strnlen("literal", 4);
+	{
+		char *end = pages + 2 * 4096 - 1;
+
+		p_memset(end - 30, 'w', 31);
+		h = h * 3 + (unsigned)p_strnlen(end - 30, 31);
+		h = h * 3 + (p_memchr(end - 30, 'v', 31) ? 1 : 0);
+		p_memset(dst, 'p', 4096);
+		dst[4096] = 0;
+		h = h * 3 + (unsigned)(p_stpcpy(end - 4096, (char *)dst) - end);
 	}
 	printf("memfns %u\n", h);
 	return 0;
