@@ -93,7 +93,9 @@ static int load_maps(struct ae_program *p)
 			struct ae_rev *r = &p->ev[p->nev++];
 
 			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
-			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_EXPAND ||
+			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_ARGS_AT_CALL ||
+			    (ev[i].kind == AE_EV_ARGS_AT_CALL &&
+			     (h->version != AE_SCHEMA_VERSION_EXPAND || !ae_memfn_args(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_EXPAND &&
 			     (h->version != AE_SCHEMA_VERSION_EXPAND || !(h->flags & AE_SCHEMA_F_DATA) ||
 			      !ae_memfn_args(ev[i].a) || ev[i].width != ae_memfn_result_width(ev[i].a))) ||

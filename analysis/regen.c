@@ -74,6 +74,8 @@ struct ae_regen {
 	const struct ae_dinsn *sys;	/* the last system call (fork, clone) */
 	uint64_t sys_pc;
 	int child_records;	/* a new child: read sys's records first */
+	int args_at_call;	/* the last call entered a routine to expand past
+				 * its argument records (AE_EV_ARGS_AT_CALL) */
 };
 
 /* What one instruction's records said. */
@@ -81,6 +83,7 @@ struct insn_vals {
 	uint64_t repcnt, target, jtidx, ljsp;
 	int have_rep, have_target, have_jt, have_lj, loaded;
 	const struct ae_rev *expand;	/* entry of a routine to expand */
+	int args_at_call;	/* this call enters one past its argument records */
 };
 
 static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
@@ -261,6 +264,7 @@ static int deliver(struct ae_regen *g)
 	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
 	uint64_t loaded = g->loaded_target;
+	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	int ret;
 
@@ -288,6 +292,7 @@ static int deliver(struct ae_regen *g)
 	/* the handler's registers come from records: its %rsp is the
 	 * kernel's choice (the marker has the interrupted one) */
 	saved_ds = g->ds;
+	g->args_at_call = 0;
 	g->ds.known = 0;
 	g->ds.df = 0;
 	g->ds.df_known = 1;
@@ -299,6 +304,7 @@ static int deliver(struct ae_regen *g)
 		return ret;
 	g->n = depth;
 	g->loaded_target = loaded;
+	g->args_at_call = args_at_call;
 	g->ds = saved_ds;
 	return 0;
 }
@@ -510,9 +516,10 @@ static int ended_here(struct ae_regen *g)
 	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
 }
 
-/* Value records the instruction at pc wrote before executing. */
+/* Value records the instruction at pc wrote before executing; `skip`:
+ * entered by a call past its argument records (AE_EV_ARGS_AT_CALL). */
 static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
-			  struct insn_vals *iv)
+			  struct insn_vals *iv, int skip)
 {
 	for (int i = 0; i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
@@ -531,6 +538,12 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			iv->expand = e;
 			continue;
 		}
+		if (e->kind == AE_EV_ARGS_AT_CALL) {
+			iv->args_at_call = e->a;
+			continue;
+		}
+		if (skip && e->kind == AE_EV_VAL)
+			continue;
 		if (e->kind == AE_EV_SHADOW_POP) {
 			if (!g->n)
 				return rerr(g, pc, "pop of a return address with an empty call stack");
@@ -598,6 +611,8 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			return rerr(g, pc, "unknown value record in schema");
 		}
 	}
+	if (skip && (!iv->expand || iv->expand->a != (uint32_t)skip))
+		return rerr(g, pc, "a call past a routine's argument records enters another routine");
 	for (int i = 0; i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t after;
@@ -906,7 +921,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		struct ae_dinsn *d = ae_decode(g->p, pc);
 		struct insn_vals iv = { 0 };
 		uint64_t next;
-		int r;
+		int r, skip;
 
 		if (!d)
 			return rerr(g, pc, "execution left the twin's code");
@@ -915,7 +930,9 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			return g->stop ? 0 : -1;
 		if (r > 0)
 			continue;
-		if (records_before(g, d, pc, &iv))
+		skip = g->args_at_call;
+		g->args_at_call = 0;
+		if (records_before(g, d, pc, &iv, skip))
 			return g->stop ? 0 : -1;
 		if (iv.expand) {
 			if (expand(g, pc, iv.expand, &next))
@@ -950,6 +967,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		case AE_K_CALL:
 			if (push(g, next, 1))
 				return -1;
+			g->args_at_call = iv.args_at_call;
 			next = d->target;
 			g->st.blocks++;
 			break;

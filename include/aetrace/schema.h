@@ -20,8 +20,9 @@
 
 #define AE_SCHEMA_MAGIC		0x43534541u	/* "AESC" */
 #define AE_SCHEMA_VERSION	1
-/* version 2: an object that carries AE_EV_EXPAND events (older readers
- * would walk such a routine's body without its witnesses) */
+/* version 2: an object that carries AE_EV_EXPAND or AE_EV_ARGS_AT_CALL
+ * events (older readers would walk such a routine's body without its
+ * witnesses) */
 #define AE_SCHEMA_VERSION_EXPAND	2
 
 struct ae_schema_obj {
@@ -56,6 +57,10 @@ enum ae_event_kind {
 	 * no events and the regenerator expands it. width: bytes of its
 	 * result record (%rax before every ret), 0 if none. (-fae-data) */
 	AE_EV_EXPAND		= 9,
+	/* direct call k enters routine `a` (enum ae_memfn) past its
+	 * argument records: the caller's registers are the arguments (its
+	 * own records made them known), so the entry writes nothing */
+	AE_EV_ARGS_AT_CALL	= 10,
 };
 
 /* Routines traced by their arguments (AE_EV_EXPAND), musl's C versions. */

@@ -366,9 +366,12 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 			struct insn *x = &c->in[k];
 			uint32_t need = x->df.uses & ~with_records(&pl, k, pl.kin[k]);
 
-			/* a routine expanded offline needs its arguments only */
+			/* a routine expanded offline needs its arguments only,
+			 * and a call past its argument records makes them known */
 			if (x->memfn_body)
 				need = 0;
+			if (x->memfn_call)
+				need |= ae_memfn_args(x->memfn_call) & ~with_records(&pl, k, pl.kin[k]);
 
 			if (need & FS_BIT) {
 				x->rec_before |= FS_BIT;

@@ -104,6 +104,8 @@ void ae_make_events(struct ae_ctx *c)
 			if (x->kind == IK_JMP || x->kind == IK_RET)
 				add_event(c, k, AE_EV_WIT_BEFORE, w, 0, e->id, 0);
 		}
+		if (x->memfn_call)
+			add_event(c, k, AE_EV_ARGS_AT_CALL, 0, 0, x->memfn_call, 0);
 		if (x->setjmp_entry)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_SETJMP_SP, 0, 0);
 		if (x->rep)

@@ -58,6 +58,8 @@ struct insn {
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */
 	int memfn_body;		/* 1 + the entry of the routine it belongs to */
+	int memfn_call;		/* a direct call entering routine memfn_call
+				 * past its argument records */
 	int nout;
 	int out[2];		/* edge indices */
 };
@@ -86,6 +88,7 @@ struct ae_ctx {
 	int *compn;		/* witnesses per component */
 	uint32_t objid;
 	int data;		/* -fae-data: record what data addresses need */
+	int no_memfn;		/* -fno-ae-memfn: memfn.c does nothing */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

@@ -11,6 +11,7 @@
  * (analysis/memfn.c) expands such a call into the instruction and data
  * records the routine executes.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "asmfile.h"
@@ -38,7 +39,13 @@ int ae_memfn_kind(const char *name)
 	return 0;
 }
 
-/* A direct call or jump out of the object: to another such routine? */
+const char *ae_memfn_args_label(int kind, char *buf, size_t len)
+{
+	snprintf(buf, len, "__ae_memfn_args_%d", kind);
+	return buf;
+}
+
+/* A direct call or jump out of the object: to which such routine (0: none)? */
 static int ext_is_memfn(const struct ae_ctx *c, const struct insn *x)
 {
 	char m[32], name[64];
@@ -51,7 +58,7 @@ static int ext_is_memfn(const struct ae_ctx *c, const struct insn *x)
 		return 0;
 	memcpy(name, ops, n);
 	name[n] = 0;
-	return ae_memfn_kind(name) != 0;
+	return ae_memfn_kind(name);
 }
 
 /* Can instruction x of a body be expanded offline? */
@@ -131,7 +138,7 @@ void ae_memfn_plan(struct ae_ctx *c)
 	int n = c->n;
 	int *stack;
 
-	if (!c->data)
+	if (!c->data || c->no_memfn)
 		return;
 	stack = ae_xmalloc((n + 1) * 4 * sizeof(int));
 	for (int k0 = 0; k0 < n; k0++) {
@@ -154,6 +161,23 @@ void ae_memfn_plan(struct ae_ctx *c)
 		}
 	}
 	free(stack);
+	/*
+	 * Direct calls of such routines from outside their bodies make the
+	 * arguments known themselves (data.c treats them as address uses,
+	 * often free: a stack buffer, a pointer already recorded) and enter
+	 * past the routine's argument records. A call from one routine to
+	 * another is emulated with it and keeps the records.
+	 */
+	for (int k = 0; k < n; k++) {
+		struct insn *x = &c->in[k];
+
+		if (x->kind != IK_CALL || x->memfn_body)
+			continue;
+		if (x->target >= 0)
+			x->memfn_call = c->in[x->target].memfn;
+		else if (x->ext)
+			x->memfn_call = ext_is_memfn(c, x);
+	}
 }
 
 void ae_memfn_records(struct ae_ctx *c)

@@ -25,6 +25,10 @@ int ae_memfn_kind(const char *name);
  */
 void ae_memfn_plan(struct ae_ctx *c);
 
+/* The symbol a routine's callers that made its arguments known call
+ * (after the argument records), into buf. Returns buf. */
+const char *ae_memfn_args_label(int kind, char *buf, size_t len);
+
 /* After ae_data_plan(): the records of the routines' bodies replaced by
  * the argument records at their entry. Returns nothing. */
 void ae_memfn_records(struct ae_ctx *c);

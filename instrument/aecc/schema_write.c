@@ -20,7 +20,7 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 	int ok;
 
 	for (int i = 0; i < c->nev; i++)
-		if (c->ev[i].kind == AE_EV_EXPAND)
+		if (c->ev[i].kind == AE_EV_EXPAND || c->ev[i].kind == AE_EV_ARGS_AT_CALL)
 			hd.version = AE_SCHEMA_VERSION_EXPAND;
 
 	if (!f)
