@@ -179,7 +179,7 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				c->in[k].start_entry = 1;
 			if (name && !strcmp(name, "_Exit"))
 				c->in[k].exit_entry = 1;
-			if (name && c->data)
+			if (name && c->data && !c->no_memfn)
 				c->in[k].memfn = ae_memfn_kind(name);
 		}
 	}
