@@ -758,6 +758,7 @@ static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 struct expansion {
 	struct ae_regen *g;
 	uint64_t entry, prev_end;
+	uint64_t lo, hi;	/* the lowest and highest pc it executed */
 	int err;
 };
 
@@ -810,6 +811,10 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	if (x->prev_end && pc != x->prev_end)
 		g->st.blocks++;
 	x->prev_end = pc + d->len;
+	if (pc < x->lo)
+		x->lo = pc;
+	if (pc > x->hi)
+		x->hi = pc;
 	g->st.expanded_insns++;
 	if (emit(g, pc, d->len))
 		return -1;
@@ -845,7 +850,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 {
 	struct ae_memfn_emu *emu = ae_program_memfn(g->p);
 	struct ae_memfn_mem mem = { .fill = 1 };
-	struct expansion x = { .g = g, .entry = pc };
+	struct expansion x = { .g = g, .entry = pc, .lo = UINT64_MAX };
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	uint64_t res = 0, limit, ret;
@@ -902,6 +907,29 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		return -1;
 	if (e->width && regs.v[0] != res)
 		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
+	/*
+	 * A signal that interrupted the routine (its bytes come next, its ip
+	 * lies among the routine's instructions) runs before the return:
+	 * after all of the routine's instructions, not amid them (the
+	 * emulator cannot be re-entered from its hook).
+	 */
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	for (;;) {
+		struct ae_smk *k = next_mk(g);
+		uint64_t ip;
+
+		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos)
+			break;
+		ip = mk_ip(g, k);
+		if (ip < x.lo || ip > x.hi)
+			break;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
+				g->name, (unsigned long long)ip);
+		if (deliver(g) || g->stop)
+			return -1;
+	}
 	/* the routine's ret */
 	g->ds.known &= AE_DF_CALLEE_SAVED & ~(1u << AE_DF_RSP);
 	ae_df_set(&g->ds, 0, regs.v[0], 8);
