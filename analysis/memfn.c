@@ -75,7 +75,7 @@ static int is_data_page(const struct ae_memfn_emu *e, uint64_t pg)
 /* Map the data page at pg with the synthetic content. 0 or -1. */
 static int map_page(struct ae_memfn_emu *e, uint64_t pg)
 {
-	static uint8_t buf[PAGE];
+	static uint8_t buf[PAGE];	/* aetrace regenerates on one thread */
 	const struct ae_memfn_mem *m = e->mem;
 
 	if (e->npages >= MAX_PAGES)
@@ -214,7 +214,7 @@ void ae_memfn_emu_free(struct ae_memfn_emu *e)
 	free(e);
 }
 
-/* Unmap this run's data pages; restore a mark written into code. */
+/* Unmap this run's data pages. */
 static void reset(struct ae_memfn_emu *e)
 {
 	for (size_t i = 0; i < e->npages; i++)

@@ -9,9 +9,11 @@
 # payload, trace_mutate --data-len) and the .zst file size over the L+S+M
 # records of `aetrace regen --format=lackey`; lackey's text log (and the
 # same log through zstd -1) over its own L+S+M lines. Sanity check: the
-# -fae-data program run under lackey with AE_CAPTURE must regenerate the
-# same number of data references as lackey counts on that very run
-# (mapped to the twin by aetrace map-lackey), else the figures are marked.
+# -fae-data program run under lackey with AE_CAPTURE must regenerate
+# (with --lackey-compat: VEX's phantom records of a register-operand bt
+# included, as lackey reports them) the same number of data references as
+# lackey counts on that very run (mapped to the twin by aetrace
+# map-lackey), else the figures are marked.
 # Writes the section "Data tracing" of bench/RESULTS.md.
 # usage: bench/data-bench.sh   (BENCH_ROUNDS=N, default 5)
 set -euo pipefail
@@ -123,7 +125,7 @@ workload() {
 		--trace-mem=yes --vex-guest-chase=no --log-file="$tmp/lk.same" "$data" "$@" \
 		<"$in" >/dev/null 2>&1 || true
 	if [ -s "$tmp/cap" ] &&
-	   "$aetrace" regen --original-only --format=lackey "$tmp/cap" "$data" >"$tmp/regen.same" 2>/dev/null; then
+	   "$aetrace" regen --lackey-compat --original-only --format=lackey "$tmp/cap" "$data" >"$tmp/regen.same" 2>/dev/null; then
 		local a b
 		a=$(grep -c '^ [LSM]' "$tmp/regen.same" || true)
 		"$aetrace" map-lackey "$data" <"$tmp/lk.same" | grep -c '^ [LSM]' >"$tmp/b" || true
