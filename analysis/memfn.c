@@ -11,7 +11,7 @@
  * the same instructions and addresses: every page the routine touches is
  * mapped on first use and filled with a nonzero byte, with the recorded
  * mark (strlen's terminator) in place. The code pages are the twin's
- * text, whose content never changes. Data pages are unmapped after each
+ * text, whose content never changes. Data memory is unmapped after each
  * run, so one call's writes (memset with zero) cannot reach the next.
  */
 #include <stdio.h>
@@ -23,8 +23,17 @@
 #include "memfn.h"
 
 #define PAGE	4096ull
-/* data pages one run may touch (1 GiB): corrupt sizes end in an error */
-#define MAX_PAGES	262144
+/* Data memory is mapped in chunks (a page where a chunk would overlap
+ * code): unicorn (QEMU) asserts beyond 4096 regions, so one run maps at
+ * most MAX_MAPS (128 MiB); more is an error, never an abort. */
+#define CHUNK	(256 * 1024ull)
+#define MAX_MAPS	512
+
+/* One data mapping of the current run, backed by buf (CHUNK bytes). */
+struct map {
+	uint64_t addr, len;
+	uint8_t *buf;
+};
 
 /* unicorn's registers in dataflow.h order */
 static const int uc_regs[16] = {
@@ -39,8 +48,10 @@ struct ae_memfn_emu {
 	uc_hook code_hook, mem_hook;
 	uint64_t *code_pages;	/* sorted first addresses of mapped code pages */
 	size_t ncode_pages;
-	uint64_t *pages;	/* data pages mapped during this run */
-	size_t npages, cappages;
+	struct map *maps;	/* data mapped during this run (MAX_MAPS) */
+	size_t nmaps;
+	uint8_t **pool;		/* free CHUNK buffers (MAX_MAPS) */
+	size_t npool;
 	const struct ae_memfn_mem *mem;
 	ae_memfn_insn_fn fn;
 	void *ctx;
@@ -64,47 +75,68 @@ static int is_code_page(const struct ae_memfn_emu *e, uint64_t pg)
 	return lo < e->ncode_pages && e->code_pages[lo] == pg;
 }
 
-static int is_data_page(const struct ae_memfn_emu *e, uint64_t pg)
+/* Does a code page lie in [lo, hi)? */
+static int code_in(const struct ae_memfn_emu *e, uint64_t lo, uint64_t hi)
 {
-	for (size_t i = 0; i < e->npages; i++)
-		if (e->pages[i] == pg)
-			return 1;
-	return 0;
+	size_t l = 0, h = e->ncode_pages;
+
+	while (l < h) {
+		size_t m = (l + h) / 2;
+
+		if (e->code_pages[m] < lo)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < e->ncode_pages && e->code_pages[l] < hi;
 }
 
-/* Map the data page at pg with the synthetic content. 0 or -1. */
-static int map_page(struct ae_memfn_emu *e, uint64_t pg)
+/* The data mapping holding addr, or one overlapping [lo, hi): NULL if none. */
+static const struct map *mapped(const struct ae_memfn_emu *e, uint64_t lo, uint64_t hi)
 {
-	static uint8_t buf[PAGE];	/* aetrace regenerates on one thread */
+	for (size_t i = 0; i < e->nmaps; i++)
+		if (e->maps[i].addr < hi && lo < e->maps[i].addr + e->maps[i].len)
+			return &e->maps[i];
+	return NULL;
+}
+
+/* Map the chunk (or page) holding addr with the synthetic content. 0 or -1. */
+static int map_at(struct ae_memfn_emu *e, uint64_t addr)
+{
 	const struct ae_memfn_mem *m = e->mem;
+	uint64_t lo = addr / CHUNK * CHUNK, len = CHUNK;
+	struct map *x;
 
-	if (e->npages >= MAX_PAGES)
+	if (e->nmaps >= MAX_MAPS)
 		return -1;
-	if (e->npages == e->cappages) {
-		size_t cap = e->cappages ? e->cappages * 2 : 64;
-		uint64_t *n = realloc(e->pages, cap * sizeof(*n));
-
-		if (!n)
-			return -1;
-		e->pages = n;
-		e->cappages = cap;
+	if (code_in(e, lo, lo + len) || mapped(e, lo, lo + len)) {
+		lo = addr / PAGE * PAGE;
+		len = PAGE;
 	}
-	if (uc_mem_map(e->uc, pg, PAGE, UC_PROT_READ | UC_PROT_WRITE) != UC_ERR_OK)
+	x = &e->maps[e->nmaps];
+	x->buf = e->npool ? e->pool[--e->npool] : malloc(CHUNK);
+	if (!x->buf)
 		return -1;
-	e->pages[e->npages++] = pg;
-	memset(buf, m->fill, PAGE);
-	if (m->has_mark && m->mark_addr / PAGE * PAGE == pg)
-		buf[m->mark_addr - pg] = m->mark;
-	return uc_mem_write(e->uc, pg, buf, PAGE) == UC_ERR_OK ? 0 : -1;
+	memset(x->buf, m->fill, len);
+	if (m->has_mark && m->mark_addr >= lo && m->mark_addr < lo + len)
+		x->buf[m->mark_addr - lo] = m->mark;
+	if (uc_mem_map_ptr(e->uc, lo, len, UC_PROT_READ | UC_PROT_WRITE, x->buf) != UC_ERR_OK) {
+		e->pool[e->npool++] = x->buf;
+		return -1;
+	}
+	x->addr = lo;
+	x->len = len;
+	e->nmaps++;
+	return 0;
 }
 
 /* Make [addr, addr + len) mapped. 0 or -1. */
 static int ensure(struct ae_memfn_emu *e, uint64_t addr, uint64_t len)
 {
 	for (uint64_t pg = addr / PAGE * PAGE; pg < addr + len; pg += PAGE) {
-		if (is_code_page(e, pg) || is_data_page(e, pg))
+		if (is_code_page(e, pg) || mapped(e, pg, pg + 1))
 			continue;
-		if (map_page(e, pg)) {
+		if (map_at(e, pg)) {
 			e->failed = 1;
 			e->fail_addr = pg;
 			return -1;
@@ -156,8 +188,17 @@ struct ae_memfn_emu *ae_memfn_emu_new(const struct ae_memfn_code *code, int ncod
 	struct ae_memfn_emu *e = calloc(1, sizeof(*e));
 	uc_err u;
 
-	if (!e) {
+	if (e) {
+		e->maps = calloc(MAX_MAPS, sizeof(*e->maps));
+		e->pool = calloc(MAX_MAPS, sizeof(*e->pool));
+	}
+	if (!e || !e->maps || !e->pool) {
 		snprintf(err, errlen, "out of memory");
+		if (e) {
+			free(e->maps);
+			free(e->pool);
+		}
+		free(e);
 		return NULL;
 	}
 	u = uc_open(UC_ARCH_X86, UC_MODE_64, &e->uc);
@@ -209,17 +250,24 @@ void ae_memfn_emu_free(struct ae_memfn_emu *e)
 		return;
 	if (e->uc)
 		uc_close(e->uc);
+	for (size_t i = 0; i < e->nmaps; i++)
+		free(e->maps[i].buf);
+	for (size_t i = 0; i < e->npool; i++)
+		free(e->pool[i]);
 	free(e->code_pages);
-	free(e->pages);
+	free(e->maps);
+	free(e->pool);
 	free(e);
 }
 
-/* Unmap this run's data pages. */
+/* Unmap this run's data memory; its buffers go back to the pool. */
 static void reset(struct ae_memfn_emu *e)
 {
-	for (size_t i = 0; i < e->npages; i++)
-		uc_mem_unmap(e->uc, e->pages[i], PAGE);
-	e->npages = 0;
+	for (size_t i = 0; i < e->nmaps; i++) {
+		uc_mem_unmap(e->uc, e->maps[i].addr, e->maps[i].len);
+		e->pool[e->npool++] = e->maps[i].buf;
+	}
+	e->nmaps = 0;
 }
 
 int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
@@ -262,7 +310,8 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 	}
 	uc_reg_read(e->uc, UC_X86_REG_RIP, &rip);
 	if (e->failed) {
-		snprintf(err, errlen, "cannot map memory at %#llx", (unsigned long long)e->fail_addr);
+		snprintf(err, errlen, "cannot map memory at %#llx (one expanded call may touch %llu MiB: corrupt arguments?)",
+			 (unsigned long long)e->fail_addr, MAX_MAPS * CHUNK >> 20);
 		ret_val = -1;
 	} else if (u != UC_ERR_OK) {
 		snprintf(err, errlen, "emulation failed at %#llx: %s",

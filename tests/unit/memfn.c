@@ -23,6 +23,7 @@
  * 32: movb $0,(%rdi); ret   (a routine that writes)
  * 48: jmp 48                (never returns)
  * 64: jmp *%rax             (goes where %rax says)
+ * 80: movb $0,(%rdi); add $0x40000,%rdi; jmp 80   (a new 256 KiB each time)
  */
 static const unsigned char code[] = {
 	0x48, 0x89, 0xf8, 0x80, 0x38, 0x00, 0x74, 0x06, 0x48, 0x83, 0xc0, 0x01,
@@ -30,6 +31,7 @@ static const unsigned char code[] = {
 	[32] = 0xc6, 0x07, 0x00, 0xc3,
 	[48] = 0xeb, 0xfe,
 	[64] = 0xff, 0xe0,
+	[80] = 0xc6, 0x07, 0x00, 0x48, 0x81, 0xc7, 0x00, 0x00, 0x04, 0x00, 0xeb, 0xf4,
 };
 
 struct seen {
@@ -121,6 +123,14 @@ int main(void)
 	r.known |= 1;
 	rc = ae_memfn_emu_run(e, CODE + 64, RET, &r, &fill, 1000, on_insn, &sn, err, sizeof(err));
 	ok(rc < 0, "a jump out of the code: an error");
+	/* more memory than one run may map: an error, not QEMU's abort */
+	memset(&r, 0, sizeof(r));
+	r.v[7] = 0x100000000000ull;
+	r.v[4] = 0x7ffff000ff8ull;
+	r.known = 0x90;
+	memset(&sn, 0, sizeof(sn));
+	rc = ae_memfn_emu_run(e, CODE + 80, RET, &r, &fill, 100000, on_insn, &sn, err, sizeof(err));
+	ok(rc < 0 && strstr(err, "cannot map"), "touching too much memory: an error");
 	rc = run_strlen(e, 0x700000001000ull, 2, &sn, &r);
 	ok(rc == 0 && r.v[0] == 2, "the emulator works after errors");
 	/* the callback stops a run */
