@@ -867,6 +867,10 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		if (consume(g, e->width, &res, pc))
 			return -1;
 		g->st.value_bytes += e->width;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sexpanded routine %u at %#llx: result %#llx at offset %llu\n",
+				g->name, e->a, (unsigned long long)pc, (unsigned long long)res,
+				(unsigned long long)(g->pos - e->width));
 	}
 	ret = g->stk[g->n - 1];
 	/* plenty for the routines' loops (at most a few instructions a
