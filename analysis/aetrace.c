@@ -254,6 +254,8 @@ static int cmd_stats(int argc, char **argv)
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
 		sum.signals += x->st.signals;
+		sum.expanded += x->st.expanded;
+		sum.expanded_insns += x->st.expanded_insns;
 	}
 	printf("tasks            %zu\n", s.n);
 	printf("instructions     %llu\n", (unsigned long long)sum.insns);
@@ -263,6 +265,9 @@ static int cmd_stats(int argc, char **argv)
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
 	printf("signals          %llu\n", (unsigned long long)sum.signals);
+	/* library routines traced by their arguments (aecc -fae-data) */
+	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
+	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);
 	free(s.v);
 	return ret ? 1 : 0;
 }

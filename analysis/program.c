@@ -12,6 +12,7 @@
 #include <aetrace/imgcheck.h>
 #include <aetrace/schema.h>
 
+#include "memfn.h"
 #include "program.h"
 
 static int perr(const char *path, const char *msg)
@@ -57,7 +58,8 @@ static int load_maps(struct ae_program *p)
 	while (so + sizeof(struct ae_schema_obj) <= slen) {
 		const struct ae_schema_obj *h = (const void *)(sch + so);
 
-		if (h->magic != AE_SCHEMA_MAGIC || h->version != AE_SCHEMA_VERSION ||
+		if (h->magic != AE_SCHEMA_MAGIC ||
+		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND) ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
@@ -91,6 +93,12 @@ static int load_maps(struct ae_program *p)
 			struct ae_rev *r = &p->ev[p->nev++];
 
 			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
+			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_ARGS_AT_CALL ||
+			    (ev[i].kind == AE_EV_ARGS_AT_CALL &&
+			     (h->version != AE_SCHEMA_VERSION_EXPAND || !ae_memfn_args(ev[i].a))) ||
+			    (ev[i].kind == AE_EV_EXPAND &&
+			     (h->version != AE_SCHEMA_VERSION_EXPAND || !(h->flags & AE_SCHEMA_F_DATA) ||
+			      !ae_memfn_args(ev[i].a) || ev[i].width != ae_memfn_result_width(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
@@ -189,6 +197,7 @@ void ae_program_free(struct ae_program *p)
 		free(p->dpool[i]);
 	}
 	free(p->dpool);
+	ae_memfn_emu_free(p->memfn);
 	free(p->tab);
 	free(p->ev);
 	free(p->amap);
@@ -412,4 +421,27 @@ int ae_is_original(struct ae_program *p, uint64_t addr)
 			hi = m;
 	}
 	return lo < p->namap && p->origs[lo] == addr;
+}
+
+struct ae_memfn_emu *ae_program_memfn(struct ae_program *p)
+{
+	struct ae_memfn_code code[16];
+	char err[160];
+	int n = 0;
+
+	if (p->memfn || p->memfn_failed)
+		return p->memfn;
+	for (int i = 0; i < p->orig.nseg && n < 16; i++)
+		if (p->orig.seg[i].exec) {
+			code[n].vaddr = p->orig.seg[i].vaddr;
+			code[n].bytes = p->orig.seg[i].data;
+			code[n].len = p->orig.seg[i].filesz;
+			n++;
+		}
+	p->memfn = ae_memfn_emu_new(code, n, err, sizeof(err));
+	if (!p->memfn) {
+		fprintf(stderr, "aetrace: %s: the library-routine expander: %s\n", p->orig.path, err);
+		p->memfn_failed = 1;
+	}
+	return p->memfn;
 }

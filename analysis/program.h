@@ -59,6 +59,8 @@ struct ae_program {
 	size_t ntab;
 	struct ae_dinsn **dpool;
 	size_t npool, dused;
+	struct ae_memfn_emu *memfn;	/* expander (memfn.h), made on first use */
+	int memfn_failed;
 };
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
@@ -68,5 +70,9 @@ int ae_is_original(struct ae_program *p, uint64_t addr);
 /* The data-flow view of decoded instruction d at addr (cached), or NULL
  * when data tracing cannot follow it or memory ran out. */
 const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, uint64_t addr);
+
+/* The program's library-routine expander (memfn.h), made on first use;
+ * NULL after a message. */
+struct ae_memfn_emu *ae_program_memfn(struct ae_program *p);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include <aetrace/schema.h>
 
+#include "memfn.h"
 #include "program.h"
 
 #define MAX_LEVELS 64
@@ -73,12 +74,16 @@ struct ae_regen {
 	const struct ae_dinsn *sys;	/* the last system call (fork, clone) */
 	uint64_t sys_pc;
 	int child_records;	/* a new child: read sys's records first */
+	int args_at_call;	/* the last call entered a routine to expand past
+				 * its argument records (AE_EV_ARGS_AT_CALL) */
 };
 
 /* What one instruction's records said. */
 struct insn_vals {
 	uint64_t repcnt, target, jtidx, ljsp;
 	int have_rep, have_target, have_jt, have_lj, loaded;
+	const struct ae_rev *expand;	/* entry of a routine to expand */
+	int args_at_call;	/* this call enters one past its argument records */
 };
 
 static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
@@ -259,6 +264,7 @@ static int deliver(struct ae_regen *g)
 	uint64_t handler = ae_map_resume(g->p, m->arg);
 	size_t depth = g->n;
 	uint64_t loaded = g->loaded_target;
+	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	int ret;
 
@@ -286,6 +292,7 @@ static int deliver(struct ae_regen *g)
 	/* the handler's registers come from records: its %rsp is the
 	 * kernel's choice (the marker has the interrupted one) */
 	saved_ds = g->ds;
+	g->args_at_call = 0;
 	g->ds.known = 0;
 	g->ds.df = 0;
 	g->ds.df_known = 1;
@@ -297,6 +304,7 @@ static int deliver(struct ae_regen *g)
 		return ret;
 	g->n = depth;
 	g->loaded_target = loaded;
+	g->args_at_call = args_at_call;
 	g->ds = saved_ds;
 	return 0;
 }
@@ -508,9 +516,10 @@ static int ended_here(struct ae_regen *g)
 	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
 }
 
-/* Value records the instruction at pc wrote before executing. */
+/* Value records the instruction at pc wrote before executing; `skip`:
+ * entered by a call past its argument records (AE_EV_ARGS_AT_CALL). */
 static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
-			  struct insn_vals *iv)
+			  struct insn_vals *iv, int skip)
 {
 	for (int i = 0; i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
@@ -525,6 +534,16 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			iv->loaded = 1;
 			continue;
 		}
+		if (e->kind == AE_EV_EXPAND) {
+			iv->expand = e;
+			continue;
+		}
+		if (e->kind == AE_EV_ARGS_AT_CALL) {
+			iv->args_at_call = e->a;
+			continue;
+		}
+		if (skip && e->kind == AE_EV_VAL)
+			continue;
 		if (e->kind == AE_EV_SHADOW_POP) {
 			if (!g->n)
 				return rerr(g, pc, "pop of a return address with an empty call stack");
@@ -592,6 +611,8 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			return rerr(g, pc, "unknown value record in schema");
 		}
 	}
+	if (skip && (!iv->expand || iv->expand->a != (uint32_t)skip))
+		return rerr(g, pc, "a call past a routine's argument records enters another routine");
 	for (int i = 0; i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t after;
@@ -733,13 +754,206 @@ static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 	return 0;
 }
 
+/* An expansion in progress (ae_memfn_emu_run()'s callback context). */
+struct expansion {
+	struct ae_regen *g;
+	uint64_t entry, prev_end;
+	uint64_t lo, hi;	/* the lowest and highest pc it executed */
+	int err;
+};
+
+/*
+ * The entry of a routine that another one calls or tail-jumps to inside
+ * the emulation (memmove -> memcpy): its argument records come next in
+ * the stream and must equal the emulated registers. Returns 0 or -1.
+ */
+static int expand_nested(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+			 const struct ae_df_state *regs)
+{
+	int entry = 0;
+
+	for (int i = 0; i < d->nev; i++)
+		entry |= d->ev[i].kind == AE_EV_EXPAND;
+	for (int i = 0; entry && i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+		uint64_t v;
+
+		if (e->kind == AE_EV_EXPAND && e->width)
+			return rerr(g, pc, "a routine with a result record called by another expanded routine: not supported");
+		if (e->kind != AE_EV_VAL || e->flag != AE_VAL_REG)
+			continue;
+		if (consume(g, e->width, &v, pc))
+			return -1;
+		g->st.value_bytes += e->width;
+		if (v != regs->v[e->a])
+			return rerr(g, pc, "corrupt trace: an argument record differs from the expanded caller's register");
+	}
+	return 0;
+}
+
+static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
+{
+	struct expansion *x = ctx;
+	struct ae_regen *g = x->g;
+	struct ae_dinsn *d = ae_decode(g->p, pc);
+	const struct ae_df_op *op;
+	struct ae_df_access a[4];
+	int miss = 0, n;
+
+	if (!d) {
+		x->err = 1;
+		return rerr(g, pc, "an expanded routine left the twin's code");
+	}
+	if (pc != x->entry && d->nev && expand_nested(g, d, pc, regs)) {
+		x->err = 1;
+		return -1;
+	}
+	if (x->prev_end && pc != x->prev_end)
+		g->st.blocks++;
+	x->prev_end = pc + d->len;
+	if (pc < x->lo)
+		x->lo = pc;
+	if (pc > x->hi)
+		x->hi = pc;
+	g->st.expanded_insns++;
+	if (emit(g, pc, d->len))
+		return -1;
+	if (!g->sink->mem)
+		return 0;
+	op = ae_decode_df(g->p, d, pc);
+	if (!op) {
+		x->err = 1;
+		return rerr(g, pc, "data tracing cannot follow this instruction of an expanded routine");
+	}
+	n = ae_df_accesses(op, pc, regs, a, &miss);
+	if (n < 0) {
+		x->err = 1;
+		return rerr(g, pc, "an expanded routine's address needs a register the emulation lacks");
+	}
+	for (int i = 0; i < n; i++)
+		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
+			g->stop = AE_END_STOPPED;
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * The routine entered at pc, traced by its arguments (AE_EV_EXPAND e):
+ * its argument records were read before it; read its result record,
+ * emulate it (memfn.c) on memory consistent with both, and return from
+ * it as its ret does: *next is the return address, %rax and %rsp come
+ * from the emulation, the other caller-saved registers are unknown.
+ * Returns 0 or -1.
+ */
+static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
+{
+	struct ae_memfn_emu *emu = ae_program_memfn(g->p);
+	struct ae_memfn_mem mem = { .fill = 1 };
+	struct expansion x = { .g = g, .entry = pc, .lo = UINT64_MAX };
+	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
+	struct ae_df_state regs = g->ds;
+	uint64_t res = 0, limit, ret;
+	char err[200];
+	int r;
+
+	if (!emu)
+		return rerr(g, pc, "cannot expand a library routine");
+	if (!g->n)
+		return rerr(g, pc, "an expanded routine entered with an empty call stack");
+	if ((g->ds.known & need) != need)
+		return rerr(g, pc, "an expanded routine's arguments are not in the trace");
+	if (e->width) {
+		if (consume(g, e->width, &res, pc))
+			return -1;
+		g->st.value_bytes += e->width;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sexpanded routine %u at %#llx: result %#llx at offset %llu\n",
+				g->name, e->a, (unsigned long long)pc, (unsigned long long)res,
+				(unsigned long long)(g->pos - e->width));
+	}
+	ret = g->stk[g->n - 1];
+	/* plenty for the routines' loops (at most a few instructions a
+	 * byte), so corrupt arguments end in an error, not a hang */
+	switch (e->a) {
+	case AE_MEMFN_STRLEN:
+		/* nonzero bytes, the terminator at the recorded length */
+		mem.has_mark = 1;
+		mem.mark_addr = regs.v[7] + res;
+		limit = res;
+		break;
+	case AE_MEMFN_STPCPY:
+		/* the source's terminator where dest's end was returned */
+		mem.has_mark = 1;
+		mem.mark_addr = regs.v[6] + (res - regs.v[7]);
+		limit = res - regs.v[7];
+		break;
+	case AE_MEMFN_MEMCHR:
+		/* no byte equal to c, but at the returned place */
+		mem.mark = (uint8_t)regs.v[6];
+		mem.fill = mem.mark == 1 ? 2 : 1;
+		mem.has_mark = res != 0;
+		mem.mark_addr = res;
+		limit = regs.v[2];
+		break;
+	default:
+		limit = regs.v[2];
+		break;
+	}
+	if (limit >= 1ull << 47)
+		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
+	limit = limit * 16 + 4096;
+	g->st.expanded++;
+	r = ae_memfn_emu_run(emu, pc, ret, &regs, &mem, limit, expand_insn, &x, err, sizeof(err));
+	if (r < 0)
+		return rerr(g, pc, err);
+	if (r || x.err)
+		return -1;
+	if (e->width && regs.v[0] != res)
+		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
+	/*
+	 * A signal that interrupted the routine (its bytes come next, its ip
+	 * lies among the routine's instructions) runs before the return:
+	 * after all of the routine's instructions, not amid them (the
+	 * emulator cannot be re-entered from its hook).
+	 */
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	for (;;) {
+		struct ae_smk *k = next_mk(g);
+		uint64_t ip;
+
+		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos)
+			break;
+		ip = mk_ip(g, k);
+		if (ip < x.lo || ip > x.hi)
+			break;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
+				g->name, (unsigned long long)ip);
+		if (deliver(g) || g->stop)
+			return -1;
+	}
+	/* the routine's ret */
+	g->ds.known &= AE_DF_CALLEE_SAVED & ~(1u << AE_DF_RSP);
+	ae_df_set(&g->ds, 0, regs.v[0], 8);
+	ae_df_set(&g->ds, AE_DF_RSP, regs.v[AE_DF_RSP], 8);
+	g->ds.df = 0;
+	g->ds.df_known = 1;
+	*next = g->stk[--g->n];
+	g->st.blocks++;
+	if (g->data && data_return(g, &g->fr[g->n], pc))
+		return -1;
+	return 0;
+}
+
 static int run_loop(struct ae_regen *g, uint64_t pc)
 {
 	while (!g->stop) {
 		struct ae_dinsn *d = ae_decode(g->p, pc);
 		struct insn_vals iv = { 0 };
 		uint64_t next;
-		int r;
+		int r, skip;
 
 		if (!d)
 			return rerr(g, pc, "execution left the twin's code");
@@ -748,7 +962,17 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			return g->stop ? 0 : -1;
 		if (r > 0)
 			continue;
-		if (records_before(g, d, pc, &iv) || execute(g, d, pc, &iv))
+		skip = g->args_at_call;
+		g->args_at_call = 0;
+		if (records_before(g, d, pc, &iv, skip))
+			return g->stop ? 0 : -1;
+		if (iv.expand) {
+			if (expand(g, pc, iv.expand, &next))
+				return g->stop ? 0 : -1;
+			pc = next;
+			continue;
+		}
+		if (execute(g, d, pc, &iv))
 			return g->stop ? 0 : -1;
 		next = pc + d->len;
 		switch (d->kind) {
@@ -775,6 +999,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		case AE_K_CALL:
 			if (push(g, next, 1))
 				return -1;
+			g->args_at_call = iv.args_at_call;
 			next = d->target;
 			g->st.blocks++;
 			break;

@@ -40,6 +40,8 @@ struct ae_regen_stats {
 	uint64_t witness_bytes;
 	uint64_t value_bytes;
 	uint64_t signals;
+	uint64_t expanded;	/* library routines expanded (AE_EV_EXPAND) */
+	uint64_t expanded_insns;	/* instructions they executed */
 };
 
 struct ae_regen;

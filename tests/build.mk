@@ -89,3 +89,12 @@ $(UNIT_OBJ)/dataflow: tests/unit/dataflow.c $(AE_DATAFLOW_OBJ) include/aetrace/d
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_DATAFLOW_OBJ) -lcapstone
 ALL_TARGETS += $(UNIT_OBJ)/dataflow
 CHECK_UNIT_TARGETS += $(UNIT_OBJ)/dataflow
+
+# Unit test of the library-routine expander's emulator (analysis/memfn.c,
+# libunicorn) on hand-assembled routines.
+$(UNIT_OBJ)/memfn: tests/unit/memfn.c $(OBJ)/analysis/memfn.o analysis/memfn.h
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OBJ)/analysis/memfn.o -lunicorn
+ALL_TARGETS += $(UNIT_OBJ)/memfn
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/memfn

@@ -20,6 +20,10 @@
 
 #define AE_SCHEMA_MAGIC		0x43534541u	/* "AESC" */
 #define AE_SCHEMA_VERSION	1
+/* version 2: an object that carries AE_EV_EXPAND or AE_EV_ARGS_AT_CALL
+ * events (older readers would walk such a routine's body without its
+ * witnesses) */
+#define AE_SCHEMA_VERSION_EXPAND	2
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -48,7 +52,54 @@ enum ae_event_kind {
 	AE_EV_SHADOW_POP	= 7,	/* k pops a return address into memory */
 	AE_EV_TARGET_LOADED	= 8,	/* indirect jump k goes where the last
 					 * AE_VAL_JTLOAD said: no bytes here */
+	/* k is the entry of library routine `a` (enum ae_memfn), traced by
+	 * its arguments only (the AE_VAL_REG records before k); its body has
+	 * no events and the regenerator expands it. width: bytes of its
+	 * result record (%rax before every ret), 0 if none. (-fae-data) */
+	AE_EV_EXPAND		= 9,
+	/* direct call k enters routine `a` (enum ae_memfn) past its
+	 * argument records: the caller's registers are the arguments (its
+	 * own records made them known), so the entry writes nothing */
+	AE_EV_ARGS_AT_CALL	= 10,
 };
+
+/* Routines traced by their arguments (AE_EV_EXPAND), musl's C versions. */
+enum ae_memfn {
+	AE_MEMFN_MEMCPY		= 1,	/* rdi, rsi, rdx */
+	AE_MEMFN_MEMMOVE	= 2,	/* rdi, rsi, rdx; may call memcpy */
+	AE_MEMFN_MEMSET		= 3,	/* rdi, rdx (the fill byte is data) */
+	AE_MEMFN_STRLEN		= 4,	/* rdi; result: the length */
+	AE_MEMFN_STPCPY		= 5,	/* rdi, rsi; result: the end of dest */
+	AE_MEMFN_MEMCHR		= 6,	/* rdi, rsi, rdx; result: the byte or 0 */
+	AE_MEMFN_MAX		= 6,
+};
+
+/* The registers (bit r: dataflow.h numbering) routine `kind` records at
+ * its entry, 0 for no such routine; aecc and aetrace share this table. */
+static inline uint32_t ae_memfn_args(int kind)
+{
+	switch (kind) {
+	case AE_MEMFN_MEMCPY:
+	case AE_MEMFN_MEMMOVE:
+	case AE_MEMFN_MEMCHR:
+		return (1u << 7) | (1u << 6) | (1u << 2);	/* rdi, rsi, rdx */
+	case AE_MEMFN_STPCPY:
+		return (1u << 7) | (1u << 6);			/* rdi, rsi */
+	case AE_MEMFN_MEMSET:
+		return (1u << 7) | (1u << 2);			/* rdi, rdx */
+	case AE_MEMFN_STRLEN:
+		return 1u << 7;					/* rdi */
+	default:
+		return 0;
+	}
+}
+
+/* Bytes of the result record routine `kind` writes before every ret. */
+static inline int ae_memfn_result_width(int kind)
+{
+	return kind == AE_MEMFN_STRLEN || kind == AE_MEMFN_STPCPY ||
+	       kind == AE_MEMFN_MEMCHR ? 8 : 0;
+}
 
 enum ae_value_kind {
 	AE_VAL_TARGET		= 1,	/* indirect jump/call target (prog address) */

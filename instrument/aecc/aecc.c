@@ -26,6 +26,7 @@
 
 static int verbose;
 static int data_mode;	/* -fae-data */
+static int no_memfn;	/* -fno-ae-memfn: library routines instrumented as usual */
 
 static char tmpdir[PATH_MAX];
 
@@ -67,7 +68,7 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 {
 	char s_file[PATH_MAX], work[PATH_MAX];
 	const char *e = ext(src);
-	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode };
+	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode, .no_memfn = no_memfn };
 	struct strv cmd = { 0 };
 	int ret;
 
@@ -116,7 +117,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: aecc [gcc options] [-c] [-o out] files...\n"
 		"  builds OUT (instrumented for tracing) and OUT.orig (its twin);\n"
-		"  -c builds objects that embed their twin. AECC_KEEP=1 keeps temporaries,\n"
+		"  -c builds objects that embed their twin. -fae-data: data addresses too\n"
+		"  (-fno-ae-memfn: memcpy, strlen... instrumented like other code, to\n"
+		"  measure what expanding them saves). AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }
 
@@ -139,6 +142,8 @@ int main(int argc, char **argv)
 			mode_c = 1;
 		} else if (!strcmp(a, "-fae-data")) {
 			data_mode = 1;
+		} else if (!strcmp(a, "-fno-ae-memfn")) {
+			no_memfn = 1;
 		} else if (!strcmp(a, "-S")) {
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {

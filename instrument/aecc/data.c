@@ -23,6 +23,7 @@
 #include <gelf.h>
 
 #include "data.h"
+#include "memfn.h"
 #include "xalloc.h"
 
 #define ALL	0x1ffffu
@@ -365,6 +366,13 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 			struct insn *x = &c->in[k];
 			uint32_t need = x->df.uses & ~with_records(&pl, k, pl.kin[k]);
 
+			/* a routine expanded offline needs its arguments only,
+			 * and a call past its argument records makes them known */
+			if (x->memfn_body)
+				need = 0;
+			if (x->memfn_call)
+				need |= ae_memfn_args(x->memfn_call) & ~with_records(&pl, k, pl.kin[k]);
+
 			if (need & FS_BIT) {
 				x->rec_before |= FS_BIT;
 				need &= ~FS_BIT;
@@ -388,6 +396,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		if (++rounds > 64 && added && !ret)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
+	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
 	/* AECC_DATA_DEBUG=1: per instruction, its first predecessor, the

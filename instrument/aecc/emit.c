@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "memfn.h"
 #include "regs.h"
 #include "xalloc.h"
 
@@ -203,6 +204,10 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 				}
 			}
 		}
+		/* callers that made the arguments known enter here */
+		if (c->in[k].memfn && c->in[k].memfn_body)
+			fprintf(f, "\t.globl\t%s\n%s:\n", ae_memfn_args_label(c->in[k].memfn, numbuf, sizeof(numbuf)),
+				numbuf);
 		fprintf(f, ".Laei%d:\n", k);
 		/* the instruction itself (taken edge may go through a stub) */
 		{
@@ -234,6 +239,9 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					o.stub = ae_xrealloc(o.stub, o.capstubs * sizeof(char *));
 				}
 				o.stub[o.nstubs++] = buf;
+			} else if (c->in[k].memfn_call) {
+				fprintf(f, "\tcall\t%s\n",
+					ae_memfn_args_label(c->in[k].memfn_call, numbuf, sizeof(numbuf)));
 			} else {
 				fprintf(f, "\t%s\n", s->text);
 			}

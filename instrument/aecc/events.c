@@ -11,6 +11,7 @@
 #include "cfg.h"
 #include "data.h"
 #include "events.h"
+#include "memfn.h"
 #include "place.h"
 #include "xalloc.h"
 
@@ -43,7 +44,7 @@ static void make_pred_events(struct ae_ctx *c)
 		int m, cnt[2] = { 0, 0 }, side;
 		char *set[2];
 
-		if (x->kind != IK_JCC)
+		if (x->kind != IK_JCC || x->memfn_body)
 			continue;
 		m = c->compn[c->comp[p]] + 1;
 		for (int j = 0; j < 2; j++) {
@@ -80,6 +81,20 @@ void ae_make_events(struct ae_ctx *c)
 		struct insn *x = &c->in[k];
 		int w = c->compw[c->comp[k]];
 
+		/* a routine traced by its arguments: their records at the
+		 * entry, its result before every ret, nothing else */
+		if (x->memfn_body) {
+			const struct insn *e = &c->in[x->memfn_body - 1];
+			int rw = ae_memfn_result_width(e->memfn);
+
+			if (x->memfn) {
+				ae_data_events(c, k, add_event);
+				add_event(c, k, AE_EV_EXPAND, rw, 0, x->memfn, 0);
+			}
+			if (x->kind == IK_RET && rw)
+				add_event(c, k, AE_EV_VAL, rw, AE_VAL_REG, 0, 0);
+			continue;
+		}
 		/* before-witnesses: single-successor transfers */
 		for (int j = 0; j < x->nout; j++) {
 			struct edge *e = &c->e[x->out[j]];
@@ -89,6 +104,8 @@ void ae_make_events(struct ae_ctx *c)
 			if (x->kind == IK_JMP || x->kind == IK_RET)
 				add_event(c, k, AE_EV_WIT_BEFORE, w, 0, e->id, 0);
 		}
+		if (x->memfn_call)
+			add_event(c, k, AE_EV_ARGS_AT_CALL, 0, 0, x->memfn_call, 0);
 		if (x->setjmp_entry)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_SETJMP_SP, 0, 0);
 		if (x->rep)

@@ -28,6 +28,7 @@
 #include "emit.h"
 #include "events.h"
 #include "instrument.h"
+#include "memfn.h"
 #include "ir.h"
 #include "place.h"
 #include "run.h"
@@ -122,6 +123,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	memset(c, 0, sizeof(*c));
 	c->src = src_s;
 	c->data = o->data;
+	c->no_memfn = o->no_memfn;
 	buf = read_file(src_s, &len);
 	if (!buf)
 		return ae_err(c, 0, "cannot read: %s", strerror(errno));
@@ -146,6 +148,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	/* 2. the graph and the witnesses */
 	ae_build_graph(c);
 	ae_link_table_loads(c);
+	ae_memfn_plan(c);
 	if (c->data && ae_data_plan(c, &sc))
 		goto out;
 	if (ae_place(c))

@@ -8,6 +8,7 @@ struct ae_instr_opts {
 	const char *tmpdir;	/* scratch directory (exists) */
 	int verbose;
 	int data;		/* -fae-data: exact data address traces */
+	int no_memfn;		/* -fno-ae-memfn: no routine traced by its arguments */
 };
 
 /*

@@ -55,6 +55,11 @@ struct insn {
 	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
 	uint32_t rec_after;	/* registers recorded after it */
 	struct ae_df_op df;
+	/* routines traced by their arguments (-fae-data, memfn.c) */
+	int memfn;		/* entry of routine enum ae_memfn, else 0 */
+	int memfn_body;		/* 1 + the entry of the routine it belongs to */
+	int memfn_call;		/* a direct call entering routine memfn_call
+				 * past its argument records */
 	int nout;
 	int out[2];		/* edge indices */
 };
@@ -83,6 +88,7 @@ struct ae_ctx {
 	int *compn;		/* witnesses per component */
 	uint32_t objid;
 	int data;		/* -fae-data: record what data addresses need */
+	int no_memfn;		/* -fno-ae-memfn: memfn.c does nothing */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memfn.h"
 #include "scan.h"
 #include "xalloc.h"
 
@@ -178,6 +179,8 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				c->in[k].start_entry = 1;
 			if (name && !strcmp(name, "_Exit"))
 				c->in[k].exit_entry = 1;
+			if (name && c->data && !c->no_memfn)
+				c->in[k].memfn = ae_memfn_kind(name);
 		}
 	}
 }

@@ -19,6 +19,10 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 	FILE *f = fopen(path, "wb");
 	int ok;
 
+	for (int i = 0; i < c->nev; i++)
+		if (c->ev[i].kind == AE_EV_EXPAND || c->ev[i].kind == AE_EV_ARGS_AT_CALL)
+			hd.version = AE_SCHEMA_VERSION_EXPAND;
+
 	if (!f)
 		return ae_err(c, 0, "cannot create %s: %s", path, strerror(errno));
 	hd.size = sizeof(hd) + c->nev * sizeof(struct ae_event) +

@@ -41,6 +41,7 @@ CHECK_BUILD_TARGETS += real-programs
 CHECK_TARGETS	+= tests/host/real-programs.sh
 BENCH_TARGETS	+= bench/standalone-bench.sh
 BENCH_TARGETS	+= bench/data-bench.sh
+BENCH_TARGETS	+= bench/memfn-bench.sh
 
 # The data-traced musl (aecc -fae-data, issue 12): programs built with
 # -fae-data link it from build/musl-data; the compiler command is part of

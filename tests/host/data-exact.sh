@@ -16,6 +16,8 @@
 # one offset per handler (valgrind builds its own stack and signal
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
+# tests/data/signal_memfn.c: asynchronous signals inside expanded library
+# routines regenerate completely.
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -319,6 +321,40 @@ kinds() {
 	same_run access_kinds "$d"
 }
 
+# sigmemfn: tests/data/signal_memfn.c, a fast SIGALRM amid expanded
+# library routines (memcpy, memset, strlen; the handler calls two): the
+# traced run acts like its twin, the capture regenerates completely (each
+# handler entered after the routine it interrupted, every byte consumed),
+# and some signal did interrupt an expanded routine.
+sigmemfn() {
+	local d=$work/signal_memfn n
+	mkdir -p "$d/i" "$d/o"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/signal_memfn.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - signal_memfn: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out.aerun" 2>/dev/null)
+	(cd "$d/o" && $clean_env ./p >"$d/out.twin" 2>/dev/null)
+	if cmp -s "$d/out.aerun" "$d/out.twin" && grep -q 'ticked=1' "$d/out.twin"; then
+		echo "ok - signal_memfn: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
+	else
+		echo "not ok - signal_memfn: traced run and twin differ, or no signal" >>"$d/res"
+	fi
+	if AETRACE_DEBUG=1 timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" 2>"$d/err" >/dev/null; then
+		n=$(grep -c 'signal interrupted the expanded routine' "$d/err")
+		if [ "$n" -gt 0 ]; then
+			echo "ok - signal_memfn: regenerated completely, $n signals inside expanded routines" >>"$d/res"
+		else
+			echo "not ok - signal_memfn: regenerated, but no signal landed inside an expanded routine" >>"$d/res"
+		fi
+	else
+		{ echo "not ok - signal_memfn: regen failed"; grep -v '^aetrace: .*\(reg \|signal \|setjmp\|longjmp\)' "$d/err" | head -3 | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -f "$d/t.zst" "$d/err"
+}
+
 # workload NAME ARGS...: a forking or threaded program (tests/workload/)
 # built with -fae-data: every task regenerates with every data address (a
 # child's %rsp comes from the record after its fork/clone system call), and
@@ -381,14 +417,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload kinds sigmemfn stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -342,6 +342,65 @@ static int flip_a_predicate(struct ae_ctx *c)
 	return 0;
 }
 
+/*
+ * -fae-data: a byte-loop strlen is traced by its argument (AE_EV_EXPAND,
+ * %rdi before its entry, %rax before its ret, nothing else in its body);
+ * a memset with a system call in it is not (instrumented as usual); a
+ * direct call of strlen enters past its records (AE_EV_ARGS_AT_CALL).
+ */
+static const char memfn_asm[] =
+	"\t.text\n\t.globl\tstrlen\n\t.type\tstrlen, @function\n"
+	"strlen:\n\tmovq\t%rdi, %rax\n"
+	".L30:\n\tcmpb\t$0, (%rax)\n\tje\t.L31\n\taddq\t$1, %rax\n\tjmp\t.L30\n"
+	".L31:\n\tsubq\t%rdi, %rax\n\tret\n"
+	"\t.globl\tmemset\n\t.type\tmemset, @function\n"
+	"memset:\n\ttestq\t%rdx, %rdx\n\tje\t.L33\n\tsyscall\n"
+	".L33:\n\tmovq\t%rdi, %rax\n\tret\n"
+	"\t.globl\tf\n\t.type\tf, @function\n"
+	"f:\n\tsubq\t$8, %rsp\n\tleaq\t(%rsp), %rdi\n\tcall\tstrlen\n\taddq\t$8, %rsp\n\tret\n";
+
+static void memfn_checks(const char *dir)
+{
+	char path[96], work[96];
+	struct ae_instr_opts o = { .tmpdir = work, .data = 1 };
+	struct ae_ctx c;
+	FILE *f;
+	int k, body_quiet = 1;
+	const struct ae_event *ev;
+
+	snprintf(path, sizeof(path), "%s/memfn.s", dir);
+	snprintf(work, sizeof(work), "%s/memfn.d", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(memfn_asm, f) < 0 || fclose(f) || mkdir(work, 0700) ||
+	    ae_analyze(&c, path, &o)) {
+		result(0, "%s", "memfn", "aecc -fae-data analyses it");
+		return;
+	}
+	k = insn_with(&c, "movq\t%rdi, %rax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_EXPAND, 0) : NULL;
+	result(ev && ev->a == AE_MEMFN_STRLEN && ev->width == 8, "%s", "memfn",
+	       "strlen's entry is expanded, with an 8-byte result");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 7, "%s", "memfn", "strlen records %rdi at its entry");
+	for (int i = 0; i < c.nev; i++) {
+		const struct insn *x = &c.in[c.ev[i].insn];
+
+		if (x->memfn_body && c.ev[i].insn != (uint32_t)k &&
+		    !(x->kind == IK_RET && c.ev[i].kind == AE_EV_VAL && c.ev[i].a == 0))
+			body_quiet = 0;
+	}
+	result(body_quiet, "%s", "memfn", "strlen's body has no event but %rax before its ret");
+	k = insn_with(&c, "testq\t%rdx, %rdx");
+	result(k >= 0 && !event_at(&c, k, AE_EV_EXPAND, -1) &&
+	       event_at(&c, insn_with(&c, "je\t.L33"), AE_EV_PRED, -1), "%s", "memfn",
+	       "a memset with a system call is instrumented as usual");
+	k = insn_with(&c, "call\tstrlen");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_ARGS_AT_CALL, 0) : NULL;
+	result(ev && ev->a == AE_MEMFN_STRLEN, "%s", "memfn",
+	       "a direct call of strlen enters past its argument records");
+	ae_ctx_free(&c);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
@@ -386,6 +445,7 @@ int main(void)
 			t->values(t->name, &c);
 		ae_ctx_free(&c);
 	}
+	memfn_checks(dir);
 	{
 		char cmd[64];
 
