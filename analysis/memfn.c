@@ -25,9 +25,9 @@
 #define PAGE	4096ull
 /* Data memory is mapped in chunks (a page where a chunk would overlap
  * code): unicorn (QEMU) asserts beyond 4096 regions, so one run maps at
- * most MAX_MAPS (128 MiB); more is an error, never an abort. */
+ * most MAX_MAPS (512 MiB); more is an error, never an abort. */
 #define CHUNK	(256 * 1024ull)
-#define MAX_MAPS	512
+#define MAX_MAPS	2048
 
 /* One data mapping of the current run, backed by buf (CHUNK bytes). */
 struct map {
@@ -204,6 +204,8 @@ struct ae_memfn_emu *ae_memfn_emu_new(const struct ae_memfn_code *code, int ncod
 	u = uc_open(UC_ARCH_X86, UC_MODE_64, &e->uc);
 	if (u != UC_ERR_OK) {
 		snprintf(err, errlen, "unicorn: %s", uc_strerror(u));
+		free(e->maps);
+		free(e->pool);
 		free(e);
 		return NULL;
 	}
@@ -310,7 +312,7 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 	}
 	uc_reg_read(e->uc, UC_X86_REG_RIP, &rip);
 	if (e->failed) {
-		snprintf(err, errlen, "cannot map memory at %#llx (one expanded call may touch %llu MiB: corrupt arguments?)",
+		snprintf(err, errlen, "cannot map memory at %#llx: an expanded call may touch at most %llu MiB (the expander's limit: corrupt arguments, or a larger copy; build with aecc -fno-ae-memfn to trace it)",
 			 (unsigned long long)e->fail_addr, MAX_MAPS * CHUNK >> 20);
 		ret_val = -1;
 	} else if (u != UC_ERR_OK) {

@@ -894,7 +894,11 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		mem.fill = mem.mark == 1 ? 2 : 1;
 		mem.has_mark = res != 0;
 		mem.mark_addr = res;
-		limit = regs.v[2];
+		/* found: the scan stopped there, whatever n (strnlen's is
+		 * often SIZE_MAX) */
+		limit = res ? res - regs.v[7] : regs.v[2];
+		if (res && (res < regs.v[7] || res - regs.v[7] >= regs.v[2]))
+			return rerr(g, pc, "corrupt trace: memchr's recorded place is outside its range");
 		break;
 	default:
 		limit = regs.v[2];

@@ -27,6 +27,7 @@
 static int verbose;
 static int data_mode;	/* -fae-data */
 static int no_memfn;	/* -fno-ae-memfn: library routines instrumented as usual */
+static int memfn_lib;	/* -fae-memfn-lib: this is the C library (musl-data) */
 
 static char tmpdir[PATH_MAX];
 
@@ -68,7 +69,8 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 {
 	char s_file[PATH_MAX], work[PATH_MAX];
 	const char *e = ext(src);
-	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode, .no_memfn = no_memfn };
+	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode, .no_memfn = no_memfn,
+				    .memfn_lib = memfn_lib };
 	struct strv cmd = { 0 };
 	int ret;
 
@@ -119,7 +121,9 @@ static void usage(void)
 		"  builds OUT (instrumented for tracing) and OUT.orig (its twin);\n"
 		"  -c builds objects that embed their twin. -fae-data: data addresses too\n"
 		"  (-fno-ae-memfn: memcpy, strlen... instrumented like other code, to\n"
-		"  measure what expanding them saves). AECC_KEEP=1 keeps temporaries,\n"
+		"  measure what expanding them saves; -fae-memfn-lib: the objects are\n"
+		"  the C library, whose global memcpy, strlen... are expanded).\n"
+		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }
 
@@ -144,6 +148,8 @@ int main(int argc, char **argv)
 			data_mode = 1;
 		} else if (!strcmp(a, "-fno-ae-memfn")) {
 			no_memfn = 1;
+		} else if (!strcmp(a, "-fae-memfn-lib")) {
+			memfn_lib = 1;
 		} else if (!strcmp(a, "-S")) {
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {

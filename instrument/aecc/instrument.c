@@ -124,6 +124,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	c->src = src_s;
 	c->data = o->data;
 	c->no_memfn = o->no_memfn;
+	c->memfn_lib = o->memfn_lib;
 	buf = read_file(src_s, &len);
 	if (!buf)
 		return ae_err(c, 0, "cannot read: %s", strerror(errno));

@@ -89,6 +89,7 @@ struct ae_ctx {
 	uint32_t objid;
 	int data;		/* -fae-data: record what data addresses need */
 	int no_memfn;		/* -fno-ae-memfn: memfn.c does nothing */
+	int memfn_lib;		/* -fae-memfn-lib: global memcpy... are bodies */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

@@ -179,7 +179,10 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				c->in[k].start_entry = 1;
 			if (name && !strcmp(name, "_Exit"))
 				c->in[k].exit_entry = 1;
-			if (name && c->data && !c->no_memfn)
+			/* only the C library's own (global) routines: a
+			 * program's function of the same name is its own */
+			if (name && c->data && !c->no_memfn && c->memfn_lib &&
+			    GELF_ST_BIND(sym.st_info) != STB_LOCAL)
 				c->in[k].memfn = ae_memfn_kind(name);
 		}
 	}

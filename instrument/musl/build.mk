@@ -48,7 +48,7 @@ BENCH_TARGETS	+= bench/memfn-bench.sh
 # the cache key, so it is a separate cache entry.
 .PHONY: musl-data
 musl-data: $(BIN)/aecc | $(OBJ)
-	$(Q)AE_CACHE='$(AE_CACHE)' MUSL_CC='$(BIN)/aecc -fae-data' \
+	$(Q)AE_CACHE='$(AE_CACHE)' MUSL_CC='$(BIN)/aecc -fae-data -fae-memfn-lib' \
 		MUSL_CC_DEPS='$(AE_MUSL_CC_DEPS)' MUSL_LINK='$(OBJ)/musl-data' \
 		MUSL_LOG='$(OBJ)/musl-data-build.log' V='$(V)' \
 		$(TOP)/instrument/musl/build-musl.sh

@@ -124,7 +124,7 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	# memcpy, up to its alignment) may change and regenerate the same,
 	# correct trace: only crashes and hangs are failures here. Low bits
 	# are flipped: a size made huge would emulate up to the expander's
-	# 128 MiB limit (tens of seconds) before its error.
+	# 512 MiB limit (a minute) before its error.
 	len=$("$top/build/tests/trace_mutate" --data-len dt.zst)
 	bad=0 detected=0 same=0
 	for i in $(seq 1 16); do

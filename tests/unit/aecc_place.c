@@ -362,7 +362,7 @@ static const char memfn_asm[] =
 static void memfn_checks(const char *dir)
 {
 	char path[96], work[96];
-	struct ae_instr_opts o = { .tmpdir = work, .data = 1 };
+	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = 1 };
 	struct ae_ctx c;
 	FILE *f;
 	int k, body_quiet = 1;
