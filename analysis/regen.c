@@ -17,6 +17,7 @@
  * matching SIGRETURN marker, after the sigreturn syscall of __restore_rt.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -932,6 +933,20 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		ip = mk_ip(g, k);
 		if (ip < x.lo || ip > x.hi)
 			break;
+		/*
+		 * A fault there: the routine stopped at an instruction the
+		 * emulation on accessible memory cannot find (and may never
+		 * return); what it emitted past the fault never ran.
+		 */
+		if (k->m.arg2 == SIGSEGV || k->m.arg2 == SIGBUS ||
+		    k->m.arg2 == SIGFPE || k->m.arg2 == SIGILL) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg),
+				 "signal %u (a fault) inside an expanded library routine at %#llx: not regenerated exactly (build with aecc -fno-ae-memfn)",
+				 k->m.arg2, (unsigned long long)ip);
+			return rerr(g, pc, msg);
+		}
 		if (g->debug)
 			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
 				g->name, (unsigned long long)ip);

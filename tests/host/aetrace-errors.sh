@@ -151,4 +151,42 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 else
 	ok "expanded routines # SKIP no data-traced musl (make musl-data) or memfns did not build"
 fi
+
+# A fault inside an expanded routine (memcpy into an inaccessible page,
+# the handler leaves by siglongjmp): the emulation on accessible memory
+# cannot stop where the routine did, so regen must refuse, naming the
+# routine's fault, instead of a trace with instructions that never ran.
+cat > fault.c <<'EOF'
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static sigjmp_buf jb;
+static void on_segv(int sig) { siglongjmp(jb, 1); }
+
+int main(void)
+{
+	static char src[8192];
+	char *p = mmap(0, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile size_t n = 4096;
+
+	if (p == MAP_FAILED || mprotect(p + 8192, 4096, PROT_NONE))
+		return 1;
+	signal(SIGSEGV, on_segv);
+	if (!sigsetjmp(jb, 1))
+		memcpy(p + 6144, src, n);
+	puts("faulted");
+	return 0;
+}
+EOF
+if [ -e "$top/build/musl-data/lib/libc.a" ] &&
+   "$top/bin/aecc" -fae-data -O2 -o fp fault.c &&
+   "$top/bin/aerun" -q -o ft.zst -- ./fp >/dev/null; then
+	expect_error "a fault inside an expanded memcpy" "signal 11 .a fault. inside an expanded library routine" \
+		"$top/bin/aetrace" regen --format=lackey ft.zst fp
+else
+	ok "fault inside an expanded routine # SKIP no data-traced musl or the program did not build"
+fi
 echo "1..$n"
