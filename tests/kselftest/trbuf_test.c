@@ -1254,6 +1254,22 @@ TEST_F_TIMEOUT(trbuf, markers_lossless_small_area, 900)
 			  self->c.subbufs);
 }
 
+/* Stall the consumer 3 s; then how many of the n tasks still run? */
+static int held_after_stall(const pid_t *pids, int n)
+{
+	int p, held = 0;
+
+	usleep(3000000);
+	for (p = 0; p < n; p++) {
+		siginfo_t si = { 0 };
+
+		if (!waitid(P_PID, pids[p], &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    !si.si_pid)
+			held++;
+	}
+	return held;
+}
+
 /*
  * Invariant 5, the case the area reserve alone cannot cover: the consumer
  * is stalled while traced tasks only sleep in a loop, so every switch-in
@@ -1295,14 +1311,7 @@ TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_sleepers, 900)
 	}
 	ASSERT_EQ(0, consumer_map(&self->c));
 	/* stalled: NAPS naps take far less than this when nothing holds */
-	usleep(3000000);
-	for (p = 0; p < NPROC; p++) {
-		siginfo_t si = { 0 };
-
-		if (!waitid(P_PID, pids[p], &si, WEXITED | WNOHANG | WNOWAIT) &&
-		    !si.si_pid)
-			held++;
-	}
+	held = held_after_stall(pids, NPROC);
 	EXPECT_EQ(0, consume(&self->c, pids, NPROC, NULL));
 	EXPECT_EQ(0, verify(_metadata, &self->c));
 	st = get_status(self->c.fd);
@@ -1389,14 +1398,7 @@ TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_signals_forks, 900)
 	}
 	ASSERT_EQ(0, consumer_map(&self->c));
 	/* stalled: the loops take far less than this when nothing holds */
-	usleep(3000000);
-	for (p = 0; p < NPROC; p++) {
-		siginfo_t si = { 0 };
-
-		if (!waitid(P_PID, pids[p], &si, WEXITED | WNOHANG | WNOWAIT) &&
-		    !si.si_pid)
-			held++;
-	}
+	held = held_after_stall(pids, NPROC);
 	EXPECT_EQ(0, consume(&self->c, pids, NPROC, NULL));
 	EXPECT_EQ(0, verify(_metadata, &self->c));
 	st = get_status(self->c.fd);
