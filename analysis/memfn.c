@@ -2,15 +2,17 @@
 /*
  * memfn.c - the expander's emulator (memfn.h): libunicorn runs the
  * twin's code of a routine traced by its arguments (memcpy, memmove,
- * memset, strlen) so that the regenerator can report exactly the
- * instructions and accesses it executes natively.
+ * memset, strlen, ..., the compares) so that the regenerator can report
+ * exactly the instructions and accesses it executes natively.
  *
  * Why this is exact: the routines' control flow and addresses depend on
- * their arguments and, for strlen, on where the first zero byte is, never
- * on other memory content. So any memory with the same zero byte yields
- * the same instructions and addresses: every page the routine touches is
- * mapped on first use and filled with a nonzero byte, with the recorded
- * mark (strlen's terminator) in place. The code pages are the twin's
+ * their arguments and, for strlen, on where the first zero byte is (a
+ * compare: on which bytes of the two areas are equal or zero, up to where
+ * it stops), never on other memory content. So any memory with the same
+ * zero byte yields the same instructions and addresses: every page the
+ * routine touches is mapped on first use and filled with a nonzero byte,
+ * with the recorded marks (strlen's terminator; a compare's two bytes
+ * where it stopped) in place. The code pages are the twin's
  * text, whose content never changes. Data memory is unmapped after each
  * run, so one call's writes (memset with zero) cannot reach the next.
  */
@@ -19,6 +21,8 @@
 #include <string.h>
 
 #include <unicorn/unicorn.h>
+
+#include <aetrace/schema.h>
 
 #include "memfn.h"
 
@@ -118,8 +122,9 @@ static int map_at(struct ae_memfn_emu *e, uint64_t addr)
 	if (!x->buf)
 		return -1;
 	memset(x->buf, m->fill, len);
-	if (m->has_mark && m->mark_addr >= lo && m->mark_addr < lo + len)
-		x->buf[m->mark_addr - lo] = m->mark;
+	for (int i = 0; i < m->nmarks; i++)
+		if (m->mark[i].addr >= lo && m->mark[i].addr < lo + len)
+			x->buf[m->mark[i].addr - lo] = m->mark[i].val;
 	if (uc_mem_map_ptr(e->uc, lo, len, UC_PROT_READ | UC_PROT_WRITE, x->buf) != UC_ERR_OK) {
 		e->pool[e->npool++] = x->buf;
 		return -1;
@@ -278,8 +283,8 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 		     char *err, size_t errlen)
 {
 	uint64_t sp = regs->v[4], rip = 0, flags = 0x2;
-	uint8_t saved = 0;
-	int mark_in_code = 0, ret_val = 0;
+	uint8_t saved[2] = { 0, 0 };
+	int in_code[2] = { 0, 0 }, ret_val = 0;
 	uc_err u;
 
 	e->mem = mem;
@@ -287,13 +292,14 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 	e->ctx = ctx;
 	e->stopped = 0;
 	e->failed = 0;
-	/* the mark in a code page (a string in the text): the bytes there
+	/* a mark in a code page (a string in the text): the bytes there
 	 * are the real ones; it is written anyway and put back after */
-	if (mem->has_mark && is_code_page(e, mem->mark_addr / PAGE * PAGE)) {
-		mark_in_code = 1;
-		uc_mem_read(e->uc, mem->mark_addr, &saved, 1);
-		uc_mem_write(e->uc, mem->mark_addr, &mem->mark, 1);
-	}
+	for (int i = 0; i < mem->nmarks && i < 2; i++)
+		if (is_code_page(e, mem->mark[i].addr / PAGE * PAGE)) {
+			in_code[i] = 1;
+			uc_mem_read(e->uc, mem->mark[i].addr, &saved[i], 1);
+			uc_mem_write(e->uc, mem->mark[i].addr, &mem->mark[i].val, 1);
+		}
 	if (ensure(e, sp, 8) || uc_mem_write(e->uc, sp, &ret, 8) != UC_ERR_OK) {
 		snprintf(err, errlen, "cannot map the stack at %#llx", (unsigned long long)sp);
 		ret_val = -1;
@@ -327,8 +333,92 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 		read_regs(e, regs);
 	}
 out:
-	if (mark_in_code)
-		uc_mem_write(e->uc, mem->mark_addr, &saved, 1);
+	for (int i = 1; i >= 0; i--)
+		if (in_code[i])
+			uc_mem_write(e->uc, mem->mark[i].addr, &saved[i], 1);
 	reset(e);
 	return ret_val;
+}
+
+/* The byte a run on memory m reads at addr (the later mark wins, as in
+ * map_at() and ae_memfn_emu_run()). */
+static uint8_t mem_byte(struct ae_memfn_emu *e, const struct ae_memfn_mem *m, uint64_t addr)
+{
+	uint8_t b = m->fill;
+
+	if (is_code_page(e, addr / PAGE * PAGE))
+		uc_mem_read(e->uc, addr, &b, 1);
+	for (int i = 0; i < m->nmarks; i++)
+		if (m->mark[i].addr == addr)
+			b = m->mark[i].val;
+	return b;
+}
+
+/* Scan m as the instrumentation scans real memory (aecc emit.c
+ * emit_cmp_stop()), at most max + 1 bytes: the stop record. */
+static uint64_t cmp_scan(struct ae_memfn_emu *e, const struct ae_memfn_mem *m, int kind,
+			 uint64_t l, uint64_t r, uint64_t n, uint64_t max)
+{
+	uint64_t k = 0, bl = 0, br = 0;
+
+	if (kind == AE_MEMFN_STRNCMP && !n)
+		return 0;
+	for (;; k++) {
+		if (kind == AE_MEMFN_MEMCMP && k >= n) {
+			bl = br = 0;
+			break;
+		}
+		bl = mem_byte(e, m, l + k);
+		br = mem_byte(e, m, r + k);
+		if (kind == AE_MEMFN_STRNCMP && k + 1 >= n)
+			break;
+		if (kind != AE_MEMFN_MEMCMP && !bl)
+			break;
+		if (bl != br || k > max)
+			break;
+	}
+	return k | bl << 48 | br << 56;
+}
+
+int ae_memfn_cmp_mem(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, uint64_t n,
+		     uint64_t stop, struct ae_memfn_mem *m, uint64_t *limit, uint32_t *result,
+		     char *err, size_t errlen)
+{
+	uint64_t k = AE_MEMFN_STOP_K(stop);
+	uint8_t bl = AE_MEMFN_STOP_L(stop), br = AE_MEMFN_STOP_R(stop);
+	uint8_t fills[3] = { 1, bl, br };
+	int reads_k = kind == AE_MEMFN_MEMCMP ? k < n : kind == AE_MEMFN_STRNCMP ? n != 0 : 1;
+
+	if (kind != AE_MEMFN_MEMCMP && kind != AE_MEMFN_STRCMP && kind != AE_MEMFN_STRNCMP) {
+		snprintf(err, errlen, "routine %d is not a compare", kind);
+		return -1;
+	}
+	/* both areas must fit the expander's memory */
+	if (k >= MAX_MAPS * CHUNK / 2) {
+		snprintf(err, errlen, "a compare of %llu bytes: an expanded call may touch at most %llu MiB (the expander's limit: corrupt record, or a larger compare; build with aecc -fno-ae-memfn to trace it)",
+			 (unsigned long long)k, MAX_MAPS * CHUNK >> 20);
+		return -1;
+	}
+	memset(m, 0, sizeof(*m));
+	if (reads_k) {
+		m->nmarks = 2;
+		m->mark[0].addr = l + k;
+		m->mark[0].val = bl;
+		m->mark[1].addr = r + k;
+		m->mark[1].val = br;
+	}
+	for (int i = 0; i < 3; i++) {
+		m->fill = fills[i];
+		if (!m->fill && kind != AE_MEMFN_MEMCMP)
+			continue;
+		if (cmp_scan(e, m, kind, l, r, n, k) != stop)
+			continue;
+		*limit = k + 1;
+		*result = reads_k ? (uint32_t)((int)bl - (int)br) : 0;
+		return 0;
+	}
+	snprintf(err, errlen, "corrupt trace: no memory stops a compare (routine %d) of %#llx and %#llx, n %llu, at byte %llu with %#x, %#x as recorded",
+		 kind, (unsigned long long)l, (unsigned long long)r, (unsigned long long)n,
+		 (unsigned long long)k, bl, br);
+	return -1;
 }

@@ -24,13 +24,17 @@ struct ae_memfn_code {
 	size_t len;
 };
 
-/* Synthetic memory: every byte is `fill` except, when has_mark, the byte
- * at mark_addr, which is `mark` (strlen: nonzero up to the terminator). */
+/* Synthetic memory: every byte is `fill` except the nmarks bytes
+ * mark[i].addr, which are mark[i].val (the later one where two meet;
+ * strlen: nonzero up to the terminator; a compare: equal bytes up to
+ * where it stops, and there the recorded ones). */
 struct ae_memfn_mem {
 	uint8_t fill;
-	uint8_t has_mark;
-	uint8_t mark;
-	uint64_t mark_addr;
+	uint8_t nmarks;
+	struct {
+		uint64_t addr;
+		uint8_t val;
+	} mark[2];
 };
 
 /* Called before each instruction at pc with the registers it starts
@@ -52,6 +56,21 @@ void ae_memfn_emu_free(struct ae_memfn_emu *e);
 int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 		     struct ae_df_state *regs, const struct ae_memfn_mem *mem,
 		     uint64_t limit, ae_memfn_insn_fn fn, void *ctx,
+		     char *err, size_t errlen);
+
+/*
+ * The synthetic memory for compare `kind` (enum ae_memfn: memcmp, strcmp,
+ * strncmp) of the areas at l and r (n: the bound, for memcmp and
+ * strncmp) that stopped as `stop` records (schema.h AE_MEMFN_STOP_*):
+ * a fill and the two recorded bytes, checked by scanning it as the
+ * instrumentation scanned the real memory (overlapping areas may need
+ * the fill to be one of the recorded bytes). *limit: how many bytes of
+ * each area the routine reads; *result: what it returns (its low 32
+ * bits). Returns 0, or -1 with a message in err (corrupt record, or no
+ * memory reproduces it).
+ */
+int ae_memfn_cmp_mem(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, uint64_t n,
+		     uint64_t stop, struct ae_memfn_mem *m, uint64_t *limit, uint32_t *result,
 		     char *err, size_t errlen);
 
 #endif

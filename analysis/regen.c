@@ -839,6 +839,40 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	return 0;
 }
 
+/* The AE_EV_EXPAND event of instruction d, NULL if none. */
+static const struct ae_rev *expand_event(const struct ae_dinsn *d)
+{
+	for (int i = 0; i < d->nev; i++)
+		if (d->ev[i].kind == AE_EV_EXPAND)
+			return &d->ev[i];
+	return NULL;
+}
+
+/*
+ * A compare's entry (AE_EV_EXPAND e at pc) reads both areas before it
+ * writes its stop record: a fault delivered there, before that record,
+ * is the routine's own fault at a byte the emulation cannot find.
+ * Returns 0, or -1 after the error.
+ */
+static int cmp_entry_fault(struct ae_regen *g, const struct ae_rev *e, uint64_t pc)
+{
+	struct ae_smk *k;
+	char msg[160];
+
+	if (!e || !ae_memfn_is_cmp(e->a))
+		return 0;
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	k = next_mk(g);
+	if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos || mk_ip(g, k) != pc ||
+	    (k->m.arg2 != SIGSEGV && k->m.arg2 != SIGBUS))
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "signal %u (a fault) inside an expanded library routine (reading a compare's operands) at %#llx: not regenerated exactly (build with aecc -fno-ae-memfn)",
+		 k->m.arg2, (unsigned long long)pc);
+	return rerr(g, pc, msg);
+}
+
 /*
  * The routine entered at pc, traced by its arguments (AE_EV_EXPAND e):
  * its argument records were read before it; read its result record,
@@ -852,6 +886,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	struct ae_memfn_emu *emu = ae_program_memfn(g->p);
 	struct ae_memfn_mem mem = { .fill = 1 };
 	struct expansion x = { .g = g, .entry = pc, .lo = UINT64_MAX };
+	uint32_t cmp_res = 0;
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	uint64_t res = 0, limit, ret;
@@ -864,6 +899,8 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		return rerr(g, pc, "an expanded routine entered with an empty call stack");
 	if ((g->ds.known & need) != need)
 		return rerr(g, pc, "an expanded routine's arguments are not in the trace");
+	if (cmp_entry_fault(g, e, pc))
+		return -1;
 	if (e->width) {
 		if (consume(g, e->width, &res, pc))
 			return -1;
@@ -879,27 +916,36 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	switch (e->a) {
 	case AE_MEMFN_STRLEN:
 		/* nonzero bytes, the terminator at the recorded length */
-		mem.has_mark = 1;
-		mem.mark_addr = regs.v[7] + res;
+		mem.nmarks = 1;
+		mem.mark[0].addr = regs.v[7] + res;
 		limit = res;
 		break;
 	case AE_MEMFN_STPCPY:
 		/* the source's terminator where dest's end was returned */
-		mem.has_mark = 1;
-		mem.mark_addr = regs.v[6] + (res - regs.v[7]);
+		mem.nmarks = 1;
+		mem.mark[0].addr = regs.v[6] + (res - regs.v[7]);
 		limit = res - regs.v[7];
 		break;
 	case AE_MEMFN_MEMCHR:
 		/* no byte equal to c, but at the returned place */
-		mem.mark = (uint8_t)regs.v[6];
-		mem.fill = mem.mark == 1 ? 2 : 1;
-		mem.has_mark = res != 0;
-		mem.mark_addr = res;
+		mem.mark[0].val = (uint8_t)regs.v[6];
+		mem.fill = mem.mark[0].val == 1 ? 2 : 1;
+		mem.nmarks = res != 0;
+		mem.mark[0].addr = res;
 		/* found: the scan stopped there, whatever n (strnlen's is
 		 * often SIZE_MAX) */
 		limit = res ? res - regs.v[7] : regs.v[2];
 		if (res && (res < regs.v[7] || res - regs.v[7] >= regs.v[2]))
 			return rerr(g, pc, "corrupt trace: memchr's recorded place is outside its range");
+		break;
+	case AE_MEMFN_MEMCMP:
+	case AE_MEMFN_STRCMP:
+	case AE_MEMFN_STRNCMP:
+		/* equal bytes up to the recorded stop, the recorded ones there */
+		if (ae_memfn_cmp_mem(emu, e->a, regs.v[7], regs.v[6],
+				     e->a == AE_MEMFN_STRCMP ? 0 : regs.v[2], res, &mem,
+				     &limit, &cmp_res, err, sizeof(err)))
+			return rerr(g, pc, err);
 		break;
 	default:
 		limit = regs.v[2];
@@ -914,7 +960,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		return rerr(g, pc, err);
 	if (r || x.err)
 		return -1;
-	if (e->width && regs.v[0] != res)
+	if (ae_memfn_is_cmp(e->a) ? (uint32_t)regs.v[0] != cmp_res : e->width && regs.v[0] != res)
 		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
 	/*
 	 * A signal that interrupted the routine (its bytes come next, its ip
@@ -976,6 +1022,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 
 		if (!d)
 			return rerr(g, pc, "execution left the twin's code");
+		if (cmp_entry_fault(g, expand_event(d), pc))
+			return -1;
 		r = at_insn(g, pc);
 		if (r < 0)
 			return g->stop ? 0 : -1;

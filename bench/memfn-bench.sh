@@ -2,8 +2,8 @@
 # What expanding library routines saves (issue 12 item 3): the same
 # workloads as bench/data-bench.sh (Lua queens.lua 7 1, bzip2 -c of 64 KiB)
 # and two corpus programs, built with -fae-data twice: as usual (memcpy,
-# memmove, memset, strlen, stpcpy and memchr traced by their arguments and
-# expanded by aetrace) and with -fno-ae-memfn against a musl built the same
+# memmove, memset, strlen, stpcpy, memchr and the compares traced by
+# their arguments and expanded by aetrace) and with -fno-ae-memfn against a musl built the same
 # way (build/musl-data-plain), where those routines are instrumented like
 # any code. Raw trace bytes (DATA payload) per regenerated L+S+M record,
 # the expanded calls (`aetrace stats`), and a check that both builds
@@ -114,7 +114,7 @@ one corpus/memfns memfns /dev/null
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), Linux $(uname -r); command: \`bench/memfn-bench.sh\`"
 	echo "(byte counts of one run each, deterministic). Raw trace bytes (DATA payload of the"
 	echo "aerun capture) per regenerated L+S+M record, with the routines of issue 12 item 3"
-	echo "(memcpy, memmove, memset, strlen, stpcpy, memchr) traced by their arguments and"
+	echo "(memcpy, memmove, memset, strlen, stpcpy, memchr, memcmp, strcmp, strncmp) traced by their arguments and"
 	echo "expanded by aetrace, and without (\`aecc -fae-data -fno-ae-memfn\`, musl built the"
 	echo "same way). \"same\": both builds regenerate as many references and instructions,"
 	echo "and \`aetrace stats\` (no data records) as many instructions as \`aetrace regen\`."

@@ -55,7 +55,8 @@ enum ae_event_kind {
 	/* k is the entry of library routine `a` (enum ae_memfn), traced by
 	 * its arguments only (the AE_VAL_REG records before k); its body has
 	 * no events and the regenerator expands it. width: bytes of its
-	 * result record (%rax before every ret), 0 if none. (-fae-data) */
+	 * result record (%rax before every ret; a compare's stop record at
+	 * k, past the argument records), 0 if none. (-fae-data) */
 	AE_EV_EXPAND		= 9,
 	/* direct call k enters routine `a` (enum ae_memfn) past its
 	 * argument records: the caller's registers are the arguments (its
@@ -71,8 +72,32 @@ enum ae_memfn {
 	AE_MEMFN_STRLEN		= 4,	/* rdi; result: the length */
 	AE_MEMFN_STPCPY		= 5,	/* rdi, rsi; result: the end of dest */
 	AE_MEMFN_MEMCHR		= 6,	/* rdi, rsi, rdx; result: the byte or 0 */
-	AE_MEMFN_MAX		= 6,
+	/* compares: the record is their stop (AE_MEMFN_STOP_*), written at
+	 * the entry, where the instrumentation scans both areas */
+	AE_MEMFN_MEMCMP		= 7,	/* rdi, rsi, rdx */
+	AE_MEMFN_STRCMP		= 8,	/* rdi, rsi */
+	AE_MEMFN_STRNCMP	= 9,	/* rdi, rsi, rdx */
+	AE_MEMFN_MAX		= 9,
 };
+
+/*
+ * A compare's stop record (8 bytes): the index k where it stops (the
+ * first pair of bytes that differ, or for strcmp and strncmp the first
+ * terminator; memcmp: n when none differ; strncmp: at most n - 1) in
+ * bits 0-47, and the two bytes at k, of the first and the second area,
+ * in bits 48-55 and 56-63 (0 where the routine reads none: memcmp with
+ * k = n, strncmp with n = 0).
+ */
+#define AE_MEMFN_STOP_K(v)	((v) & ((1ull << 48) - 1))
+#define AE_MEMFN_STOP_L(v)	((uint8_t)((v) >> 48))
+#define AE_MEMFN_STOP_R(v)	((uint8_t)((v) >> 56))
+
+/* Is routine `kind` a compare (its record written at the entry)? */
+static inline int ae_memfn_is_cmp(int kind)
+{
+	return kind == AE_MEMFN_MEMCMP || kind == AE_MEMFN_STRCMP ||
+	       kind == AE_MEMFN_STRNCMP;
+}
 
 /* The registers (bit r: dataflow.h numbering) routine `kind` records at
  * its entry, 0 for no such routine; aecc and aetrace share this table. */
@@ -82,8 +107,11 @@ static inline uint32_t ae_memfn_args(int kind)
 	case AE_MEMFN_MEMCPY:
 	case AE_MEMFN_MEMMOVE:
 	case AE_MEMFN_MEMCHR:
+	case AE_MEMFN_MEMCMP:
+	case AE_MEMFN_STRNCMP:
 		return (1u << 7) | (1u << 6) | (1u << 2);	/* rdi, rsi, rdx */
 	case AE_MEMFN_STPCPY:
+	case AE_MEMFN_STRCMP:
 		return (1u << 7) | (1u << 6);			/* rdi, rsi */
 	case AE_MEMFN_MEMSET:
 		return (1u << 7) | (1u << 2);			/* rdi, rdx */
@@ -94,11 +122,12 @@ static inline uint32_t ae_memfn_args(int kind)
 	}
 }
 
-/* Bytes of the result record routine `kind` writes before every ret. */
+/* Bytes of the result record routine `kind` writes before every ret
+ * (a compare: its stop record, at the entry). */
 static inline int ae_memfn_result_width(int kind)
 {
 	return kind == AE_MEMFN_STRLEN || kind == AE_MEMFN_STPCPY ||
-	       kind == AE_MEMFN_MEMCHR ? 8 : 0;
+	       kind == AE_MEMFN_MEMCHR || ae_memfn_is_cmp(kind) ? 8 : 0;
 }
 
 enum ae_value_kind {

@@ -21,6 +21,7 @@ struct out {
 	FILE *f;
 	int nseq;
 	int nstub;
+	int ncmp;
 	/* pending taken-edge stubs of the current section */
 	char **stub;
 	int nstubs, capstubs;
@@ -79,6 +80,42 @@ static void emit_fsbase(struct out *o, const struct insn *x)
 		ae_reg64[scr], ae_reg64[scr]);
 	seq_end(o);
 	fprintf(o->f, "\tpopq\t%%%s\n\tleaq\t128(%%rsp), %%rsp\n", ae_reg64[scr]);
+}
+
+/*
+ * A compare's stop record (schema.h AE_MEMFN_STOP_*): at the routine's
+ * entry, scan both areas as musl's byte loops will (memcmp: while k < n
+ * and the bytes are equal; strcmp: and not a terminator; strncmp: up to
+ * n - 1) and record where the scan stops with the bytes there. Only
+ * registers the ABI kills at a call are used (%rax, %rcx, %r8, %r9) and
+ * the flags, so the sequence may compute: re-running it from its start
+ * (invariant 2) reads the same bytes again. It reads no byte the routine
+ * does not read, so it faults only where the routine would.
+ */
+static void emit_cmp_stop(struct out *o, int kind)
+{
+	FILE *f = o->f;
+	int n = o->ncmp++;
+
+	seq_begin(o);
+	fprintf(f, "\txorl\t%%eax, %%eax\n\txorl\t%%ecx, %%ecx\n\txorl\t%%r8d, %%r8d\n");
+	if (kind == AE_MEMFN_STRNCMP)
+		fprintf(f, "\ttestq\t%%rdx, %%rdx\n\tje\t.Laecmp%d_done\n", n);
+	fprintf(f, ".Laecmp%d_loop:\n", n);
+	if (kind == AE_MEMFN_MEMCMP)
+		fprintf(f, "\txorl\t%%ecx, %%ecx\n\txorl\t%%r8d, %%r8d\n"
+			"\tcmpq\t%%rdx, %%rax\n\tjae\t.Laecmp%d_done\n", n);
+	fprintf(f, "\tmovzbl\t(%%rdi,%%rax), %%ecx\n\tmovzbl\t(%%rsi,%%rax), %%r8d\n");
+	if (kind == AE_MEMFN_STRNCMP)
+		fprintf(f, "\tleaq\t1(%%rax), %%r9\n\tcmpq\t%%rdx, %%r9\n\tjae\t.Laecmp%d_done\n", n);
+	if (kind != AE_MEMFN_MEMCMP)
+		fprintf(f, "\ttestl\t%%ecx, %%ecx\n\tje\t.Laecmp%d_done\n", n);
+	fprintf(f, "\tcmpl\t%%r8d, %%ecx\n\tjne\t.Laecmp%d_done\n"
+		"\taddq\t$1, %%rax\n\tjmp\t.Laecmp%d_loop\n"
+		".Laecmp%d_done:\n"
+		"\tshlq\t$48, %%rcx\n\tshlq\t$56, %%r8\n\torq\t%%rcx, %%rax\n\torq\t%%r8, %%rax\n"
+		"\tmovq\t%%rax, (%%r15)\n\tleaq\t8(%%r15), %%r15\n", n, n, n);
+	seq_end(o);
 }
 
 static void flush_stubs(struct out *o)
@@ -208,6 +245,8 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 		if (c->in[k].memfn && c->in[k].memfn_body)
 			fprintf(f, "\t.globl\t%s\n%s:\n", ae_memfn_args_label(c->in[k].memfn, numbuf, sizeof(numbuf)),
 				numbuf);
+		if (c->in[k].memfn && c->in[k].memfn_body && ae_memfn_is_cmp(c->in[k].memfn))
+			emit_cmp_stop(&o, c->in[k].memfn);
 		fprintf(f, ".Laei%d:\n", k);
 		/* the instruction itself (taken edge may go through a stub) */
 		{

@@ -91,7 +91,7 @@ void ae_make_events(struct ae_ctx *c)
 				ae_data_events(c, k, add_event);
 				add_event(c, k, AE_EV_EXPAND, rw, 0, x->memfn, 0);
 			}
-			if (x->kind == IK_RET && rw)
+			if (x->kind == IK_RET && rw && !ae_memfn_is_cmp(e->memfn))
 				add_event(c, k, AE_EV_VAL, rw, AE_VAL_REG, 0, 0);
 			continue;
 		}

@@ -3,11 +3,13 @@
  * memfn.c - library routines traced by their arguments only (paper
  * section 5.1: bcopy's 268 bytes of trace become 12). With -fae-data,
  * musl's C memcpy, memmove, memset, strlen, stpcpy (under strcpy) and
- * memchr (under strnlen) write no witnesses and no register records in
- * their bodies: the argument registers are recorded at the entry, and
- * where the control flow also depends on memory content, the result that
- * decides it (strlen's length, the end stpcpy returns, the byte memchr
- * found) before every ret. The regenerator
+ * memchr (under strnlen), memcmp, strcmp and strncmp write no witnesses
+ * and no register records in their bodies: the argument registers are
+ * recorded at the entry, and where the control flow also depends on
+ * memory content, the result that decides it (strlen's length, the end
+ * stpcpy returns, the byte memchr found) before every ret; a compare's
+ * depends on both areas, so the entry scans them as the routine will and
+ * records where it stops and the two bytes there (emit.c). The regenerator
  * (analysis/memfn.c) expands such a call into the instruction and data
  * records the routine executes.
  */
@@ -29,6 +31,9 @@ static const struct {
 	{ "__stpcpy", AE_MEMFN_STPCPY },
 	{ "stpcpy", AE_MEMFN_STPCPY },
 	{ "memchr", AE_MEMFN_MEMCHR },
+	{ "memcmp", AE_MEMFN_MEMCMP },
+	{ "strcmp", AE_MEMFN_STRCMP },
+	{ "strncmp", AE_MEMFN_STRNCMP },
 };
 
 int ae_memfn_kind(const char *name)

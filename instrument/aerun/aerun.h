@@ -45,6 +45,7 @@ struct aerun_opts {
 	uint32_t subbuf_size;
 	uint32_t nr_subbufs;
 	int level;
+	int threads;	/* zstd worker threads (-T) */
 	int quiet;
 	int verbose;
 	const char *prog;		/* as given */

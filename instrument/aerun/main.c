@@ -5,7 +5,7 @@
  * (docs/INTERNALS.md, "Runtime entry", mode 2).
  *
  * usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]
- *              [-l level] [-q] [-v] [--] prog args...
+ *              [-l level] [-T threads] [-q] [-v] [--] prog args...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +36,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]\n"
-		"             [-l level] [-q] [-v] [--] prog [args...]\n"
+		"             [-l level] [-T threads] [-q] [-v] [--] prog [args...]\n"
 		"  -o FILE          write the trace container to FILE (default trace.zst)\n"
 		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
 		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
 		"  --subbufs N      number of sub-buffers (default 8; each live traced thread\n"
 		"                   holds one, so more than the threads alive at once)\n"
 		"  -l LEVEL         zstd level, -7 (fastest) .. 22 (default 1)\n"
+		"  -T THREADS       zstd worker threads (default 0: compress in aerun's\n"
+		"                   thread; more overlap compression with the program)\n"
 		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
 }
 
@@ -116,7 +118,7 @@ static int parse_args(struct aerun_opts *o, int argc, char **argv)
 	o->subbuf_size = 4u << 20;
 	o->nr_subbufs = 8;
 	o->level = 1;
-	while ((c = getopt_long(argc, argv, "+o:l:qvh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:l:T:qvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->out = optarg;
@@ -153,6 +155,19 @@ static int parse_args(struct aerun_opts *o, int argc, char **argv)
 				return -EINVAL;
 			}
 			o->level = (int)l;
+		}
+			break;
+		case 'T':
+		{
+			char *end;
+			long t = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || t < 0 || t > 64) {
+				fprintf(stderr, "aerun: -T '%s': need a number of zstd worker threads from 0 to 64\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->threads = (int)t;
 		}
 			break;
 		case 'q':
@@ -521,6 +536,7 @@ int main(int argc, char **argv)
 			return AERUN_EXIT_FAIL;
 		}
 		wo.level = a.o.level;
+		wo.threads = a.o.threads;
 		ret = ae_writer_open(&a.w, a.out_fd, &wo);
 		if (!ret)
 			ret = write_session(&a);

@@ -1,11 +1,15 @@
 /* Covers: the library routines data tracing expands from their arguments
  * (memcpy, memmove, memset, strlen, stpcpy under strcpy, memchr under
- * strnlen; issue 12 item 3) at many sizes and alignments: 0, 1, 7, 8, 15,
- * 16, 4095 bytes, unaligned source and destination, overlapping memmove
- * in both directions, strings that end right before an inaccessible
- * page, a zeroing memset followed by strlen on the same bytes, memchr
- * found and not found, for the byte 0, 1 and others. Called through
- * volatile pointers so that GCC neither inlines nor drops them. */
+ * strnlen, memcmp, strcmp, strncmp; issue 12 item 3) at many sizes and
+ * alignments: 0, 1, 7, 8, 15, 16, 4095 bytes, unaligned source and
+ * destination, overlapping memmove in both directions, strings that end
+ * right before an inaccessible page, a zeroing memset followed by strlen
+ * on the same bytes, memchr found and not found, for the byte 0, 1 and
+ * others; compares that stop at every place of a run, on a terminator of
+ * either string or both, at the bound, with bytes that differ in sign
+ * (0x80 and more), of overlapping and identical areas and of a literal.
+ * Called through volatile pointers so that GCC neither inlines nor drops
+ * them. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,6 +22,9 @@ static char *(*volatile p_strcpy)(char *, const char *) = strcpy;
 static char *(*volatile p_stpcpy)(char *, const char *) = stpcpy;
 static void *(*volatile p_memchr)(const void *, int, size_t) = memchr;
 static size_t (*volatile p_strnlen)(const char *, size_t) = strnlen;
+static int (*volatile p_memcmp)(const void *, const void *, size_t) = memcmp;
+static int (*volatile p_strcmp)(const char *, const char *) = strcmp;
+static int (*volatile p_strncmp)(const char *, const char *, size_t) = strncmp;
 
 static unsigned char src[8192 + 64], dst[8192 + 64];
 static const size_t sizes[] = { 0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100 };
@@ -144,6 +151,59 @@ int main(void)
 		p_memset(dst, 'p', 4096);
 		dst[4096] = 0;
 		h = h * 3 + (unsigned)(p_stpcpy(end - 4096, (char *)dst) - end);
+	}
+	/* compares: equal runs of 0..19 bytes, then a difference (of
+	 * either sign, 0x80 and more), a terminator of either or both; the
+	 * bound before, at and after the stop */
+	for (int a = 0; a < 3; a++)
+		for (int n = 0; n < 20; n++) {
+			static const unsigned char diffs[][2] = {
+				{ 'a', 'b' }, { 'b', 'a' }, { 0, 'a' }, { 'a', 0 }, { 0, 0 },
+				{ 0x80, 1 }, { 1, 0xff },
+			};
+
+			for (int d = 0; d < 7; d++) {
+				p_memset(src + a, 'k', n);
+				p_memset(dst + 2 * a, 'k', n);
+				src[a + n] = diffs[d][0];
+				dst[2 * a + n] = diffs[d][1];
+				src[a + n + 1] = dst[2 * a + n + 1] = 0;
+				h = h * 3 + (unsigned)p_strcmp((char *)src + a, (char *)dst + 2 * a);
+				for (int b = n > 1 ? n - 1 : 0; b <= n + 2; b++) {
+					h = h * 3 + (unsigned)p_memcmp(src + a, dst + 2 * a, b);
+					h = h * 3 + (unsigned)p_strncmp((char *)src + a, (char *)dst + 2 * a, b);
+				}
+			}
+		}
+	/* longer runs, identical and overlapping areas, a literal */
+	p_memset(src, 'r', 5000);
+	p_memset(dst, 'r', 5000);
+	src[4999] = dst[4999] = 0;
+	h = h * 3 + (unsigned)p_memcmp(src, dst, 5000);
+	h = h * 3 + (unsigned)p_strcmp((char *)src, (char *)dst);
+	dst[3000] = 's';
+	h = h * 3 + (unsigned)p_strncmp((char *)src, (char *)dst, 4000);
+	h = h * 3 + (unsigned)p_memcmp(src, src, 300);
+	h = h * 3 + (unsigned)p_strcmp((char *)src + 7, (char *)src + 7);
+	for (int i = 0; i < 64; i++)
+		src[i] = (unsigned char)(i < 20 ? 'o' : 'p');
+	src[64] = 0;
+	h = h * 3 + (unsigned)p_memcmp(src, src + 1, 40);
+	h = h * 3 + (unsigned)p_strcmp((char *)src + 1, (char *)src);
+	h = h * 3 + (unsigned)p_strncmp((char *)src, (char *)src + 3, 30);
+	h = h * 3 + (unsigned)p_strcmp("a literal", (char *)src);
+	h = h * 3 + (unsigned)p_strcmp("a literal", "a literal");
+	{
+		/* strings that end right before the inaccessible page */
+		char *end = pages + 2 * 4096 - 1;
+
+		p_memset(end - 20, 'u', 20);
+		*end = 0;
+		p_memset(dst, 'u', 20);
+		dst[20] = 0;
+		h = h * 3 + (unsigned)p_strcmp(end - 20, (char *)dst);
+		h = h * 3 + (unsigned)p_strncmp((char *)dst, end - 20, 100);
+		h = h * 3 + (unsigned)p_memcmp(end - 20, dst, 21);
 	}
 	printf("memfns %u\n", h);
 	return 0;

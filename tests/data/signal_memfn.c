@@ -1,6 +1,8 @@
 /* Asynchronous signals inside expanded library routines (-fae-data): a
  * fast SIGALRM interrupts a program that spends nearly all its time in
- * memcpy, memset and strlen; the handler calls memcpy and strlen too.
+ * memcpy, memset, strlen and long compares (whose entry scans both
+ * strings before the routine runs: a signal there restarts the scan);
+ * the handler calls memcpy, strlen and strcmp too.
  * The regeneration must consume every byte (each handler is entered
  * after the routine it interrupted) and the traced run must behave like
  * its twin. The output does not depend on when or how often the signal
@@ -17,7 +19,7 @@ static char hbuf[256];
 static void on_alarm(int sig)
 {
 	memcpy(hbuf, "tick tock", 10);
-	ticks += strlen(hbuf) == 9;
+	ticks += strlen(hbuf) == 9 && strcmp(hbuf, "tick") > 0;
 }
 
 int main(void)
@@ -36,6 +38,9 @@ int main(void)
 		memset(b + 3, 'b', 5000 + i);
 		b[sizeof(b) - 1] = 0;
 		sum += strlen(b + (i & 3));
+		sum += memcmp(a, a + 1, sizeof(a) - 2) == 0;
+		sum += strcmp(a + 1 + (i & 1), a) < 0;
+		sum += strncmp(a, a + 2, 9000 + i) == 0;
 	}
 	setitimer(ITIMER_REAL, &off, NULL);
 	printf("signal_memfn %lu ticked=%d\n", sum, ticks > 0);

@@ -34,6 +34,13 @@ if "$AERUN" -q -l -5 -o "$tmp/fast.zst" "$PROD" 1 >/dev/null 2>&1 &&
 else
 	not_ok "zstd fast level -5 writes a capture the checker accepts"
 fi
+expect "zstd threads -1: exit 2, value named" 2 "\-T '-1'" "$AERUN" -T -1 -o "$tmp/t.zst" "$PROD" 1
+if "$AERUN" -q -T 2 -o "$tmp/t2.zst" "$PROD" 1 >/dev/null 2>&1 &&
+	"$CHECK" "$tmp/t2.zst" >/dev/null 2>&1; then
+	ok "zstd with 2 worker threads writes a capture the checker accepts"
+else
+	not_ok "zstd with 2 worker threads writes a capture the checker accepts"
+fi
 # Malformed program files: one line naming the file and the cause, exit 126,
 # never a crash nor a run without the rollback table.
 size=$(stat -c %s "$PROD")

@@ -120,6 +120,17 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	else
 		not_ok "strlen's length record found in the trace"
 	fi
+	# a compare's stop record whose two bytes are made equal (0x61 'a'
+	# becomes 0x62 'b', the other area's byte): no memory stops there
+	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
+		sed -n 's/.*expanded routine 7 at .*: result 0x6261000000000000 at offset \([0-9]*\)$/\1/p' | head -1)
+	if [ -n "$off" ]; then
+		"$top/build/tests/trace_mutate" dt.zst m.zst $((off + 6)) 0x03
+		expect_error "memcmp's stop record with equal bytes" "corrupt trace: no memory stops a compare" \
+			"$top/bin/aetrace" regen m.zst dp
+	else
+		not_ok "memcmp's stop record found in the trace"
+	fi
 	# an argument that decides nothing (the destination of a 0-byte
 	# memcpy, up to its alignment) may change and regenerate the same,
 	# correct trace: only crashes and hangs are failures here. Low bits
@@ -189,4 +200,21 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 else
 	ok "fault inside an expanded routine # SKIP no data-traced musl or the program did not build"
 fi
+# The same in a compare, which faults in the scan at its entry, before its
+# stop record: called directly (past its argument records) and through a
+# pointer (after them).
+sed 's/memcpy(p + 6144, src, n)/n = memcmp(p + 6144, src, n)/' fault.c > cfault.c
+sed 's/memcpy(p + 6144, src, n)/n = p_cmp(p + 6144, src, n)/; s/^static sigjmp_buf jb;/&\nstatic int (*volatile p_cmp)(const void *, const void *, size_t) = memcmp;/' \
+	fault.c > cfault2.c
+for f in cfault cfault2; do
+	if [ -e "$top/build/musl-data/lib/libc.a" ] &&
+	   "$top/bin/aecc" -fae-data -O2 -o $f $f.c &&
+	   "$top/bin/aerun" -q -o $f.zst -- ./$f >/dev/null; then
+		expect_error "a fault inside an expanded memcmp ($f)" \
+			"signal 11 .a fault. inside an expanded library routine .reading a compare" \
+			"$top/bin/aetrace" regen --format=lackey $f.zst $f
+	else
+		ok "fault inside an expanded compare # SKIP no data-traced musl or $f did not build"
+	fi
+done
 echo "1..$n"
