@@ -9,7 +9,8 @@
  * recorded once per value: right after the instructions that define it
  * (a load, a call's return value, a system call), or at the procedure
  * entry when it arrives as an argument. Repeated to a fixpoint, since a
- * record makes later values known.
+ * record makes later values known. An entry record of a register whose
+ * upper half nothing reads (a 32-bit argument) takes 4 bytes.
  *
  * Across a call the ABI is trusted: rbx, rbp, r12-r15, %rsp and the %fs
  * base keep their values (the regenerator restores them at the return);
@@ -171,6 +172,70 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 	}
 	free(stack);
 	return ret;
+}
+
+/*
+ * Registers whose upper 32 bits may be read from entering k on, before
+ * they are written whole (backward, to a fixpoint): a 64-bit read (an
+ * address, push, a 64-bit operand), the argument registers at a call
+ * (the callee may read them whole), the result and callee-saved
+ * registers at a return (the caller may), everything at a system call,
+ * a rep instruction or a jump out of the object. The ABI is trusted
+ * as elsewhere in data tracing: a call keeps the callee-saved registers
+ * and kills the others, which are dead at a return. A register recorded
+ * before k that is not among them needs only its low 32 bits (a 32-bit
+ * argument): the regenerator zero-extends them, and no instruction it
+ * follows can tell.
+ */
+#define ARG_REGS	((1u << 0) | (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | \
+			 (1u << 8) | (1u << 9))
+#define RET_REGS	((1u << 0) | (1u << 2) | AE_DF_CALLEE_SAVED)
+
+static uint32_t upper_live_in(const struct insn *x, uint32_t out)
+{
+	if (x->rep || x->df.kind == AE_DF_SYSCALL)
+		return 0xffffu;
+	switch (x->kind) {
+	case IK_PLAIN:
+		return x->rd64 | (out & ~x->wr_full);
+	case IK_JCC:
+	case IK_JMP:
+		if (x->ext || x->target < 0)
+			return 0xffffu;
+		return x->rd64 | (out & ~x->wr_full);
+	case IK_CALL:
+	case IK_CALL_IND:
+		return x->rd64 | ARG_REGS | (1u << AE_DF_RSP) | (out & AE_DF_CALLEE_SAVED);
+	case IK_RET:
+		return RET_REGS;
+	default:
+		return 0xffffu;
+	}
+}
+
+static void upper_live(const struct plan *pl, uint32_t *lin)
+{
+	const struct ae_ctx *c = pl->c;
+	int n = c->n, changed;
+	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
+
+	memset(lin, 0, (n + 1) * sizeof(uint32_t));
+	do {
+		changed = 0;
+		for (int k = n - 1; k >= 0; k--) {
+			uint32_t v = upper_live_in(&c->in[k], lout[k]);
+
+			if (v != lin[k]) {
+				lin[k] = v;
+				changed = 1;
+			}
+		}
+		memset(lout, 0, (n + 1) * sizeof(uint32_t));
+		for (int k = 0; k < n; k++)
+			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
+				lout[pl->preds[i]] |= lin[k];
+	} while (changed);
+	free(lout);
 }
 
 /* The instruction whose bytes hold (sec, off), or -1. */
@@ -396,6 +461,13 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		if (++rounds > 64 && added && !ret)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
+	if (!ret) {
+		upper_live(&pl, pl.req);
+		for (int k = 0; k < n; k++)
+			if (!c->in[k].memfn_body)
+				c->in[k].rec_low = c->in[k].rec_before & ~pl.req[k] &
+						   ~(1u << AE_DF_RSP) & 0xffffu;
+	}
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
@@ -403,9 +475,9 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	 * known set on entry, address uses, writes and the records placed */
 	if (getenv("AECC_DATA_DEBUG"))
 		for (int k = 0; k < n; k++)
-			fprintf(stderr, "%5d p%d kin %05x uses %05x writes %05x before %05x after %05x%s  %s\n",
+			fprintf(stderr, "%5d p%d kin %05x uses %05x writes %05x before %05x (low %04x) after %05x%s  %s\n",
 				k, pl.pstart[k + 1] - pl.pstart[k] ? pl.preds[pl.pstart[k]] : -1, pl.kin[k], c->in[k].df.uses, c->in[k].df.writes,
-				c->in[k].rec_before, c->in[k].rec_after, pl.entry[k] ? " E" : "",
+				c->in[k].rec_before, c->in[k].rec_low, c->in[k].rec_after, pl.entry[k] ? " E" : "",
 				c->a.st[c->in[k].stmt].text);
 	free(pl.pstart);
 	free(pl.preds);
@@ -443,7 +515,7 @@ void ae_data_events(struct ae_ctx *c, int k,
 		add(c, k, AE_EV_VAL, 8, AE_VAL_FSBASE, 0, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->rec_before >> r) & 1)
-			add(c, k, AE_EV_VAL, 8, AE_VAL_REG, r, 0);
+			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->rec_after >> r) & 1)
 			add(c, k, AE_EV_VAL_AFTER, def_width(x, r), AE_VAL_REG, r, 0);

@@ -49,18 +49,31 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			cs_regs rr, ww;
 			uint8_t nr, nw;
 
+			x->rd64 = 0xffff;
 			if (!cs_regs_access(h, ci, rr, &nr, ww, &nw)) {
+				x->rd64 = 0;
 				for (int i = 0; i < nr + nw; i++) {
-					int g = ae_gpr_index(h, i < nr ? rr[i] : ww[i - nr]);
+					unsigned int reg = i < nr ? rr[i] : ww[i - nr];
+					int g = ae_gpr_index(h, reg), w = ae_gpr_width(h, reg);
 
 					if (g >= 0 && i >= nr)
 						x->writes |= 1u << g;
+					if (g >= 0 && i < nr && w == 8)
+						x->rd64 |= 1u << g;
+					if (g >= 0 && i >= nr && w >= 4)
+						x->wr_full |= 1u << g;
 					if (g == 15) {
 						cs_free(ci, 1);
 						return ae_err(c, line, "'%s' uses %%r15, which is reserved for tracing (compile with -ffixed-r15)",
 							   c->a.st[x->stmt].text);
 					}
 				}
+				/* a 32-bit lea's result depends on the low halves of
+				 * its base and index only (mod 2^32) */
+				if (ci->id == X86_INS_LEA && xd->op_count == 2 &&
+				    xd->operands[0].type == X86_OP_REG &&
+				    ae_gpr_width(h, xd->operands[0].reg) <= 4)
+					x->rd64 = 0;
 			}
 		}
 		switch (ci->id) {

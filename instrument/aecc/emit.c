@@ -208,7 +208,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 				if (ev->flag == AE_VAL_FSBASE) {
 					emit_fsbase(&o, x);
 				} else if (ev->flag == AE_VAL_REG) {
-					emit_value_reg(&o, ev->a, 8);
+					emit_value_reg(&o, ev->a, ev->width);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;

@@ -42,6 +42,8 @@ struct insn {
 	int tload;		/* this load feeds a later jmp *%r */
 	int from_tload;		/* this jmp *%r takes its target from a load */
 	uint32_t writes;	/* bitmask of gprs written */
+	uint32_t rd64;		/* gprs it may read all 64 bits of */
+	uint32_t wr_full;	/* gprs it writes whole (64 or zero-extended 32 bits) */
 	uint32_t mem_regs;	/* bitmask of regs used by a memory operand */
 	int setjmp_entry;
 	int in_longjmp;
@@ -54,6 +56,7 @@ struct insn {
 	int drec;		/* writes data records: ends witness paths */
 	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
 	uint32_t rec_after;	/* registers recorded after it */
+	uint32_t rec_low;	/* of rec_before: only the low 32 bits recorded */
 	struct ae_df_op df;
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */

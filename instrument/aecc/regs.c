@@ -21,6 +21,23 @@ const char *const ae_reg8[16] = {
 	"r8b", "r9b", "r10b", "r11b", "r12b", "r13b", "r14b", "r15b",
 };
 
+int ae_gpr_width(csh h, unsigned int reg)
+{
+	static const char *const *const names[4] = { ae_reg64, ae_reg32, ae_reg16, ae_reg8 };
+	const char *name;
+
+	if (reg == X86_REG_INVALID)
+		return 0;
+	name = cs_reg_name(h, reg);
+	if (!name)
+		return 0;
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < 16; i++)
+			if (!strcmp(name, names[w][i]))
+				return 8 >> w;
+	return 0;
+}
+
 int ae_gpr_index(csh h, unsigned int reg)
 {
 	const char *name;

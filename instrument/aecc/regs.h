@@ -16,5 +16,7 @@ extern const char *const ae_reg8[16];
  * of its sub-registers), or -1 for any other register.
  */
 int ae_gpr_index(csh h, unsigned int reg);
+/* Bytes of capstone register reg: 8, 4, 2, 1 for a GPR, else 0 (ah..dh too). */
+int ae_gpr_width(csh h, unsigned int reg);
 
 #endif
