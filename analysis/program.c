@@ -102,7 +102,11 @@ static int load_maps(struct ae_program *p)
 			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
-			     ev[i].a > 15))
+			     ev[i].a > 15) ||
+			    (ev[i].flag == AE_VAL_REG_SEXT && (ev[i].kind != AE_EV_VAL_AFTER ||
+							       ev[i].a > 15 ||
+							       (ev[i].width != 1 && ev[i].width != 2 &&
+								ev[i].width != 4))))
 				return perr(p->prog.path, "corrupt schema event");
 			r->addr = oim[oi + 2 + ev[i].insn];
 			r->order = order++;

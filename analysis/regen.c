@@ -140,13 +140,16 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t v;
 
-		if (e->kind != AE_EV_VAL_AFTER || e->flag != AE_VAL_REG)
+		if (e->kind != AE_EV_VAL_AFTER ||
+		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT))
 			continue;
 		if (e->a > 15)
 			return rerr(g, pc, "register record names no register");
 		if (consume(g, e->width, &v, pc))
 			return -1;
 		g->st.value_bytes += e->width;
+		if (e->flag == AE_VAL_REG_SEXT && e->width < 8 && (v >> (8 * e->width - 1)) & 1)
+			v |= ~0ull << (8 * e->width);
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %d bytes\n", g->name,
 				df_names[e->a], (unsigned long long)v, (unsigned long long)pc, e->width);
@@ -618,7 +621,8 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t after;
 
-		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG)
+		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG ||
+		    e->flag == AE_VAL_REG_SEXT)
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;

@@ -143,6 +143,9 @@ enum ae_value_kind {
 	AE_VAL_REG		= 9,	/* general register a (dataflow.h
 					 * numbering), for data addresses */
 	AE_VAL_FSBASE		= 10,	/* %fs base (musl's %fs:0 self pointer) */
+	AE_VAL_REG_SEXT		= 11,	/* register a after a sign-extending load
+					 * (movsx/movslq): its low `width` bytes,
+					 * sign-extended to 64 bits (VAL_AFTER) */
 };
 
 struct ae_event {

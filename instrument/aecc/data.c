@@ -489,14 +489,21 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 
 /*
  * Bytes that hold r's value after x defines it: a zero-extending load of
- * a byte or word needs 1 or 2, any 32-bit write 4 (the upper half is 0).
+ * a byte or word needs 1 or 2, any 32-bit write 4 (the upper half is 0),
+ * a sign-extending load to 64 bits its source's size (*sext set).
  */
-static int def_width(const struct insn *x, int r)
+static int def_width(const struct insn *x, int r, int *sext)
 {
 	const struct ae_df_op *op = &x->df;
 
+	*sext = 0;
 	if (x->kind == IK_CALL || x->kind == IK_CALL_IND || op->dst != r)
 		return 8;
+	if (op->kind == AE_DF_MOVSX && op->dw == 8 && op->has_mem &&
+	    (op->mem.size == 1 || op->mem.size == 2 || op->mem.size == 4)) {
+		*sext = 1;
+		return op->mem.size;
+	}
 	if (op->kind == AE_DF_MOVZX && (op->dw == 4 || op->dw == 8) &&
 	    (op->has_mem ? op->mem.size == 1 || op->mem.size == 2 : op->sw == 1 || op->sw == 2))
 		return op->has_mem ? op->mem.size : op->sw;
@@ -517,6 +524,9 @@ void ae_data_events(struct ae_ctx *c, int k,
 		if ((x->rec_before >> r) & 1)
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
-		if ((x->rec_after >> r) & 1)
-			add(c, k, AE_EV_VAL_AFTER, def_width(x, r), AE_VAL_REG, r, 0);
+		if ((x->rec_after >> r) & 1) {
+			int sext, w = def_width(x, r, &sext);
+
+			add(c, k, AE_EV_VAL_AFTER, w, sext ? AE_VAL_REG_SEXT : AE_VAL_REG, r, 0);
+		}
 }

@@ -292,8 +292,10 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 			if (ev->kind == AE_EV_WIT_FALL)
 				emit_witness(&o, f, ev->a, ev->width);
 			else if (ev->kind == AE_EV_VAL_AFTER)
-				emit_value_reg(&o, ev->flag == AE_VAL_REG ? (int)ev->a : 1,
-					       ev->flag == AE_VAL_REG ? ev->width : 8);
+				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
+					       (int)ev->a : 1,
+					       ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
+					       ev->width : 8);
 		}
 	}
 	flush_stubs(&o);

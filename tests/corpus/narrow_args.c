@@ -1,11 +1,13 @@
-/* Covers: 32-bit arguments that data tracing records by their low half
- * (aecc -fae-data: only 4 bytes when the callee never reads the upper
- * 32 bits before writing the register whole) while their callers leave
- * garbage in the upper half (a long cast to int is passed as is): an
- * index used at 32 bits (and, lea, movslq), one used at 64 bits after
- * a 32-bit use, an int passed on to a callee, a return of the argument,
- * a loop counter, and 64-bit arguments beside them that must stay whole.
- * A recorded low half used as 64 bits would move the addresses. */
+/* Covers: records as narrow as what reads them (aecc -fae-data). 32-bit
+ * arguments recorded by their low half (4 bytes when the callee never
+ * reads the upper 32 bits before writing the register whole) while
+ * their callers leave garbage in the upper half (a long cast to int is
+ * passed as is): an index used at 32 bits (and, lea, movslq), an int
+ * passed on to a callee, a return of the argument, a loop counter, and
+ * 64-bit arguments beside them that must stay whole. Negative indices
+ * loaded by sign-extending loads (movslq, movsbq, movswq: recorded by
+ * their source's size and sign-extended offline). A recorded low half
+ * used as 64 bits, or a sign lost, would move the addresses. */
 #include <stdio.h>
 
 static int tab[64];
@@ -66,6 +68,19 @@ static long call_whole_reg(const void *f, long g, const void *a)
 }
 
 static long (*volatile p_whole)(long, const long *) = whole;
+
+static int offs32[16] = { -3, 5, -8, 0, 7, -1, 2, -6, 1, -2, 6, -7, 3, -5, 4, -4 };
+static signed char offs8[16] = { 3, -5, 8, 0, -7, 1, -2, 6, -1, 2, -6, 7, -3, 5, -4, 4 };
+static short offs16[16] = { -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 0 };
+
+__attribute__((noinline)) static long neg_index(const long *mid, int n)
+{
+	long h = 0;
+
+	for (int i = 0; i < n; i++)
+		h = h * 5 + mid[offs32[i & 15]] + mid[offs8[(i + 3) & 15]] + mid[offs16[(i + 7) & 15]];
+	return h;
+}
 static int (*volatile p_idx_and)(int, const int *) = idx_and;
 
 int main(int argc, char **argv)
@@ -97,6 +112,7 @@ int main(int argc, char **argv)
 		h = h * 3 + (int)call_whole_reg((const void *)pass_on, g, tab);
 		h = h * 3 + (unsigned int)call_whole_reg((const void *)ret_arg, g, NULL);
 		h = h * 3 + (int)call_whole_reg((const void *)count, garbage + k % 64, str);
+		h = h * 3 + neg_index(ltab + 32, (int)k);
 	}
 	printf("narrow_args %ld %d\n", h, argc);
 	return 0;

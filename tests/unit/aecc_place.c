@@ -16,7 +16,8 @@
  * A control run flips one predicate's side in the schema and must be
  * caught by the same check. Each corner also checks the value records its
  * construct needs (jump-table index width, table load, rep counts, %rsp
- * at setjmp and longjmp).
+ * at setjmp and longjmp). With -fae-data: library routines traced by
+ * their arguments (strlen, memcmp) and the width of register records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,7 +358,13 @@ static const char memfn_asm[] =
 	"memset:\n\ttestq\t%rdx, %rdx\n\tje\t.L33\n\tsyscall\n"
 	".L33:\n\tmovq\t%rdi, %rax\n\tret\n"
 	"\t.globl\tf\n\t.type\tf, @function\n"
-	"f:\n\tsubq\t$8, %rsp\n\tleaq\t(%rsp), %rdi\n\tcall\tstrlen\n\taddq\t$8, %rsp\n\tret\n";
+	"f:\n\tsubq\t$8, %rsp\n\tleaq\t(%rsp), %rdi\n\tcall\tstrlen\n\taddq\t$8, %rsp\n\tret\n"
+	"\t.globl\tmemcmp\n\t.type\tmemcmp, @function\n"
+	"memcmp:\n\ttestq\t%rdx, %rdx\n\tje\t.L42\n"
+	".L41:\n\tmovzbl\t(%rdi), %eax\n\tmovzbl\t(%rsi), %ecx\n\tcmpl\t%ecx, %eax\n\tjne\t.L43\n"
+	"\taddq\t$1, %rdi\n\taddq\t$1, %rsi\n\tsubq\t$1, %rdx\n\tjne\t.L41\n"
+	".L42:\n\txorl\t%eax, %eax\n\tret\n"
+	".L43:\n\tsubl\t%ecx, %eax\n\tret\n";
 
 static void memfn_checks(const char *dir)
 {
@@ -385,7 +392,7 @@ static void memfn_checks(const char *dir)
 	for (int i = 0; i < c.nev; i++) {
 		const struct insn *x = &c.in[c.ev[i].insn];
 
-		if (x->memfn_body && c.ev[i].insn != (uint32_t)k &&
+		if (x->memfn_body == k + 1 && c.ev[i].insn != (uint32_t)k &&
 		    !(x->kind == IK_RET && c.ev[i].kind == AE_EV_VAL && c.ev[i].a == 0))
 			body_quiet = 0;
 	}
@@ -398,6 +405,77 @@ static void memfn_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_ARGS_AT_CALL, 0) : NULL;
 	result(ev && ev->a == AE_MEMFN_STRLEN, "%s", "memfn",
 	       "a direct call of strlen enters past its argument records");
+	k = insn_with(&c, "movzbl\t(%rdi), %eax");
+	k = k > 0 ? k - 2 : -1;		/* memcmp's entry, testq */
+	ev = k >= 0 ? event_at(&c, k, AE_EV_EXPAND, 0) : NULL;
+	result(ev && ev->a == AE_MEMFN_MEMCMP && ev->width == 8, "%s", "memfn",
+	       "memcmp's entry is expanded, with its 8-byte stop record");
+	body_quiet = 1;
+	for (int i = 0; i < c.nev; i++) {
+		const struct insn *x = &c.in[c.ev[i].insn];
+
+		if (x->memfn_body == k + 1 && c.ev[i].insn != (uint32_t)k)
+			body_quiet = 0;
+	}
+	result(k >= 0 && body_quiet, "%s", "memfn", "memcmp's body has no event, not even before its rets");
+	ae_ctx_free(&c);
+}
+
+/*
+ * -fae-data: records as narrow as what reads them. An argument read at
+ * 32 bits only (and, a 32-bit lea, a 32-bit move) is recorded by its low
+ * half; one used whole as an index, or still live at a call (the callee
+ * may read it whole), takes 8 bytes; a sign-extending load records its
+ * source's 4 bytes, to be sign-extended.
+ */
+static const char widths_asm[] =
+	"\t.text\n"
+	"g32:\n\tandl\t$7, %edi\n\tmovl\t(%rsi,%rdi,4), %eax\n\tret\n"
+	"glea:\n\tleal\t1(%rdi), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n"
+	"g64:\n\tmovl\t(%rsi,%rdi,8), %eax\n\tret\n"
+	"gcall:\n\tmovl\t%edi, %ecx\n\tmovl\t(%rdx,%rcx,4), %eax\n\tpushq\t%rbx\n"
+	"\tcall\text\n\tpopq\t%rbx\n\tret\n"
+	"gsx:\n\tmovslq\t(%rdi), %rax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n";
+
+static void widths_checks(const char *dir)
+{
+	static const struct {
+		const char *insn, *what;
+		int reg, width;
+	} want[] = {
+		{ "andl\t$7, %edi", "an index masked at 32 bits: 4 bytes", 7, 4 },
+		{ "leal\t1(%rdi), %eax", "a 32-bit lea's base: 4 bytes", 7, 4 },
+		{ "movl\t(%rsi,%rdi,8), %eax", "an index used whole: 8 bytes", 7, 8 },
+		{ "movl\t%edi, %ecx", "an argument still live at a call: 8 bytes", 7, 8 },
+	};
+	char path[96], work[96];
+	struct ae_instr_opts o = { .tmpdir = work, .data = 1 };
+	struct ae_ctx c;
+	const struct ae_event *ev;
+	FILE *f;
+	int k;
+
+	snprintf(path, sizeof(path), "%s/widths.s", dir);
+	snprintf(work, sizeof(work), "%s/widths.d", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(widths_asm, f) < 0 || fclose(f) || mkdir(work, 0700) ||
+	    ae_analyze(&c, path, &o)) {
+		result(0, "%s", "widths", "aecc -fae-data analyses it");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		k = insn_with(&c, want[i].insn);
+		ev = NULL;
+		for (int j = 0; j < c.nev && k >= 0; j++)
+			if ((int)c.ev[j].insn == k && c.ev[j].kind == AE_EV_VAL &&
+			    c.ev[j].flag == AE_VAL_REG && (int)c.ev[j].a == want[i].reg)
+				ev = &c.ev[j];
+		result(ev && ev->width == want[i].width, "%s", "widths", want[i].what);
+	}
+	k = insn_with(&c, "movslq\t(%rdi), %rax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_SEXT) : NULL;
+	result(ev && ev->a == 0 && ev->width == 4, "%s", "widths",
+	       "movslq's result: its 4 loaded bytes, sign-extended");
 	ae_ctx_free(&c);
 }
 
@@ -446,6 +524,7 @@ int main(void)
 		ae_ctx_free(&c);
 	}
 	memfn_checks(dir);
+	widths_checks(dir);
 	{
 		char cmd[64];
 
