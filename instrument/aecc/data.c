@@ -9,8 +9,9 @@
  * recorded once per value: right after the instructions that define it
  * (a load, a call's return value, a system call), or at the procedure
  * entry when it arrives as an argument. Repeated to a fixpoint, since a
- * record makes later values known. An entry record of a register whose
- * upper half nothing reads (a 32-bit argument) takes 4 bytes.
+ * record makes later values known. A record of a register whose upper
+ * half nothing reads before it is written whole (a 32-bit argument, an
+ * int result) takes 4 bytes.
  *
  * Across a call the ABI is trusted: rbx, rbp, r12-r15, %rsp and the %fs
  * base keep their values (the regenerator restores them at the return);
@@ -213,13 +214,13 @@ static uint32_t upper_live_in(const struct insn *x, uint32_t out)
 	}
 }
 
-static void upper_live(const struct plan *pl, uint32_t *lin)
+static void upper_live(const struct plan *pl, uint32_t *lin, uint32_t *lout)
 {
 	const struct ae_ctx *c = pl->c;
 	int n = c->n, changed;
-	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
 
 	memset(lin, 0, (n + 1) * sizeof(uint32_t));
+	memset(lout, 0, (n + 1) * sizeof(uint32_t));
 	do {
 		changed = 0;
 		for (int k = n - 1; k >= 0; k--) {
@@ -235,7 +236,6 @@ static void upper_live(const struct plan *pl, uint32_t *lin)
 			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
 				lout[pl->preds[i]] |= lin[k];
 	} while (changed);
-	free(lout);
 }
 
 /* The instruction whose bytes hold (sec, off), or -1. */
@@ -462,11 +462,18 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
 	if (!ret) {
-		upper_live(&pl, pl.req);
-		for (int k = 0; k < n; k++)
-			if (!c->in[k].memfn_body)
-				c->in[k].rec_low = c->in[k].rec_before & ~pl.req[k] &
-						   ~(1u << AE_DF_RSP) & 0xffffu;
+		uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
+
+		upper_live(&pl, pl.req, lout);
+		for (int k = 0; k < n; k++) {
+			struct insn *x = &c->in[k];
+
+			if (x->memfn_body)
+				continue;
+			x->rec_low = x->rec_before & ~pl.req[k] & ~(1u << AE_DF_RSP) & 0xffffu;
+			x->rec_after_low = x->rec_after & ~lout[k] & ~(1u << AE_DF_RSP) & 0xffffu;
+		}
+		free(lout);
 	}
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
@@ -527,6 +534,9 @@ void ae_data_events(struct ae_ctx *c, int k,
 		if ((x->rec_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
 
+			/* what follows reads the low half only */
+			if (w == 8 && (x->rec_after_low >> r) & 1)
+				w = 4;
 			add(c, k, AE_EV_VAL_AFTER, w, sext ? AE_VAL_REG_SEXT : AE_VAL_REG, r, 0);
 		}
 }

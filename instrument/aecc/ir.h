@@ -57,6 +57,7 @@ struct insn {
 	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
 	uint32_t rec_after;	/* registers recorded after it */
 	uint32_t rec_low;	/* of rec_before: only the low 32 bits recorded */
+	uint32_t rec_after_low;	/* of rec_after: the same */
 	struct ae_df_op df;
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */

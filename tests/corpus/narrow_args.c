@@ -6,7 +6,10 @@
  * passed on to a callee, a return of the argument, a loop counter, and
  * 64-bit arguments beside them that must stay whole. Negative indices
  * loaded by sign-extending loads (movslq, movsbq, movswq: recorded by
- * their source's size and sign-extended offline). A recorded low half
+ * their source's size and sign-extended offline), int results used as
+ * negative indices (cltq), 64-bit loads with a garbage upper half of
+ * which only the low half is used, and a loaded stack pointer (above
+ * 4 GiB) that must stay whole. A recorded low half
  * used as 64 bits, or a sign lost, would move the addresses. */
 #include <stdio.h>
 
@@ -69,6 +72,14 @@ static long call_whole_reg(const void *f, long g, const void *a)
 
 static long (*volatile p_whole)(long, const long *) = whole;
 
+static long wide[16];
+static long *volatile p_stack;	/* a pointer above 4 GiB, loaded whole */
+
+__attribute__((noinline)) static int int_result(int k)
+{
+	return (k % 13) - 6;
+}
+
 static int offs32[16] = { -3, 5, -8, 0, 7, -1, 2, -6, 1, -2, 6, -7, 3, -5, 4, -4 };
 static signed char offs8[16] = { 3, -5, 8, 0, -7, 1, -2, 6, -1, 2, -6, 7, -3, 5, -4, 4 };
 static short offs16[16] = { -1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 0 };
@@ -86,13 +97,15 @@ static int (*volatile p_idx_and)(int, const int *) = idx_and;
 int main(int argc, char **argv)
 {
 	volatile long garbage = 0x5a5a5a5a00000000l;
-	long h = 0;
+	long h = 0, local[4] = { 11, 12, 13, 14 };
 
 	for (int i = 0; i < 64; i++) {
 		tab[i] = i * 3;
 		ltab[i] = i * 7;
 		str[i] = (char)('a' + i % 26);
 	}
+	for (int i = 0; i < 16; i++)
+		wide[i] = garbage | (i * 5);
 	for (long k = 0; k < 40; k++) {
 		long g = garbage + k;
 
@@ -113,6 +126,10 @@ int main(int argc, char **argv)
 		h = h * 3 + (unsigned int)call_whole_reg((const void *)ret_arg, g, NULL);
 		h = h * 3 + (int)call_whole_reg((const void *)count, garbage + k % 64, str);
 		h = h * 3 + neg_index(ltab + 32, (int)k);
+		h = h * 3 + ltab[32 + int_result((int)k)];
+		h = h * 3 + tab[(int)wide[k & 15] & 63];
+		p_stack = local;
+		h = h * 3 + p_stack[k & 3];
 	}
 	printf("narrow_args %ld %d\n", h, argc);
 	return 0;

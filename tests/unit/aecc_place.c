@@ -426,7 +426,8 @@ static void memfn_checks(const char *dir)
  * 32 bits only (and, a 32-bit lea, a 32-bit move) is recorded by its low
  * half; one used whole as an index, or still live at a call (the callee
  * may read it whole), takes 8 bytes; a sign-extending load records its
- * source's 4 bytes, to be sign-extended.
+ * source's 4 bytes, to be sign-extended; a call's int result 4 bytes,
+ * a pointer 8.
  */
 static const char widths_asm[] =
 	"\t.text\n"
@@ -435,7 +436,10 @@ static const char widths_asm[] =
 	"g64:\n\tmovl\t(%rsi,%rdi,8), %eax\n\tret\n"
 	"gcall:\n\tmovl\t%edi, %ecx\n\tmovl\t(%rdx,%rcx,4), %eax\n\tpushq\t%rbx\n"
 	"\tcall\text\n\tpopq\t%rbx\n\tret\n"
-	"gsx:\n\tmovslq\t(%rdi), %rax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n";
+	"gsx:\n\tmovslq\t(%rdi), %rax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
+	"gint:\n\tpushq\t%rbx\n\tmovq\t%rsi, %rbx\n\tcall\text1\n\tcltq\n"
+	"\tmovl\t(%rbx,%rax,4), %eax\n\tpopq\t%rbx\n\tret\n"
+	"gptr:\n\tsubq\t$8, %rsp\n\tcall\text2\n\tmovl\t(%rax), %eax\n\taddq\t$8, %rsp\n\tret\n";
 
 static void widths_checks(const char *dir)
 {
@@ -476,6 +480,14 @@ static void widths_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_SEXT) : NULL;
 	result(ev && ev->a == 0 && ev->width == 4, "%s", "widths",
 	       "movslq's result: its 4 loaded bytes, sign-extended");
+	k = insn_with(&c, "call\text1");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 0 && ev->width == 4, "%s", "widths",
+	       "an int result (cltq reads %eax): 4 bytes");
+	k = insn_with(&c, "call\text2");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 0 && ev->width == 8, "%s", "widths",
+	       "a pointer result: 8 bytes");
 	ae_ctx_free(&c);
 }
 
