@@ -111,26 +111,25 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
    "$top/bin/aecc" -fae-data -O2 -o dp "$top/tests/corpus/memfns.c" &&
    "$top/bin/aerun" -q -o dt.zst -- ./dp >/dev/null &&
    "$top/bin/aetrace" regen dt.zst dp > dgood; then
-	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
-		sed -n 's/.*expanded routine 4 at .*: result .* at offset \([0-9]*\)$/\1/p' | head -1)
-	if [ -n "$off" ]; then
-		"$top/build/tests/trace_mutate" dt.zst m.zst $((off + 7)) 0x80
-		expect_error "strlen's length record beyond the address space" "corrupt trace: .*beyond the address space" \
-			"$top/bin/aetrace" regen m.zst dp
-	else
-		not_ok "strlen's length record found in the trace"
-	fi
+	# flip XOR into byte BYTE of the first expanded routine's record
+	# that matches RE (AETRACE_DEBUG names it): regen must name the error
+	corrupt_record() {	# NAME RE BYTE XOR ERROR-PATTERN
+		local off
+		off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
+			sed -n "s/.*expanded routine $2 at offset \([0-9]*\)\$/\1/p" | head -1)
+		if [ -z "$off" ]; then
+			not_ok "$1: the record is in the trace"
+			return
+		fi
+		"$top/build/tests/trace_mutate" dt.zst m.zst $((off + $3)) "$4"
+		expect_error "$1" "$5" "$top/bin/aetrace" regen m.zst dp
+	}
+	corrupt_record "strlen's length record beyond the address space" "4 at .*: result .*" \
+		7 0x80 "corrupt trace: .*beyond the address space"
 	# a compare's stop record whose two bytes are made equal (0x61 'a'
 	# becomes 0x62 'b', the other area's byte): no memory stops there
-	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
-		sed -n 's/.*expanded routine 7 at .*: result 0x6261000000000000 at offset \([0-9]*\)$/\1/p' | head -1)
-	if [ -n "$off" ]; then
-		"$top/build/tests/trace_mutate" dt.zst m.zst $((off + 6)) 0x03
-		expect_error "memcmp's stop record with equal bytes" "corrupt trace: no memory stops a compare" \
-			"$top/bin/aetrace" regen m.zst dp
-	else
-		not_ok "memcmp's stop record found in the trace"
-	fi
+	corrupt_record "memcmp's stop record with equal bytes" "7 at .*: result 0x6261000000000000" \
+		6 0x03 "corrupt trace: no memory stops a compare"
 	# an argument that decides nothing (the destination of a 0-byte
 	# memcpy, up to its alignment) may change and regenerate the same,
 	# correct trace: only crashes and hangs are failures here. Low bits

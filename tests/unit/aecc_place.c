@@ -343,6 +343,26 @@ static int flip_a_predicate(struct ae_ctx *c)
 	return 0;
 }
 
+/* Write `text` to DIR/NAME.s and run aecc's analysis on it with -fae-data
+ * (and -fae-memfn-lib when lib); 0, or -1 after a failed result line. */
+static int analyze_data_asm(const char *dir, const char *name, const char *text, int lib,
+			    struct ae_ctx *c)
+{
+	char path[96], work[96];
+	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = lib };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.s", dir, name);
+	snprintf(work, sizeof(work), "%s/%s.d", dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || mkdir(work, 0700) ||
+	    ae_analyze(c, path, &o)) {
+		result(0, "%s", name, "aecc -fae-data analyses it");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * -fae-data: a byte-loop strlen is traced by its argument (AE_EV_EXPAND,
  * %rdi before its entry, %rax before its ret, nothing else in its body);
@@ -368,21 +388,12 @@ static const char memfn_asm[] =
 
 static void memfn_checks(const char *dir)
 {
-	char path[96], work[96];
-	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = 1 };
 	struct ae_ctx c;
-	FILE *f;
 	int k, body_quiet = 1;
 	const struct ae_event *ev;
 
-	snprintf(path, sizeof(path), "%s/memfn.s", dir);
-	snprintf(work, sizeof(work), "%s/memfn.d", dir);
-	f = fopen(path, "w");
-	if (!f || fputs(memfn_asm, f) < 0 || fclose(f) || mkdir(work, 0700) ||
-	    ae_analyze(&c, path, &o)) {
-		result(0, "%s", "memfn", "aecc -fae-data analyses it");
+	if (analyze_data_asm(dir, "memfn", memfn_asm, 1, &c))
 		return;
-	}
 	k = insn_with(&c, "movq\t%rdi, %rax");
 	ev = k >= 0 ? event_at(&c, k, AE_EV_EXPAND, 0) : NULL;
 	result(ev && ev->a == AE_MEMFN_STRLEN && ev->width == 8, "%s", "memfn",
@@ -452,21 +463,12 @@ static void widths_checks(const char *dir)
 		{ "movl\t(%rsi,%rdi,8), %eax", "an index used whole: 8 bytes", 7, 8 },
 		{ "movl\t%edi, %ecx", "an argument still live at a call: 8 bytes", 7, 8 },
 	};
-	char path[96], work[96];
-	struct ae_instr_opts o = { .tmpdir = work, .data = 1 };
 	struct ae_ctx c;
 	const struct ae_event *ev;
-	FILE *f;
 	int k;
 
-	snprintf(path, sizeof(path), "%s/widths.s", dir);
-	snprintf(work, sizeof(work), "%s/widths.d", dir);
-	f = fopen(path, "w");
-	if (!f || fputs(widths_asm, f) < 0 || fclose(f) || mkdir(work, 0700) ||
-	    ae_analyze(&c, path, &o)) {
-		result(0, "%s", "widths", "aecc -fae-data analyses it");
+	if (analyze_data_asm(dir, "widths", widths_asm, 0, &c))
 		return;
-	}
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		k = insn_with(&c, want[i].insn);
 		ev = NULL;
