@@ -754,3 +754,47 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 	if (op->writes & FS_BIT)
 		s->fs_known = 0;
 }
+
+int ae_df_stored(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t *v)
+{
+	int size = op->mem.size;
+
+	if (op->kind != AE_DF_MOV || op->dst >= 0 || !op->has_mem || op->mem.acc != AE_ACC_S ||
+	    (size != 1 && size != 2 && size != 4 && size != 8))
+		return 0;
+	if (op->src >= 0) {
+		/* a high byte (%ah) has width 0 and never matches */
+		if (op->sw != size || !((s->known >> op->src) & 1))
+			return 0;
+		*v = s->v[op->src] & mask_of(size);
+	} else {
+		*v = (uint64_t)op->imm & mask_of(size);
+	}
+	return size;
+}
+
+int ae_df_is_reload(const struct ae_df_op *op)
+{
+	int size = op->mem.size;
+
+	if (op->dst < 0 || !op->has_mem || op->mem.acc != AE_ACC_L ||
+	    (op->dw != 4 && op->dw != 8))
+		return 0;
+	switch (op->kind) {
+	case AE_DF_MOV:
+		return size == op->dw;
+	case AE_DF_MOVZX:
+	case AE_DF_MOVSX:
+		return (size == 1 || size == 2 || size == 4) && size < op->dw;
+	default:
+		return 0;
+	}
+}
+
+void ae_df_loaded(const struct ae_df_op *op, struct ae_df_state *s, uint64_t v)
+{
+	v &= mask_of(op->mem.size);
+	if (op->kind == AE_DF_MOVSX)
+		v = (uint64_t)sext(v, op->mem.size);
+	ae_df_set(s, op->dst, v, op->dw);
+}

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <capstone/capstone.h>
+#include <cpuid.h>
 
 #define RIP_OFF offsetof(struct user_regs_struct, rip)
 
@@ -300,6 +301,40 @@ static long get_rip(pid_t pid)
 	return ptrace(PTRACE_PEEKUSER, pid, RIP_OFF, 0);
 }
 
+/*
+ * Run the cpuid at pc (an instruction of len bytes) for the stopped
+ * tracee: a hypervisor that emulates cpuid may drop its single-step trap,
+ * and the next instruction would then run unseen (seen on Firecracker).
+ * The stepper's own cpuid answers as the tracee's would on this machine.
+ * Returns 1 when it ran (rip is past it), 0 when pc holds no cpuid, -1.
+ */
+static int step_cpuid(pid_t pid, uint64_t pc, int len)
+{
+	struct user_regs_struct r;
+	unsigned int a, b, c, d;
+	long w;
+
+	if (len != 2)
+		return 0;
+	errno = 0;
+	w = ptrace(PTRACE_PEEKTEXT, pid, pc, 0);
+	if (errno || (w & 0xffff) != 0xa20f)
+		return 0;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r) < 0 || r.rip != pc)
+		return 0;
+	__cpuid_count((unsigned int)r.rax, (unsigned int)r.rcx, a, b, c, d);
+	r.rax = a;
+	r.rbx = b;
+	r.rcx = c;
+	r.rdx = d;
+	r.rip = pc + 2;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) < 0) {
+		perror("ae-step: SETREGS after cpuid");
+		return -1;
+	}
+	return 1;
+}
+
 /* Steps from the stop at @entry to the end; returns the exit status. */
 static int trace(struct stepper *s, uint64_t entry)
 {
@@ -309,6 +344,18 @@ static int trace(struct stepper *s, uint64_t entry)
 	if (s->data && (s->started || pending == s->from) && data_fetch(s, pending))
 		return -1;
 	for (;;) {
+		if (!inject && have_pending && (s->started || pending == s->from)) {
+			int r = step_cpuid(s->pid, pending, insn_len(s, pending));
+
+			if (r < 0 || (r && emit(s, pending)))
+				return -1;
+			if (r) {
+				pending += 2;
+				if (insn_len(s, pending) < 0 || (s->data && data_fetch(s, pending)))
+					return -1;
+				continue;
+			}
+		}
 		if (ptrace(PTRACE_SINGLESTEP, s->pid, 0, inject) < 0) {
 			perror("ae-step: PTRACE_SINGLESTEP");
 			return -1;
@@ -707,6 +754,15 @@ static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 			kill(s->pid, SIGKILL);
 			ptrace(PTRACE_CONT, p, 0, SIGKILL);
 			continue;
+		}
+		while (!event && !t->inject && t->have_pending && !sp.err) {
+			int r = step_cpuid(p, t->pending,
+					   insn_len_of(s, p, &t->img->cache, t->pending));
+
+			if (r < 0 || (r && (task_emit(&sp, t, t->pending) || task_fetch(&sp, t))))
+				sp.err = 1;
+			if (r <= 0)
+				break;
 		}
 		t->injected = event ? 0 : t->inject;
 		if (ptrace(event == PTRACE_EVENT_EXIT ? PTRACE_CONT : PTRACE_SINGLESTEP,
