@@ -26,7 +26,6 @@
 
 #include "memfn.h"
 #include "program.h"
-#include "shadow.h"
 
 #define MAX_LEVELS 64
 
@@ -71,7 +70,6 @@ struct ae_regen {
 	int data;		/* follow data addresses (-fae-data program) */
 	struct ae_df_state ds;	/* the registers addresses are made of */
 	struct ae_df_state pre;	/* before the current call instruction */
-	struct ae_shadow sh;	/* stack bytes stored with known values */
 	const struct ae_dinsn *call;	/* the current call instruction */
 	uint64_t call_pc;
 	const struct ae_dinsn *sys;	/* the last system call (fork, clone) */
@@ -182,28 +180,6 @@ static int data_return(struct ae_regen *g, const struct frame *f, uint64_t pc)
 	return data_after(g, f->call, f->call_pc);
 }
 
-/*
- * The stores among accesses a[0..n) of op: known values stored through
- * %rsp enter the shadow, any other store forgets what it overwrites.
- * Returns 0 or -1.
- */
-static int shadow_stores(struct ae_regen *g, const struct ae_df_op *op,
-			 const struct ae_df_access *a, int n)
-{
-	for (int i = 0; i < n; i++) {
-		uint64_t v = 0;
-		int known;
-
-		if (a[i].acc != AE_ACC_S && a[i].acc != AE_ACC_M)
-			continue;
-		known = a[i].acc == AE_ACC_S && ae_df_stored(op, &g->ds, &v) == a[i].size;
-		if (ae_shadow_store(&g->sh, a[i].addr, a[i].size, known,
-				    op->mem.base == AE_DF_RSP && op->mem.index < 0, v))
-			return rerr(g, 0, "out of memory");
-	}
-	return 0;
-}
-
 /* The accesses of one execution (one iteration) of d at pc, to the sink,
  * and their effect on the registers. Returns 0 or -1. */
 static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
@@ -229,18 +205,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 			g->stop = AE_END_STOPPED;
 			return -1;
 		}
-	if (shadow_stores(g, op, a, n))
-		return -1;
 	ae_df_step(op, pc, &g->ds);
-	/* a spilled register reloaded (aecc records none when its frame's
-	 * address never escaped and the spill stored a known value) */
-	if (n == 1 && op->mem.base == AE_DF_RSP && op->mem.index < 0 && !op->mem.fs &&
-	    ae_df_is_reload(op)) {
-		uint64_t v;
-
-		if (ae_shadow_load(&g->sh, a[0].addr, a[0].size, &v))
-			ae_df_loaded(op, &g->ds, v);
-	}
 	return 0;
 }
 
@@ -858,8 +823,7 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	g->st.expanded_insns++;
 	if (emit(g, pc, d->len))
 		return -1;
-	/* without a data sink, only stores the shadow may hold matter */
-	if (!g->sink->mem && !g->sh.used)
+	if (!g->sink->mem)
 		return 0;
 	op = ae_decode_df(g->p, d, pc);
 	if (!op) {
@@ -871,17 +835,11 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 		x->err = 1;
 		return rerr(g, pc, "an expanded routine's address needs a register the emulation lacks");
 	}
-	for (int i = 0; i < n; i++) {
-		if (g->sink->mem && g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
+	for (int i = 0; i < n; i++)
+		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
 			g->stop = AE_END_STOPPED;
 			return -1;
 		}
-		if (a[i].acc != AE_ACC_L &&
-		    ae_shadow_store(&g->sh, a[i].addr, a[i].size, 0, 0, 0)) {
-			x->err = 1;
-			return rerr(g, pc, "out of memory");
-		}
-	}
 	return 0;
 }
 
@@ -1197,10 +1155,6 @@ struct ae_regen *ae_regen_clone(const struct ae_regen *o, struct ae_tstream *s,
 		 * record of %rsp (data.c) gives it */
 		g->ds = o->ds;
 		g->ds.known &= ~(1u << AE_DF_RSP);
-		if (ae_shadow_copy(&g->sh, &o->sh)) {
-			ae_regen_free(g);
-			return NULL;
-		}
 		g->sys = o->sys;
 		g->sys_pc = o->sys_pc;
 		g->child_records = 1;
@@ -1223,7 +1177,6 @@ void ae_regen_free(struct ae_regen *g)
 	free(g->stk);
 	free(g->fr);
 	free(g->sj);
-	ae_shadow_free(&g->sh);
 	free(g);
 }
 

@@ -90,14 +90,6 @@ $(UNIT_OBJ)/dataflow: tests/unit/dataflow.c $(AE_DATAFLOW_OBJ) include/aetrace/d
 ALL_TARGETS += $(UNIT_OBJ)/dataflow
 CHECK_UNIT_TARGETS += $(UNIT_OBJ)/dataflow
 
-# Unit test of the regenerator's known stack bytes (analysis/shadow.c).
-$(UNIT_OBJ)/shadow: tests/unit/shadow.c $(OBJ)/analysis/shadow.o analysis/shadow.h
-	$(quiet) LD $@
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(OBJ)/analysis/shadow.o
-ALL_TARGETS += $(UNIT_OBJ)/shadow
-CHECK_UNIT_TARGETS += $(UNIT_OBJ)/shadow
-
 # Unit test of the library-routine expander's emulator (analysis/memfn.c,
 # libunicorn) on hand-assembled routines.
 $(UNIT_OBJ)/memfn: tests/unit/memfn.c $(OBJ)/analysis/memfn.o analysis/memfn.h

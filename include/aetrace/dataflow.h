@@ -124,22 +124,4 @@ uint32_t ae_df_inputs(const struct ae_df_op *op, int r);
 /* Set register r of s to v with width w bytes (4 zero-extends). */
 void ae_df_set(struct ae_df_state *s, int r, uint64_t v, int w);
 
-/*
- * What a store op writes in state s: a mov of a known register as wide
- * as its memory operand, or of an immediate. Returns the bytes stored
- * (1, 2, 4, 8) with the value in *v, or 0 when the value is not known.
- */
-int ae_df_stored(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t *v);
-
-/*
- * Is op a load whose destination the loaded bytes decide alone (mov,
- * movzx, movsx into 32 or 64 bits), so that known memory makes it
- * known? Returns 1 or 0.
- */
-int ae_df_is_reload(const struct ae_df_op *op);
-
-/* Set the destination of reload op (ae_df_is_reload) in s from the value
- * v its memory operand holds (extended as op extends it). Returns nothing. */
-void ae_df_loaded(const struct ae_df_op *op, struct ae_df_state *s, uint64_t v);
-
 #endif /* AETRACE_DATAFLOW_H */

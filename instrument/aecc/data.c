@@ -25,7 +25,6 @@
 #include <gelf.h>
 
 #include "data.h"
-#include "frame.h"
 #include "memfn.h"
 #include "xalloc.h"
 
@@ -37,47 +36,8 @@ struct plan {
 	int *pstart, *preds;	/* predecessors, compressed rows */
 	char *entry;
 	uint32_t *kin;
-	uint64_t *sin;		/* spill slots known on entering each insn */
 	uint32_t *req;		/* registers already needed at each insn */
-	struct ae_frames fr;
-	int *seen, stamp;	/* slot_stores(): visited in walk `stamp` */
-	int *work, *src;
 };
-
-/*
- * The stores whose value reload p (of slot `key`) reads, into st[]:
- * walking back from p, every path must reach a store of the slot before
- * anything that may overwrite it or the procedure's entry. Returns how
- * many, or -1 when some path does not.
- */
-static int slot_stores(struct plan *pl, int p, int key, int *st)
-{
-	int nw = 0, ns = 0;
-
-	pl->stamp++;
-	pl->work[nw++] = p;
-	while (nw) {
-		int k = pl->work[--nw];
-
-		for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
-			int q = pl->preds[i];
-
-			if (pl->seen[q] == pl->stamp)
-				continue;
-			pl->seen[q] = pl->stamp;
-			if (pl->fr.gen[q] == key) {
-				st[ns++] = q;
-				continue;
-			}
-			if ((pl->fr.kill[q] >> key) & 1 || pl->entry[q])
-				return -1;
-			pl->work[nw++] = q;
-		}
-		if (pl->entry[k])
-			return -1;
-	}
-	return ns;
-}
 
 /* Known bits on entering instruction k's own execution (records included). */
 static uint32_t with_records(const struct plan *pl, int k, uint32_t in)
@@ -107,9 +67,6 @@ static uint32_t out_of(const struct plan *pl, int k)
 		s.df_known = 1;
 		ae_df_step(&x->df, 0, &s);
 		out = s.known | (s.fs_known ? FS_BIT : 0);
-		/* a spilled register reloaded from its known slot */
-		if (pl->fr.load[k] >= 0 && (pl->sin[k] >> pl->fr.load[k]) & 1)
-			out |= 1u << x->df.dst;
 		if (x->rep)
 			out |= 1u << 1;	/* 0, or AE_VAL_REPCNT_AFTER */
 	}
@@ -126,26 +83,17 @@ static void forward(struct plan *pl)
 	struct ae_ctx *c = pl->c;
 	int n = c->n, changed;
 
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k++)
 		pl->kin[k] = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
-		pl->sin[k] = pl->entry[k] ? 0 : ~0ull;
-	}
 	do {
 		changed = 0;
 		for (int k = 0; k < n; k++) {
 			uint32_t v = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
-			uint64_t sl = pl->entry[k] ? 0 : ~0ull;
 
-			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
-				int p = pl->preds[i];
-
-				v &= out_of(pl, p);
-				sl &= ae_frames_out(&pl->fr, p, pl->sin[p],
-						    with_records(pl, p, pl->kin[p]));
-			}
-			if (v != pl->kin[k] || sl != pl->sin[k]) {
+			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
+				v &= out_of(pl, pl->preds[i]);
+			if (v != pl->kin[k]) {
 				pl->kin[k] = v;
-				pl->sin[k] = sl;
 				changed = 1;
 			}
 		}
@@ -202,23 +150,6 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			}
 			if ((out_of(pl, p) >> r) & 1)
 				continue;
-			/* a reload: the registers its slot's stores stored */
-			if (!direct && pl->fr.load[p] >= 0) {
-				int m = slot_stores(pl, p, pl->fr.load[p], pl->src);
-
-				if (m >= 0) {
-					if (sp + 2 * m + 2 * 17 >= 2 * cap) {
-						cap = 2 * cap + 2 * m;
-						stack = ae_xrealloc(stack, cap * 2 * sizeof(int));
-					}
-					for (int j = 0; j < m; j++)
-						if (pl->fr.gen_reg[pl->src[j]] >= 0) {
-							stack[sp++] = pl->src[j];
-							stack[sp++] = pl->fr.gen_reg[pl->src[j]];
-						}
-					continue;
-				}
-			}
 			in = with_records(pl, p, pl->kin[p]);
 			need = x->kind == IK_CALL || x->kind == IK_CALL_IND || direct ?
 			       AE_DF_NOT_AFFINE : ae_df_inputs(&x->df, r);
@@ -328,10 +259,20 @@ static int insn_covering(const struct ae_ctx *c, int sec, uint64_t off)
 	return best;
 }
 
+/* Does a relocation patch instruction x's bytes? */
+static int relocated(const struct ae_scan *s, const struct insn *x)
+{
+	for (uint64_t o = x->off; o < x->off + x->len; o++)
+		if (ae_find_reloc(s, x->sec, o))
+			return 1;
+	return 0;
+}
+
 /*
  * Functions whose address the object takes (not as a call or jump
- * target) may be signal handlers, entered on a stack the kernel chose:
- * they record %rsp at their entry.
+ * target: a relocation, or a lea within their own section) may be
+ * signal handlers, entered on a stack the kernel chose: they record %rsp
+ * at their entry.
  */
 static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 {
@@ -358,6 +299,18 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 		k = ae_insn_at(c, r->symsec, r->symval + r->addend);
 		if (k < 0 && (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32))
 			k = ae_insn_at(c, r->symsec, r->symval + r->addend + 4);
+		if (k >= 0 && c->in[k].func_start)
+			c->in[k].rec_before |= 1u << AE_DF_RSP;
+	}
+	/* lea f(%rip) of a function in the lea's own section: the assembler
+	 * resolved it, no relocation tells */
+	for (int i = 0; i < c->n; i++) {
+		const struct insn *x = &c->in[i];
+		int k;
+
+		if (x->df.kind != AE_DF_LEA || !x->df.mem.rip || relocated(s, x))
+			continue;
+		k = ae_insn_at(c, x->sec, x->off + x->len + x->df.mem.disp);
 		if (k >= 0 && c->in[k].func_start)
 			c->in[k].rec_before |= 1u << AE_DF_RSP;
 	}
@@ -443,10 +396,6 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	pl.preds = ae_xmalloc(cap * sizeof(int));
 	pl.entry = ae_xcalloc(n + 1, 1);
 	pl.kin = ae_xcalloc(n + 1, sizeof(uint32_t));
-	pl.sin = ae_xcalloc(n + 1, sizeof(uint64_t));
-	pl.seen = ae_xcalloc(n + 1, sizeof(int));
-	pl.work = ae_xcalloc(n + 1, sizeof(int));
-	pl.src = ae_xcalloc(n + 1, sizeof(int));
 	pl.req = ae_xcalloc(n + 1, sizeof(uint32_t));
 	for (int i = 0; i < c->ne; i++)
 		if (c->e[i].to < n) {
@@ -487,7 +436,6 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	for (int k = 0; k < n; k++)
 		pl.entry[k] = c->in[k].func_start || pl.pstart[k] == pl.pstart[k + 1];
 	mark_address_taken(c, s);
-	ae_frames_build(&pl.fr, c, pl.pstart, pl.preds, pl.entry);
 	/* after a system call that may be clone: the child's new stack */
 	for (int k = 0; k < n; k++)
 		if (c->in[k].df.kind == AE_DF_SYSCALL)
@@ -564,12 +512,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	free(pl.preds);
 	free(pl.entry);
 	free(pl.kin);
-	free(pl.sin);
-	free(pl.seen);
-	free(pl.work);
-	free(pl.src);
 	free(pl.req);
-	ae_frames_free(&pl.fr);
 	return ret;
 }
 

@@ -1,12 +1,15 @@
-/* Covers: spilled registers known again at their reload (aecc -fae-data,
- * frame.c): pointers loaded once and kept in frame slots across calls and
- * loops (recorded once, at their load, not at every reload), and the
- * slots that must not be trusted: one the kernel overwrites through the
- * frame's escaped address (read() from a pipe into the slot), one
- * overwritten through a copy of %rsp, one overwritten by a callee's
- * frame after the caller's %rsp moved above it. Each then loads through
- * the reloaded pointer: a reload trusted where it must not be would
- * regenerate the old pointer's address. */
+/* Covers: spilled registers and their reloads (aecc -fae-data), and
+ * frame slots written behind the regenerator's back, which any tracking
+ * of spill slots must leave to records (docs/ARCHITECTURE.md: spill
+ * slots): pointers loaded once and kept in frame slots across calls and
+ * loops; a slot the kernel overwrites through the frame's escaped
+ * address (read() from a pipe into the slot); one the kernel overwrites
+ * through an address a callee computes from its own %rsp (the caller
+ * never lets its frame out); one overwritten through a copy of %rsp;
+ * one overwritten by a callee's frame after the caller's %rsp moved
+ * above it. Each then loads through the reloaded pointer: a reload
+ * taken as the stored value would regenerate the old pointer's
+ * address. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -15,6 +18,10 @@ long cell_a = 1, cell_b = 2;
 /* long kernel_slot(int fd, long *a): a stored in a slot, the slot's
  * address given to read(fd, slot, 8); returns *(the slot's new value) */
 long kernel_slot(int fd, long *a);
+/* long caller_slot(int fd, long *a): a stored in a slot; a callee reads
+ * fd into the slot through 16(%rsp), its caller's 8(%rsp); returns
+ * *(the slot's new value) */
+long caller_slot(int fd, long *a);
 /* long alias_slot(long *a, long **b): a stored in a slot, *b (a value
  * the regenerator does not know) stored over it through a copy of %rsp;
  * returns *(slot) */
@@ -39,6 +46,25 @@ __asm__(".text\n"
 	"	add $24, %rsp\n"
 	"	ret\n"
 	".size kernel_slot, .-kernel_slot\n"
+	".type rd, @function\n"
+	"rd:\n"
+	"	lea 16(%rsp), %rsi\n"
+	"	mov $8, %edx\n"
+	"	xor %eax, %eax\n"
+	"	syscall\n"
+	"	ret\n"
+	".size rd, .-rd\n"
+	".globl caller_slot\n"
+	".type caller_slot, @function\n"
+	"caller_slot:\n"
+	"	sub $24, %rsp\n"
+	"	mov %rsi, 8(%rsp)\n"
+	"	call rd\n"
+	"	mov 8(%rsp), %rax\n"
+	"	mov (%rax), %rax\n"
+	"	add $24, %rsp\n"
+	"	ret\n"
+	".size caller_slot, .-caller_slot\n"
 	".globl alias_slot\n"
 	".type alias_slot, @function\n"
 	"alias_slot:\n"
@@ -111,6 +137,9 @@ int main(void)
 	if (pipe(fd) || write(fd[1], &pb, sizeof(pb)) != sizeof(pb))
 		return 1;
 	h = h * 3 + kernel_slot(fd[0], &cell_a);
+	if (write(fd[1], &pb, sizeof(pb)) != sizeof(pb))
+		return 1;
+	h = h * 3 + caller_slot(fd[0], &cell_a);
 	h = h * 3 + alias_slot(&cell_a, &pb);
 	/* popped_slot's slot lies below its %rsp once store_b's frame is
 	 * there: store_b pushes b over it (a callee the caller's slot

@@ -493,59 +493,6 @@ static void widths_checks(const char *dir)
 	ae_ctx_free(&c);
 }
 
-/*
- * -fae-data spill slots (frame.c): a pointer loaded once, spilled and
- * reloaded in a loop around a call is recorded at its load only; the
- * same after the frame's address escaped (lea off %rsp) or across a call
- * that may return twice is recorded at the reload; a value the loop
- * stores over the slot is recorded where it is loaded, and the reload
- * then needs no record.
- */
-static const char spills_asm[] =
-	"\t.text\n"
-	"known:\n\tsubq\t$24, %rsp\n\tmovq\t8(%rdi), %rax\n\tmovq\t%rax, 8(%rsp)\n"
-	".L1:\n\tcall\text\n\tmovq\t8(%rsp), %rdx\n\tmovl\t(%rdx), %eax\n"
-	"\ttestl\t%eax, %eax\n\tjne\t.L1\n\taddq\t$24, %rsp\n\tret\n"
-	"escaped:\n\tsubq\t$24, %rsp\n\tmovq\t8(%rdi), %rax\n\tmovq\t%rax, 8(%rsp)\n"
-	"\tleaq\t16(%rsp), %rdi\n"
-	".L2:\n\tcall\text\n\tmovq\t8(%rsp), %rcx\n\tmovl\t(%rcx), %eax\n"
-	"\ttestl\t%eax, %eax\n\tjne\t.L2\n\taddq\t$24, %rsp\n\tret\n"
-	"twice:\n\tsubq\t$24, %rsp\n\tmovq\t8(%rdi), %rax\n\tmovq\t%rax, 8(%rsp)\n"
-	"\tcall\tsetjmp\n\tmovq\t8(%rsp), %rsi\n\tmovl\t(%rsi), %eax\n"
-	"\taddq\t$24, %rsp\n\tret\n"
-	"clobbered:\n\tsubq\t$24, %rsp\n\tmovq\t8(%rdi), %rax\n\tmovq\t%rax, 8(%rsp)\n"
-	".L3:\n\tcall\text\n\tmovq\t8(%rsp), %r8\n\tmovl\t(%r8), %eax\n"
-	"\tmovq\t(%r8), %r9\n\tmovq\t%r9, 8(%rsp)\n"
-	"\ttestl\t%eax, %eax\n\tjne\t.L3\n\taddq\t$24, %rsp\n\tret\n";
-
-static void spills_checks(const char *dir)
-{
-	static const struct {
-		const char *insn, *what;
-		int recorded;
-	} want[] = {
-		{ "movq\t8(%rsp), %rdx", "a reload of a known spill: no record", 0 },
-		{ "movq\t8(%rsp), %rcx", "a reload after the frame escaped: recorded", 1 },
-		{ "movq\t8(%rsp), %rsi", "a reload after a call of setjmp: recorded", 1 },
-		{ "movq\t(%r8), %r9", "a value stored over the slot: recorded at its load", 1 },
-		{ "movq\t8(%rsp), %r8", "so the slot's reload is not", 0 },
-	};
-	struct ae_ctx c;
-	int k;
-
-	if (analyze_data_asm(dir, "spills", spills_asm, 0, &c))
-		return;
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		k = insn_with(&c, want[i].insn);
-		result(k >= 0 && !!c.in[k].rec_after == want[i].recorded, "%s", "spills",
-		       want[i].what);
-	}
-	k = insn_with(&c, "movq\t8(%rdi), %rax");
-	result(k >= 0 && (c.in[k].rec_after & 1), "%s", "spills",
-	       "the spilled pointer recorded once, after its load");
-	ae_ctx_free(&c);
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
@@ -592,7 +539,6 @@ int main(void)
 	}
 	memfn_checks(dir);
 	widths_checks(dir);
-	spills_checks(dir);
 	{
 		char cmd[64];
 

@@ -1,0 +1,34 @@
+/* Covers: a signal handler whose address is taken by a rip-relative lea
+ * in its own section (as -fPIE code or assembly does: the assembler
+ * resolves it and leaves no relocation), entered on the stack the
+ * kernel chose, where it reads and writes its own frame. */
+#include <signal.h>
+#include <stdio.h>
+
+static volatile long seen[8];
+
+__attribute__((noinline, used)) static void handler(int s)
+{
+	volatile long local[4];
+
+	for (int i = 0; i < 4; i++)
+		local[i] = s + i;
+	seen[s & 7] += local[1] + local[3];
+}
+
+__attribute__((noinline)) static void setup(void)
+{
+	void (*h)(int);
+
+	__asm__("lea handler(%%rip), %0" : "=r"(h));
+	signal(SIGUSR1, h);
+}
+
+int main(void)
+{
+	setup();
+	for (int i = 0; i < 3; i++)
+		raise(SIGUSR1);
+	printf("handler_same_section %ld\n", seen[SIGUSR1 & 7]);
+	return 0;
+}
