@@ -199,7 +199,9 @@ def markers(path, sched):
         if not good:
             bad += 1
             if first_bad is None:
-                first_bad = 'marker %d cpu %d tid %d time %d' % (i, cpu, tid, t)
+                first_bad = 'marker %d cpu %d tid %d time %d (%s)' % (
+                    i, cpu, tid, t, 'no switch before it' if k < 0 else
+                    'last switch ran tid %d, %d ns earlier' % (tids[k], t - times[k]))
     check(n > 0, '%d SWITCH_IN markers inside the recording' % n)
     if delays:
         delays.sort()
