@@ -24,11 +24,18 @@ __attribute__((noinline)) static void setup(void)
 	signal(SIGUSR1, h);
 }
 
+static long work[512];
+
 int main(void)
 {
+	long h = 0;
+
 	setup();
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 40; i++) {
 		raise(SIGUSR1);
-	printf("handler_same_section %ld\n", seen[SIGUSR1 & 7]);
+		for (int j = 0; j < 512; j++)
+			h = h * 7 + (work[(j * 37 + i) & 511] += j ^ i);
+	}
+	printf("handler_same_section %ld %ld\n", seen[SIGUSR1 & 7], h);
 	return 0;
 }

@@ -55,7 +55,7 @@ clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
 # its own signal frames, so their stacks are compared at their own offset
 handlers="on_usr1 on_usr2 on_usr"
 # a raw capture has no signal markers; big_witness is too long for lackey
-skip_same="big_witness signal_async signal_sync sigsetjmp_handler handler_same_section"
+skip_same="big_witness $ae_async_progs $ae_signal_progs"
 # too long for the single-stepper (~30k instructions/s); timing-dependent
 skip_step="big_witness signal_async"
 # lackey on the twin: only the synchronous signal programs (no same-run
