@@ -335,6 +335,25 @@ static int step_cpuid(pid_t pid, uint64_t pc, int len)
 	return 1;
 }
 
+/* The next instruction at the tracee's rip into *pending, decoded now
+ * (after exit_group the code cannot be read). Returns 0 or -1. */
+static int fetch_pending(struct stepper *s, uint64_t *pending)
+{
+	errno = 0;
+	*pending = get_rip(s->pid);
+	if (errno) {
+		perror("ae-step: PEEKUSER rip");
+		return -1;
+	}
+	if (s->started || *pending == s->from) {
+		if (insn_len(s, *pending) < 0)
+			return -1;
+		if (s->data && data_fetch(s, *pending))
+			return -1;
+	}
+	return 0;
+}
+
 /* Steps from the stop at @entry to the end; returns the exit status. */
 static int trace(struct stepper *s, uint64_t entry)
 {
@@ -347,14 +366,10 @@ static int trace(struct stepper *s, uint64_t entry)
 		if (!inject && have_pending && (s->started || pending == s->from)) {
 			int r = step_cpuid(s->pid, pending, insn_len(s, pending));
 
-			if (r < 0 || (r && emit(s, pending)))
+			if (r < 0 || (r && (emit(s, pending) || fetch_pending(s, &pending))))
 				return -1;
-			if (r) {
-				pending += 2;
-				if (insn_len(s, pending) < 0 || (s->data && data_fetch(s, pending)))
-					return -1;
+			if (r)
 				continue;
-			}
 		}
 		if (ptrace(PTRACE_SINGLESTEP, s->pid, 0, inject) < 0) {
 			perror("ae-step: PTRACE_SINGLESTEP");
@@ -403,19 +418,8 @@ static int trace(struct stepper *s, uint64_t entry)
 			/* Signal-delivery-stop: rip did not run; deliver it. */
 			inject = WSTOPSIG(status);
 		}
-		errno = 0;
-		pending = get_rip(s->pid);
-		if (errno) {
-			perror("ae-step: PEEKUSER rip");
+		if (fetch_pending(s, &pending))
 			return -1;
-		}
-		/* Decode now: after exit_group the code cannot be read. */
-		if (s->started || pending == s->from) {
-			if (insn_len(s, pending) < 0)
-				return -1;
-			if (s->data && data_fetch(s, pending))
-				return -1;
-		}
 		have_pending = 1;
 	}
 }
