@@ -186,6 +186,15 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	cs_option(p->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	p->ci = cs_malloc(p->cs);
 	p->restorer = ae_image_symbol(&p->orig, "__restore_rt");
+	for (int k = 1; k <= AE_MEMFN_MAX; k++) {
+		char label[32];
+		uint64_t at;
+
+		snprintf(label, sizeof(label), AE_MEMFN_ARGS_LABEL "%d", k);
+		at = ae_image_symbol(&p->prog, label);
+		if (at && at == ae_image_symbol(&p->prog, ae_memfn_name(k)))
+			p->own_memfn |= 1u << k;
+	}
 	return 0;
 }
 

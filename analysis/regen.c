@@ -1035,6 +1035,10 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			continue;
 		skip = g->args_at_call;
 		g->args_at_call = 0;
+		/* the program's own routine of that name, which aecc's link
+		 * points the label at: an ordinary entry, records included */
+		if (skip && !expand_event(d) && (g->p->own_memfn >> skip & 1))
+			skip = 0;
 		if (records_before(g, d, pc, &iv, skip))
 			return g->stop ? 0 : -1;
 		if (iv.expand) {

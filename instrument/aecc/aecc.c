@@ -299,6 +299,7 @@ int main(int argc, char **argv)
 			.ldflags = ldflags.v, .nldflags = ldflags.n,
 			.libdirs = libdirs.v, .nlibdirs = libdirs.n,
 			.musl_dir = data_mode ? ae_musl_data_dir() : ae_musl_dir(),
+			.data = data_mode,
 			.libae = ae_libae(),
 			.libaert = data_mode ? ae_libaert_data() : ae_libaert(),
 			.tmpdir = tmpdir,

@@ -24,6 +24,7 @@
 #include "fail.h"
 #include "layout.h"
 #include "link.h"
+#include "memfn.h"
 #include "run.h"
 #include "strv.h"
 #include "twin.h"
@@ -141,6 +142,99 @@ static int write_check(const char *prog, const char *orig, const char *chk)
 	return 0;
 }
 
+/* The `-Wl,--defsym` arguments for the routines data tracing expands
+ * (memfn.c) that ELF object @e defines as global or weak symbols, added
+ * to @defs; returns 1 when @e defines the labels itself (it holds the
+ * routines' bodies: -fae-memfn-lib), else 0. */
+static int memfn_defs(Elf *e, struct strv *defs)
+{
+	Elf_Scn *scn = NULL;
+	int bodies = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf64_Shdr *sh = elf64_getshdr(scn);
+		Elf_Data *d;
+
+		if (!sh || sh->sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < d->d_size / sizeof(Elf64_Sym); i++) {
+			const Elf64_Sym *y = (const Elf64_Sym *)d->d_buf + i;
+			unsigned int bind = ELF64_ST_BIND(y->st_info);
+			char label[64], def[160];
+			const char *name;
+			int kind;
+
+			if (y->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK))
+				continue;
+			name = elf_strptr(e, sh->sh_link, y->st_name);
+			if (!name)
+				continue;
+			if (!strncmp(name, AE_MEMFN_ARGS_LABEL, strlen(AE_MEMFN_ARGS_LABEL)))
+				bodies = 1;
+			kind = ae_memfn_kind(name);
+			if (!kind)
+				continue;
+			ae_memfn_args_label(kind, label, sizeof(label));
+			snprintf(def, sizeof(def), "-Wl,--defsym=%s=%s", label, name);
+			strv_add(defs, def);
+		}
+	}
+	return bodies;
+}
+
+/*
+ * A program's own memcpy (or another routine data tracing expands) is
+ * everyone's, as static linking makes it: the C library's callers enter
+ * the routine by a label past its argument records, so for each one the
+ * object @path defines, `-Wl,--defsym` points that label at the
+ * program's routine, whose entry records its arguments itself; the
+ * library's routine is then not linked at all, and the twin needs
+ * nothing (its callers call the name). An archive member cannot get the
+ * same: whether the link takes it depends on the references before the
+ * archive, which differ between the program (labels) and the twin
+ * (names), so it is refused. Returns 0, or -1 after one line on stderr.
+ */
+static int own_memfns(const char *path, int archive, struct strv *a)
+{
+	int fd = open(path, O_RDONLY);
+	int ret = 0;
+	Elf *ar, *e;
+
+	if (fd < 0)
+		return ae_fail("cannot open %s: %s", path, strerror(errno));
+	ar = elf_begin(fd, ELF_C_READ, NULL);
+	if (!ar || elf_kind(ar) != (archive ? ELF_K_AR : ELF_K_ELF)) {
+		ret = ae_fail("%s: not an ELF %s", path, archive ? "archive" : "object");
+		goto err_end;
+	}
+	if (!archive) {
+		struct strv defs = { 0 };
+		int bodies = memfn_defs(ar, &defs);
+
+		for (int i = 0; !bodies && i < defs.n; i++)
+			strv_add(a, defs.v[i]);
+		strv_free(&defs);
+		goto err_end;
+	}
+	for (Elf_Cmd cmd = ELF_C_READ; !ret && (e = elf_begin(fd, cmd, ar)); ) {
+		Elf_Arhdr *h = elf_getarhdr(e);
+		struct strv defs = { 0 };
+
+		if (elf_kind(e) == ELF_K_ELF && !memfn_defs(e, &defs) && defs.n)
+			ret = ae_fail("%s(%s) defines %s, which the data-traced C library has: link that object itself, not from an archive",
+				      path, h && h->ar_name ? h->ar_name : "?",
+				      strrchr(defs.v[0], '=') + 1);
+		strv_free(&defs);
+		cmd = elf_next(e);
+		elf_end(e);
+	}
+err_end:
+	elf_end(ar);
+	close(fd);
+	return ret;
+}
+
 /* Link both programs; a and b are the two command lines being built.
  * Returns 0, or -1 after one line on stderr. */
 static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *b)
@@ -194,6 +288,8 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 				return ae_fail("cannot find lib%s.a (traced programs link static libraries built by aecc)", in + 2);
 			l = strlen(path);
 		}
+		if (o->data && own_memfns(path, l > 2 && !strcmp(path + l - 2, ".a"), a))
+			return -1;
 		av_add(a, path);
 		if (l > 2 && !strcmp(path + l - 2, ".a")) {
 			if (ae_twin_archive(o, path, p, sizeof(p)))

@@ -15,6 +15,8 @@ struct ae_link_opts {
 	const char *libae;	/* the runtime archive */
 	const char *libaert;	/* the libgcc helpers archive */
 	const char *tmpdir;	/* scratch directory (exists) */
+	int data;		/* -fae-data: the C library enters its
+				 * routines past their argument records */
 	int verbose;		/* print the commands run */
 };
 

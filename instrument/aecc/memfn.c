@@ -20,33 +20,17 @@
 #include "memfn.h"
 #include "xalloc.h"
 
-static const struct {
-	const char *name;
-	int kind;
-} memfns[] = {
-	{ "memcpy", AE_MEMFN_MEMCPY },
-	{ "memmove", AE_MEMFN_MEMMOVE },
-	{ "memset", AE_MEMFN_MEMSET },
-	{ "strlen", AE_MEMFN_STRLEN },
-	{ "__stpcpy", AE_MEMFN_STPCPY },
-	{ "stpcpy", AE_MEMFN_STPCPY },
-	{ "memchr", AE_MEMFN_MEMCHR },
-	{ "memcmp", AE_MEMFN_MEMCMP },
-	{ "strcmp", AE_MEMFN_STRCMP },
-	{ "strncmp", AE_MEMFN_STRNCMP },
-};
-
 int ae_memfn_kind(const char *name)
 {
-	for (size_t i = 0; i < sizeof(memfns) / sizeof(memfns[0]); i++)
-		if (!strcmp(name, memfns[i].name))
-			return memfns[i].kind;
+	for (int k = 1; k <= AE_MEMFN_MAX; k++)
+		if (!strcmp(name, ae_memfn_name(k)))
+			return k;
 	return 0;
 }
 
 const char *ae_memfn_args_label(int kind, char *buf, size_t len)
 {
-	snprintf(buf, len, "__ae_memfn_args_%d", kind);
+	snprintf(buf, len, AE_MEMFN_ARGS_LABEL "%d", kind);
 	return buf;
 }
 

@@ -180,9 +180,10 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 			if (name && !strcmp(name, "_Exit"))
 				c->in[k].exit_entry = 1;
 			/* only the C library's own (global) routines: a
-			 * program's function of the same name is its own */
+			 * program's function of the same name is its own;
+			 * an alias (stpcpy) keeps its body's mark */
 			if (name && c->data && !c->no_memfn && c->memfn_lib &&
-			    GELF_ST_BIND(sym.st_info) != STB_LOCAL)
+			    GELF_ST_BIND(sym.st_info) != STB_LOCAL && ae_memfn_kind(name))
 				c->in[k].memfn = ae_memfn_kind(name);
 		}
 	}

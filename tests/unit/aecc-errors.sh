@@ -61,5 +61,19 @@ if [ -e "$top/build/musl/lib/libc.a" ]; then
 else
 	n=$((n + 1)); echo "ok $n - linking errors # SKIP build/musl not built (make musl)"
 fi
+# A program's own memcpy links from an object (tests/corpus/own_memcpy.c)
+# but not from an archive, where the program and its twin could take
+# different memcpys (link.c).
+if [ -e "$top/build/musl-data/lib/libc.a" ]; then
+	printf '\t.text\n\t.globl\tmemcpy\nmemcpy:\n\tmovq\t%%rdi, %%rax\n\tret\n' >mymemcpy.s
+	"$aecc" -fae-data -c -o mymemcpy.o mymemcpy.s && "$aecc" -fae-data -c -o main.o main.s &&
+		ar rc libmine.a mymemcpy.o
+	expect "own memcpy in an archive" 'libmine\.a\(mymemcpy\.o\) defines memcpy.*link that object itself' \
+		"$aecc" -fae-data -o p main.o libmine.a
+	expect "own memcpy in an archive (-l)" 'libmine\.a\(mymemcpy\.o\) defines memcpy' \
+		"$aecc" -fae-data -o p main.o -L. -lmine
+else
+	n=$((n + 1)); echo "ok $n - own routine in an archive # SKIP build/musl-data not built (make musl-data)"
+fi
 expect "missing tracing libc" 'tracing libc not found' env AECC_MUSL=/nonexistent "$aecc" -o p good.s
 echo "1..$n"
