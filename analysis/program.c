@@ -5,6 +5,7 @@
  * the twin's addresses, and the map from instrumented to twin addresses.
  */
 #include <capstone/capstone.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,11 +143,14 @@ static int check_hashes(struct ae_program *p)
 	sec = ae_image_section(&p->prog, ".ae_check", &len, NULL);
 	if (!sec || !ae_image_section(&p->prog, ".ae_schema", &slen, NULL))
 		return 0;	/* load_maps() names a missing schema */
-	if (len != sizeof(c))
+	memset(&c, 0, sizeof(c));
+	memcpy(&c, sec, len < sizeof(c) ? len : sizeof(c));
+	if (c.magic != AE_CHECK_MAGIC ||
+	    !((c.version == 1 && len == offsetof(struct ae_check, own_memfn)) ||
+	      (c.version == AE_CHECK_VERSION && len == sizeof(c))) ||
+	    c.own_memfn & ~(((2u << AE_MEMFN_MAX) - 1) & ~1u))
 		return perr(p->prog.path, "corrupt .ae_check section");
-	memcpy(&c, sec, sizeof(c));
-	if (c.magic != AE_CHECK_MAGIC || c.version != AE_CHECK_VERSION)
-		return perr(p->prog.path, "corrupt .ae_check section");
+	p->own_memfn = c.own_memfn;
 	if (ae_elf_check_hash(p->prog.elf, &h) || h != c.prog_hash)
 		return perr(p->prog.path, "changed since aecc linked it (its .ae_check hash differs): rebuild it with aecc");
 	if (ae_elf_check_hash(p->orig.elf, &h) || h != c.orig_hash)
@@ -186,15 +190,6 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	cs_option(p->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	p->ci = cs_malloc(p->cs);
 	p->restorer = ae_image_symbol(&p->orig, "__restore_rt");
-	for (int k = 1; k <= AE_MEMFN_MAX; k++) {
-		char label[32];
-		uint64_t at;
-
-		snprintf(label, sizeof(label), AE_MEMFN_ARGS_LABEL "%d", k);
-		at = ae_image_symbol(&p->prog, label);
-		if (at && at == ae_image_symbol(&p->prog, ae_memfn_name(k)))
-			p->own_memfn |= 1u << k;
-	}
 	return 0;
 }
 

@@ -53,7 +53,7 @@ struct ae_program {
 	size_t nseq;
 	uint64_t restorer;	/* twin's __restore_rt */
 	uint32_t own_memfn;	/* bit k: the program defines routine k itself
-				 * (aecc put its label at the entry) */
+				 * (.ae_check; aecc put its label at the entry) */
 	int data_objs;		/* objects built with -fae-data */
 	csh cs;
 	cs_insn *ci;

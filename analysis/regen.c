@@ -901,6 +901,10 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		return rerr(g, pc, "cannot expand a library routine");
 	if (!g->n)
 		return rerr(g, pc, "an expanded routine entered with an empty call stack");
+	/* the library's memmove calls memcpy: not the program's own (aecc
+	 * refuses to link that) */
+	if (e->a == AE_MEMFN_MEMMOVE && (g->p->own_memfn >> AE_MEMFN_MEMCPY & 1))
+		return rerr(g, pc, "the C library's memmove would call the program's own memcpy, which an expansion cannot run");
 	if ((g->ds.known & need) != need)
 		return rerr(g, pc, "an expanded routine's arguments are not in the trace");
 	if (cmp_entry_fault(g, e, pc))

@@ -20,13 +20,18 @@
 #include <string.h>
 
 #define AE_CHECK_MAGIC		0x6b686361u	/* "achk" */
-#define AE_CHECK_VERSION	1u
+#define AE_CHECK_VERSION	2u	/* 1: without own_memfn (24 bytes) */
 
 struct ae_check {
 	uint32_t magic;
 	uint32_t version;
 	uint64_t prog_hash;	/* the traced program */
 	uint64_t orig_hash;	/* its twin, prog.orig */
+	/* bit k: the program defines (or wraps) routine k of enum ae_memfn
+	 * itself, and the label the C library's callers enter by is that
+	 * routine's entry, not a place past argument records */
+	uint32_t own_memfn;
+	uint32_t reserved;	/* 0 */
 };
 
 static inline uint64_t ae_fnv1a64(uint64_t h, const void *p, size_t n)

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -123,11 +124,13 @@ static int file_hash(const char *path, uint64_t *h)
 	return 0;
 }
 
-/* Writes the .ae_check contents for @prog and @orig to @chk. Returns 0, or
- * -1 after one line on stderr. */
-static int write_check(const char *prog, const char *orig, const char *chk)
+/* Writes the .ae_check contents for @prog and @orig, whose own routines
+ * are @own_memfn, to @chk. Returns 0, or -1 after one line on stderr. */
+static int write_check(const char *prog, const char *orig, uint32_t own_memfn,
+		       const char *chk)
 {
-	struct ae_check c = { .magic = AE_CHECK_MAGIC, .version = AE_CHECK_VERSION };
+	struct ae_check c = { .magic = AE_CHECK_MAGIC, .version = AE_CHECK_VERSION,
+			      .own_memfn = own_memfn };
 	FILE *f;
 	int werr;
 
@@ -142,11 +145,31 @@ static int write_check(const char *prog, const char *orig, const char *chk)
 	return 0;
 }
 
-/* The `-Wl,--defsym` arguments for the routines data tracing expands
- * (memfn.c) that ELF object @e defines as global or weak symbols, added
- * to @defs; returns 1 when @e defines the labels itself (it holds the
- * routines' bodies: -fae-memfn-lib), else 0. */
-static int memfn_defs(Elf *e, struct strv *defs)
+/* What the program's own routines change in the link (own_memfns()). */
+struct own {
+	struct strv defs;	/* -Wl,--defsym=LABEL=ROUTINE */
+	uint32_t mask;		/* bit k: routine k of enum ae_memfn is the program's */
+};
+
+/* Point routine @name's label (if it is one data tracing expands) at
+ * @routine, the program's own code. Returns nothing. */
+static void own_add(struct own *w, const char *name, const char *routine)
+{
+	char label[64], def[320];
+	int kind = ae_memfn_kind(name);
+
+	if (!kind)
+		return;
+	ae_memfn_args_label(kind, label, sizeof(label));
+	snprintf(def, sizeof(def), "-Wl,--defsym=%s=%s", label, routine);
+	strv_add(&w->defs, def);
+	w->mask |= 1u << kind;
+}
+
+/* The routines data tracing expands that ELF object @e defines as global
+ * or weak symbols, added to @w; returns 1 when @e defines the labels
+ * itself (it holds the routines' bodies: -fae-memfn-lib), else 0. */
+static int memfn_defs(Elf *e, struct own *w)
 {
 	Elf_Scn *scn = NULL;
 	int bodies = 0;
@@ -161,9 +184,7 @@ static int memfn_defs(Elf *e, struct strv *defs)
 		for (size_t i = 0; d && i < d->d_size / sizeof(Elf64_Sym); i++) {
 			const Elf64_Sym *y = (const Elf64_Sym *)d->d_buf + i;
 			unsigned int bind = ELF64_ST_BIND(y->st_info);
-			char label[64], def[160];
 			const char *name;
-			int kind;
 
 			if (y->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK))
 				continue;
@@ -172,12 +193,7 @@ static int memfn_defs(Elf *e, struct strv *defs)
 				continue;
 			if (!strncmp(name, AE_MEMFN_ARGS_LABEL, strlen(AE_MEMFN_ARGS_LABEL)))
 				bodies = 1;
-			kind = ae_memfn_kind(name);
-			if (!kind)
-				continue;
-			ae_memfn_args_label(kind, label, sizeof(label));
-			snprintf(def, sizeof(def), "-Wl,--defsym=%s=%s", label, name);
-			strv_add(defs, def);
+			own_add(w, name, name);
 		}
 	}
 	return bodies;
@@ -187,15 +203,16 @@ static int memfn_defs(Elf *e, struct strv *defs)
  * A program's own memcpy (or another routine data tracing expands) is
  * everyone's, as static linking makes it: the C library's callers enter
  * the routine by a label past its argument records, so for each one the
- * object @path defines, `-Wl,--defsym` points that label at the
- * program's routine, whose entry records its arguments itself; the
+ * object @path defines, `-Wl,--defsym` (before every input, so that no
+ * reference pulls the library's routine in first) points that label at
+ * the program's routine, whose entry records its arguments itself; the
  * library's routine is then not linked at all, and the twin needs
  * nothing (its callers call the name). An archive member cannot get the
  * same: whether the link takes it depends on the references before the
  * archive, which differ between the program (labels) and the twin
  * (names), so it is refused. Returns 0, or -1 after one line on stderr.
  */
-static int own_memfns(const char *path, int archive, struct strv *a)
+static int own_memfns(const char *path, int archive, struct own *w)
 {
 	int fd = open(path, O_RDONLY);
 	int ret = 0;
@@ -209,23 +226,25 @@ static int own_memfns(const char *path, int archive, struct strv *a)
 		goto err_end;
 	}
 	if (!archive) {
-		struct strv defs = { 0 };
-		int bodies = memfn_defs(ar, &defs);
+		struct own t = { 0 };
 
-		for (int i = 0; !bodies && i < defs.n; i++)
-			strv_add(a, defs.v[i]);
-		strv_free(&defs);
+		if (!memfn_defs(ar, &t)) {
+			for (int i = 0; i < t.defs.n; i++)
+				strv_add(&w->defs, t.defs.v[i]);
+			w->mask |= t.mask;
+		}
+		strv_free(&t.defs);
 		goto err_end;
 	}
 	for (Elf_Cmd cmd = ELF_C_READ; !ret && (e = elf_begin(fd, cmd, ar)); ) {
 		Elf_Arhdr *h = elf_getarhdr(e);
-		struct strv defs = { 0 };
+		struct own t = { 0 };
 
-		if (elf_kind(e) == ELF_K_ELF && !memfn_defs(e, &defs) && defs.n)
+		if (elf_kind(e) == ELF_K_ELF && !memfn_defs(e, &t) && t.mask)
 			ret = ae_fail("%s(%s) defines %s, which the data-traced C library has: link that object itself, not from an archive",
 				      path, h && h->ar_name ? h->ar_name : "?",
-				      strrchr(defs.v[0], '=') + 1);
-		strv_free(&defs);
+				      strrchr(t.defs.v[0], '=') + 1);
+		strv_free(&t.defs);
 		cmd = elf_next(e);
 		elf_end(e);
 	}
@@ -235,15 +254,66 @@ err_end:
 	return ret;
 }
 
+/* `-Wl,--wrap=memcpy` (or `--wrap,memcpy`) sends every reference to
+ * memcpy to the program's __wrap_memcpy: the label too. Returns nothing. */
+static void own_wraps(const struct ae_link_opts *o, struct own *w)
+{
+	for (int i = 0; i < o->nldflags; i++) {
+		const char *f = o->ldflags[i];
+		char *copy, *tok, *save = NULL;
+		int next = 0;
+
+		if (strncmp(f, "-Wl,", 4))
+			continue;
+		copy = strdup(f + 4);
+		if (!copy)
+			abort();
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			const char *name = NULL;
+			char routine[300];
+
+			if (next)
+				name = tok;
+			else if (!strncmp(tok, "--wrap=", 7) || !strncmp(tok, "-wrap=", 6))
+				name = strchr(tok, '=') + 1;
+			next = !strcmp(tok, "--wrap") || !strcmp(tok, "-wrap");
+			if (!name || snprintf(routine, sizeof(routine), "__wrap_%s", name) >= (int)sizeof(routine))
+				continue;
+			own_add(w, name, routine);
+		}
+		free(copy);
+	}
+}
+
+/* The library's memmove calls memcpy (the one call between the routines
+ * data tracing expands, musl 1.2.3), and the expansion cannot run a
+ * program's own memcpy: did the link take the C library's memmove? @map
+ * is ld's link map (it also names what a stripped program holds).
+ * Returns 1 or 0, or -1 after one line on stderr. */
+static int library_memmove(const char *map)
+{
+	FILE *f = fopen(map, "r");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return ae_fail("cannot read the link map %s: %s", map, strerror(errno));
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libc.a(memmove.o)") != NULL;
+	fclose(f);
+	return found;
+}
+
 /* Link both programs; a and b are the two command lines being built.
  * Returns 0, or -1 after one line on stderr. */
-static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *b)
+static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *b,
+		     struct own *w)
 {
 	char musl_lib[PATH_MAX], p[PATH_MAX], orig[PATH_MAX];
 	struct seg_info si = { 0 };
 	static const char *const crt[] = { "crt1.o", "crti.o", "crtn.o" };
-	char twin_crt[3][PATH_MAX];
-	int tmpn = 0;
+	char twin_crt[3][PATH_MAX], map[PATH_MAX] = "";
+	int tmpn = 0, r;
 
 	if (path_fmt(musl_lib, sizeof(musl_lib), "%s/lib", o->musl_dir) ||
 	    path_fmt(p, sizeof(p), "%s/libc.a", musl_lib) ||
@@ -263,9 +333,31 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 			return -1;
 	}
 
+	/* the program's own routines, before every input */
+	for (int i = 0; o->data && i < o->ninputs; i++) {
+		const char *path = o->inputs[i];
+		size_t l;
+
+		if (!strncmp(path, "-l", 2) && !(path = find_lib(o, path + 2)))
+			continue;	/* named below */
+		l = strlen(path);
+		if (own_memfns(path, l > 2 && !strcmp(path + l - 2, ".a"), w))
+			return -1;
+	}
+	if (o->data)
+		own_wraps(o, w);
+
 	/* the instrumented program */
 	av_start(a, o->out);
 	av_add(a, "-Wl,-e,_ae_start");
+	for (int i = 0; i < w->defs.n; i++)
+		av_add(a, w->defs.v[i]);
+	if ((w->mask >> AE_MEMFN_MEMCPY & 1) && !(w->mask >> AE_MEMFN_MEMMOVE & 1)) {
+		if (path_fmt(map, sizeof(map), "%s/prog.map", o->tmpdir) ||
+		    path_fmt(p, sizeof(p), "-Wl,-Map=%s", map))
+			return -1;
+		av_add(a, p);
+	}
 	if (path_fmt(p, sizeof(p), "%s/crt1.o", musl_lib))
 		return -1;
 	av_add(a, p);
@@ -288,8 +380,6 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 				return ae_fail("cannot find lib%s.a (traced programs link static libraries built by aecc)", in + 2);
 			l = strlen(path);
 		}
-		if (o->data && own_memfns(path, l > 2 && !strcmp(path + l - 2, ".a"), a))
-			return -1;
 		av_add(a, path);
 		if (l > 2 && !strcmp(path + l - 2, ".a")) {
 			if (ae_twin_archive(o, path, p, sizeof(p)))
@@ -317,6 +407,13 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 	av_add(a, p);
 	if (ae_run(a->v, o->verbose))
 		return ae_fail("linking %s failed", o->out);
+	if (map[0] && (r = library_memmove(map))) {
+		unlink(o->out);
+		if (r < 0)
+			return -1;
+		return ae_fail("%s: the program has its own memcpy but the C library's memmove, which calls memcpy and which data tracing expands offline without running the program's code: define memmove too",
+			       o->out);
+	}
 	if (ae_fixup_prog(o->out, &si))
 		return -1;
 
@@ -347,7 +444,7 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 		return -1;
 	/* neither hash covers .ae_orig (not loaded), removed here */
 	if (path_fmt(p, sizeof(p), "%s/check.bin", o->tmpdir) ||
-	    write_check(o->out, orig, p))
+	    write_check(o->out, orig, w->mask, p))
 		return -1;
 	{
 		char add[PATH_MAX + 16];
@@ -363,13 +460,15 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 int ae_link(const struct ae_link_opts *o)
 {
 	struct strv a = { 0 }, b = { 0 };
+	struct own w = { 0 };
 	int ret;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return ae_fail("libelf: %s", elf_errmsg(-1));
-	ret = link_both(o, &a, &b);
+	ret = link_both(o, &a, &b, &w);
 	strv_free(&a);
 	strv_free(&b);
+	strv_free(&w.defs);
 	return ret;
 }
 

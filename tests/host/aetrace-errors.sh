@@ -62,6 +62,20 @@ off=$(sec_off p .ae_imap)
 printf '\x01' | dd of=chg bs=1 seek=$((0x$off + 40)) conv=notrunc 2>/dev/null
 expect_error "program's instruction map changed" "chg: changed since aecc linked it" \
 	"$top/bin/aetrace" regen t.zst chg
+# .ae_check version 1 (24 bytes, before own routines were recorded) is
+# still read; a bit for no routine in the own-routines mask is not.
+objcopy --dump-section .ae_check=chk.bin p
+python3 -c 'import struct, sys; d = open("chk.bin", "rb").read(); open("v1.bin", "wb").write(d[:4] + struct.pack("<I", 1) + d[8:24]); open("badown.bin", "wb").write(d[:24] + struct.pack("<II", 1 << 20, 0))'
+cp p v1 && cp p.orig v1.orig && objcopy --update-section .ae_check=v1.bin v1
+if "$top/bin/aetrace" regen t.zst v1 > out 2> err && cmp -s out good; then
+	ok ".ae_check version 1 is still read"
+else
+	not_ok ".ae_check version 1 is still read"
+	sed 's/^/# /' err | head -3
+fi
+cp p badown && cp p.orig badown.orig && objcopy --update-section .ae_check=badown.bin badown
+expect_error "own-routine mask with a bit for no routine" "badown: corrupt .ae_check" \
+	"$top/bin/aetrace" regen t.zst badown
 cp p st && cp p.orig st.orig && strip -g st st.orig
 if "$top/bin/aetrace" regen t.zst st > out 2> err && cmp -s out good; then
 	ok "strip -g: program and twin still regenerate the same trace"

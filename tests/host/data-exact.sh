@@ -321,6 +321,36 @@ kinds() {
 	same_run access_kinds "$d"
 }
 
+# ownlink: tests/data/own_link/main.c with a memcpy of its own, linked
+# after its callers (own.c), weak (own_weak.c) and by -Wl,--wrap=memcpy
+# (wrap.c): each links, acts like its twin and regenerates equal to the
+# stepper (the C library's callers run the program's routine).
+ownlink() {
+	local v d src=$top/tests/data/own_link
+	for v in own own_weak wrap; do
+		d=$work/own_link/$v
+		mkdir -p "$d/i" "$d/o"
+		: >"$d/res"
+		local ld=()
+		[ "$v" = wrap ] && ld=(-Wl,--wrap=memcpy)
+		if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$src/main.c" "$src/$v.c" "${ld[@]}" >"$d/aecc.log" 2>&1; then
+			{ echo "not ok - own_link/$v: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+			continue
+		fi
+		cp "$d/i/p.orig" "$d/o/p"
+		(cd "$d/i" && timeout 60 $clean_env "$aerun" -q -o "$d/t.zst" -- ./p >"$d/out.aerun" 2>/dev/null)
+		(cd "$d/o" && $clean_env ./p >"$d/out.twin" 2>/dev/null)
+		if ! cmp -s "$d/out.aerun" "$d/out.twin" || [ ! -s "$d/out.twin" ]; then
+			echo "not ok - own_link/$v: traced run and twin differ" >>"$d/res"
+		elif ! "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+			{ echo "not ok - own_link/$v: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+		else
+			stepper "own_link/$v" "$d"
+		fi
+	done
+	cat "$work"/own_link/*/res >"$work/own_link/res"
+}
+
 # sigmemfn: tests/data/signal_memfn.c, a fast SIGALRM amid expanded
 # library routines (memcpy, memset, strlen; the handler calls two): the
 # traced run acts like its twin, the capture regenerates completely (each
@@ -417,14 +447,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds sigmemfn stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload kinds sigmemfn ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

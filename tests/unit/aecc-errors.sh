@@ -72,6 +72,14 @@ if [ -e "$top/build/musl-data/lib/libc.a" ]; then
 		"$aecc" -fae-data -o p main.o libmine.a
 	expect "own memcpy in an archive (-l)" 'libmine\.a\(mymemcpy\.o\) defines memcpy' \
 		"$aecc" -fae-data -o p main.o -L. -lmine
+	# the library's memmove calls memcpy, which its expansion cannot run
+	expect "own memcpy beside the library's memmove" 'own memcpy but the C library.s memmove.*define memmove too' \
+		"$aecc" -fae-data -O2 -o mm "$top/tests/data/own_link/memmove.c" "$top/tests/data/own_link/own.c"
+	if [ -e mm ]; then
+		not_ok "the refused program is not left behind"
+	else
+		ok "the refused program is not left behind"
+	fi
 else
 	n=$((n + 1)); echo "ok $n - own routine in an archive # SKIP build/musl-data not built (make musl-data)"
 fi
