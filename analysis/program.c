@@ -148,7 +148,7 @@ static int check_hashes(struct ae_program *p)
 	if (c.magic != AE_CHECK_MAGIC ||
 	    !((c.version == 1 && len == offsetof(struct ae_check, own_memfn)) ||
 	      (c.version == AE_CHECK_VERSION && len == sizeof(c))) ||
-	    c.own_memfn & ~(((2u << AE_MEMFN_MAX) - 1) & ~1u))
+	    c.own_memfn & ~(((2u << AE_MEMFN_MAX) - 1) & ~1u) || c.reserved)
 		return perr(p->prog.path, "corrupt .ae_check section");
 	p->own_memfn = c.own_memfn;
 	if (ae_elf_check_hash(p->prog.elf, &h) || h != c.prog_hash)

@@ -149,6 +149,10 @@ static int write_check(const char *prog, const char *orig, uint32_t own_memfn,
 struct own {
 	struct strv defs;	/* -Wl,--defsym=LABEL=ROUTINE */
 	uint32_t mask;		/* bit k: routine k of enum ae_memfn is the program's */
+	struct strv archives;	/* the archive (base name) and member of each */
+	struct strv members;	/* object that defines such a routine */
+	struct strv routines;	/* the routine each of them defines */
+	char *user_map;		/* the link map the command line asked for */
 };
 
 /* Point routine @name's label (if it is one data tracing expands) at
@@ -210,7 +214,8 @@ static int memfn_defs(Elf *e, struct own *w)
  * nothing (its callers call the name). An archive member cannot get the
  * same: whether the link takes it depends on the references before the
  * archive, which differ between the program (labels) and the twin
- * (names), so it is refused. Returns 0, or -1 after one line on stderr.
+ * (names), so such members are noted in @w, and refused if either link
+ * takes them (map_check()). Returns 0, or -1 after one line on stderr.
  */
 static int own_memfns(const char *path, int archive, struct own *w)
 {
@@ -236,14 +241,17 @@ static int own_memfns(const char *path, int archive, struct own *w)
 		strv_free(&t.defs);
 		goto err_end;
 	}
-	for (Elf_Cmd cmd = ELF_C_READ; !ret && (e = elf_begin(fd, cmd, ar)); ) {
+	for (Elf_Cmd cmd = ELF_C_READ; (e = elf_begin(fd, cmd, ar)); ) {
 		Elf_Arhdr *h = elf_getarhdr(e);
 		struct own t = { 0 };
 
-		if (elf_kind(e) == ELF_K_ELF && !memfn_defs(e, &t) && t.mask)
-			ret = ae_fail("%s(%s) defines %s, which the data-traced C library has: link that object itself, not from an archive",
-				      path, h && h->ar_name ? h->ar_name : "?",
-				      strrchr(t.defs.v[0], '=') + 1);
+		if (elf_kind(e) == ELF_K_ELF && !memfn_defs(e, &t) && t.mask && h && h->ar_name) {
+			const char *base = strrchr(path, '/');
+
+			strv_add(&w->archives, base ? base + 1 : path);
+			strv_add(&w->members, h->ar_name);
+			strv_add(&w->routines, strrchr(t.defs.v[0], '=') + 1);
+		}
 		strv_free(&t.defs);
 		cmd = elf_next(e);
 		elf_end(e);
@@ -254,54 +262,141 @@ err_end:
 	return ret;
 }
 
-/* `-Wl,--wrap=memcpy` (or `--wrap,memcpy`) sends every reference to
- * memcpy to the program's __wrap_memcpy: the label too. Returns nothing. */
-static void own_wraps(const struct ae_link_opts *o, struct own *w)
+/* Does linker option @tok name option @opt (ld takes "-opt", "--opt"
+ * and any unambiguous abbreviation of at least @min letters)? */
+static int ld_opt(const char *tok, const char *opt, size_t min)
 {
-	for (int i = 0; i < o->nldflags; i++) {
-		const char *f = o->ldflags[i];
-		char *copy, *tok, *save = NULL;
-		int next = 0;
+	size_t n;
 
-		if (strncmp(f, "-Wl,", 4))
-			continue;
-		copy = strdup(f + 4);
-		if (!copy)
-			abort();
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			const char *name = NULL;
-			char routine[300];
-
-			if (next)
-				name = tok;
-			else if (!strncmp(tok, "--wrap=", 7) || !strncmp(tok, "-wrap=", 6))
-				name = strchr(tok, '=') + 1;
-			next = !strcmp(tok, "--wrap") || !strcmp(tok, "-wrap");
-			if (!name || snprintf(routine, sizeof(routine), "__wrap_%s", name) >= (int)sizeof(routine))
-				continue;
-			own_add(w, name, routine);
-		}
-		free(copy);
-	}
+	tok += tok[0] == '-';
+	tok += tok[0] == '-';
+	n = strcspn(tok, "=");
+	return n >= min && n <= strlen(opt) && !strncmp(tok, opt, n);
 }
 
-/* The library's memmove calls memcpy (the one call between the routines
- * data tracing expands, musl 1.2.3), and the expansion cannot run a
- * program's own memcpy: did the link take the C library's memmove? @map
- * is ld's link map (it also names what a stripped program holds).
- * Returns 1 or 0, or -1 after one line on stderr. */
-static int library_memmove(const char *map)
+/*
+ * The linker options (every -Wl argument, split at commas, in order) that
+ * change where a routine data tracing expands resolves: `--wrap NAME`
+ * sends every reference to NAME to the program's __wrap_NAME, so the
+ * label goes there too; a `--defsym` of such a routine is refused (the
+ * label would stay the library's); `-Map FILE` is noted, since aecc reads
+ * the link map. Returns 0, or -1 after one line on stderr.
+ */
+static int own_ldflags(const struct ae_link_opts *o, struct own *w)
+{
+	struct strv t = { 0 };
+	int ret = 0;
+
+	for (int i = 0; i < o->nldflags; i++) {
+		char *copy, *tok, *save = NULL;
+
+		if (strncmp(o->ldflags[i], "-Wl,", 4))
+			continue;
+		copy = strdup(o->ldflags[i] + 4);
+		if (!copy)
+			abort();
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			strv_add(&t, tok);
+		free(copy);
+	}
+	for (int i = 0; !ret && i < t.n; i++) {
+		const char *tok = t.v[i], *eq = strchr(tok, '='), *arg;
+		char routine[300];
+
+		if (tok[0] != '-')
+			continue;
+		arg = eq ? eq + 1 : i + 1 < t.n ? t.v[i + 1] : "";
+		if (ld_opt(tok, "wrap", 2)) {
+			if (snprintf(routine, sizeof(routine), "__wrap_%s", arg) < (int)sizeof(routine))
+				own_add(w, arg, routine);
+		} else if (ld_opt(tok, "defsym", 3)) {
+			char name[300];
+
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+			if (ae_memfn_kind(name))
+				ret = ae_fail("-Wl,%s: data tracing expands %s from the C library, which a --defsym would bypass: define the routine instead",
+					      tok, name);
+		} else if (ld_opt(tok, "Map", 3) && *arg) {
+			free(w->user_map);
+			w->user_map = strdup(arg);
+			if (!w->user_map)
+				abort();
+		}
+	}
+	strv_free(&t);
+	return ret;
+}
+
+/* Does a line of ld's map name member @member of archive @ar, as
+ * "AR(MEMBER)" or, in a twin archive (twin.c), "HASH-AR(NNNNN-MEMBER)"? */
+static int map_names(const char *line, const char *ar, const char *member)
+{
+	size_t la = strlen(ar), lm = strlen(member);
+
+	for (const char *p = strstr(line, ar); p; p = strstr(p + 1, ar)) {
+		const char *m = p + la, *end;
+
+		if ((p != line && p[-1] != '/' && p[-1] != '-') || *m != '(')
+			continue;
+		end = strchr(++m, ')');
+		if (end && (size_t)(end - m) >= lm && !strncmp(end - lm, member, lm) &&
+		    (end - lm == m || end[-(long)lm - 1] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * After a link that wrote the map @map (ld's -Map: it names every archive
+ * member taken, stripped program or not), refuse what the program's own
+ * routines cannot survive: an archive member defining one (own_memfns()),
+ * and in the program (@prog) an own memcpy beside the C library's memmove,
+ * which calls memcpy (the one call between the routines data tracing
+ * expands, musl 1.2.3) inside an expansion that cannot run the program's
+ * code. Returns 0, or -1 after one line on stderr.
+ */
+static int map_check(const char *map, const struct own *w, int prog)
 {
 	FILE *f = fopen(map, "r");
-	char line[4096];
-	int found = 0;
+	char line[8192];
+	int ret = 0;
 
 	if (!f)
 		return ae_fail("cannot read the link map %s: %s", map, strerror(errno));
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libc.a(memmove.o)") != NULL;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if (prog && (w->mask >> AE_MEMFN_MEMCPY & 1) && strstr(line, "/libc.a(memmove.o)"))
+			ret = ae_fail("the program has its own memcpy but the C library's memmove, which calls memcpy and which data tracing expands offline without running the program's code: define memmove too");
+		for (int i = 0; !ret && i < w->members.n; i++)
+			if (map_names(line, w->archives.v[i], w->members.v[i]))
+				ret = ae_fail("%s(%s) defines %s, which the data-traced C library has, and the %s takes it: link that object itself, not from an archive",
+					      w->archives.v[i], w->members.v[i], w->routines.v[i],
+					      prog ? "program" : "twin");
+	}
 	fclose(f);
-	return found;
+	return ret;
+}
+
+/* Copy file @from to @to. Returns 0, or -1 after one line on stderr. */
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "r"), *out = in ? fopen(to, "w") : NULL;
+	char buf[65536];
+	size_t n;
+	int err;
+
+	if (!in || !out) {
+		err = errno;
+		if (in)
+			fclose(in);
+		return ae_fail("cannot copy the link map to %s: %s", to, strerror(err));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) && fwrite(buf, 1, n, out) == n)
+		;
+	err = ferror(in) || ferror(out);
+	fclose(in);
+	if (fclose(out) || err)
+		return ae_fail("cannot write the link map %s", to);
+	return 0;
 }
 
 /* Link both programs; a and b are the two command lines being built.
@@ -312,8 +407,8 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 	char musl_lib[PATH_MAX], p[PATH_MAX], orig[PATH_MAX];
 	struct seg_info si = { 0 };
 	static const char *const crt[] = { "crt1.o", "crti.o", "crtn.o" };
-	char twin_crt[3][PATH_MAX], map[PATH_MAX] = "";
-	int tmpn = 0, r;
+	char twin_crt[3][PATH_MAX], map[PATH_MAX] = "", twin_map[PATH_MAX] = "";
+	int tmpn = 0;
 
 	if (path_fmt(musl_lib, sizeof(musl_lib), "%s/lib", o->musl_dir) ||
 	    path_fmt(p, sizeof(p), "%s/libc.a", musl_lib) ||
@@ -344,20 +439,19 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 		if (own_memfns(path, l > 2 && !strcmp(path + l - 2, ".a"), w))
 			return -1;
 	}
-	if (o->data)
-		own_wraps(o, w);
+	if (o->data && own_ldflags(o, w))
+		return -1;
+	if ((w->mask >> AE_MEMFN_MEMCPY & 1) || w->members.n || w->user_map) {
+		if (path_fmt(map, sizeof(map), "%s/prog.map", o->tmpdir) ||
+		    path_fmt(twin_map, sizeof(twin_map), "%s/twin.map", o->tmpdir))
+			return -1;
+	}
 
 	/* the instrumented program */
 	av_start(a, o->out);
 	av_add(a, "-Wl,-e,_ae_start");
 	for (int i = 0; i < w->defs.n; i++)
 		av_add(a, w->defs.v[i]);
-	if ((w->mask >> AE_MEMFN_MEMCPY & 1) && !(w->mask >> AE_MEMFN_MEMMOVE & 1)) {
-		if (path_fmt(map, sizeof(map), "%s/prog.map", o->tmpdir) ||
-		    path_fmt(p, sizeof(p), "-Wl,-Map=%s", map))
-			return -1;
-		av_add(a, p);
-	}
 	if (path_fmt(p, sizeof(p), "%s/crt1.o", musl_lib))
 		return -1;
 	av_add(a, p);
@@ -405,14 +499,16 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 	if (path_fmt(p, sizeof(p), "%s/crtn.o", musl_lib))
 		return -1;
 	av_add(a, p);
+	if (map[0]) {	/* last: a -Map of the command line's would win */
+		if (path_fmt(p, sizeof(p), "-Wl,-Map=%s", map))
+			return -1;
+		av_add(a, p);
+	}
 	if (ae_run(a->v, o->verbose))
 		return ae_fail("linking %s failed", o->out);
-	if (map[0] && (r = library_memmove(map))) {
+	if (map[0] && map_check(map, w, 1)) {
 		unlink(o->out);
-		if (r < 0)
-			return -1;
-		return ae_fail("%s: the program has its own memcpy but the C library's memmove, which calls memcpy and which data tracing expands offline without running the program's code: define memmove too",
-			       o->out);
+		return -1;
 	}
 	if (ae_fixup_prog(o->out, &si))
 		return -1;
@@ -437,8 +533,21 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 				 (unsigned long)si.rodata);
 			av_add(b, seg);
 		}
+		if (twin_map[0]) {
+			if (path_fmt(p, sizeof(p), "-Wl,-Map=%s", twin_map))
+				return -1;
+			av_add(b, p);
+		}
 		if (ae_run(b->v, o->verbose))
 			return ae_fail("linking %s failed", orig);
+		if (twin_map[0] && map_check(twin_map, w, 0)) {
+			unlink(o->out);
+			unlink(orig);
+			return -1;
+		}
+		/* the map the command line asked for: the program's */
+		if (w->user_map && copy_file(map, w->user_map))
+			return -1;
 	}
 	if (ae_check_layout(o->out, orig))
 		return -1;
@@ -469,6 +578,10 @@ int ae_link(const struct ae_link_opts *o)
 	strv_free(&a);
 	strv_free(&b);
 	strv_free(&w.defs);
+	strv_free(&w.archives);
+	strv_free(&w.members);
+	strv_free(&w.routines);
+	free(w.user_map);
 	return ret;
 }
 

@@ -323,17 +323,20 @@ kinds() {
 
 # ownlink: tests/data/own_link/main.c with a memcpy of its own, linked
 # after its callers (own.c), weak (own_weak.c) and by -Wl,--wrap=memcpy
-# (wrap.c): each links, acts like its twin and regenerates equal to the
+# (wrap.c; also spelled as two -Wl options): each links, acts like its twin and regenerates equal to the
 # stepper (the C library's callers run the program's routine).
 ownlink() {
 	local v d src=$top/tests/data/own_link
-	for v in own own_weak wrap; do
+	for v in own own_weak wrap wrap_split; do
 		d=$work/own_link/$v
 		mkdir -p "$d/i" "$d/o"
 		: >"$d/res"
-		local ld=()
-		[ "$v" = wrap ] && ld=(-Wl,--wrap=memcpy)
-		if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$src/main.c" "$src/$v.c" "${ld[@]}" >"$d/aecc.log" 2>&1; then
+		local ld=() obj=$v
+		case $v in
+		wrap) ld=(-Wl,--wrap=memcpy) ;;
+		wrap_split) ld=(-Wl,--wrap -Wl,memcpy) obj=wrap ;;	# ld joins them
+		esac
+		if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$src/main.c" "$src/$obj.c" "${ld[@]}" >"$d/aecc.log" 2>&1; then
 			{ echo "not ok - own_link/$v: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
 			continue
 		fi

@@ -66,12 +66,22 @@ fi
 # different memcpys (link.c).
 if [ -e "$top/build/musl-data/lib/libc.a" ]; then
 	printf '\t.text\n\t.globl\tmemcpy\nmemcpy:\n\tmovq\t%%rdi, %%rax\n\tret\n' >mymemcpy.s
-	"$aecc" -fae-data -c -o mymemcpy.o mymemcpy.s && "$aecc" -fae-data -c -o main.o main.s &&
-		ar rc libmine.a mymemcpy.o
-	expect "own memcpy in an archive" 'libmine\.a\(mymemcpy\.o\) defines memcpy.*link that object itself' \
-		"$aecc" -fae-data -o p main.o libmine.a
+	printf '\t.text\n\t.globl\tmain\nmain:\n\tsubq\t$8, %%rsp\n\tmovq\t%%rsp, %%rdi\n\tmovq\t%%rsp, %%rsi\n\tmovl\t$4, %%edx\n\tcall\tmemcpy\n\txorl\t%%eax, %%eax\n\taddq\t$8, %%rsp\n\tret\n' >callcpy.s
+	"$aecc" -fae-data -c -o mymemcpy.o mymemcpy.s && "$aecc" -fae-data -c -o callcpy.o callcpy.s &&
+		"$aecc" -fae-data -c -o main.o main.s && ar rc libmine.a mymemcpy.o
+	expect "own memcpy in an archive the twin takes" 'libmine\.a\(mymemcpy\.o\) defines memcpy.*twin takes it.*link that object itself' \
+		"$aecc" -fae-data -o p callcpy.o libmine.a
 	expect "own memcpy in an archive (-l)" 'libmine\.a\(mymemcpy\.o\) defines memcpy' \
-		"$aecc" -fae-data -o p main.o -L. -lmine
+		"$aecc" -fae-data -o p callcpy.o -L. -lmine
+	expect "--defsym of an expanded routine" 'defsym=memcpy=main: data tracing expands memcpy' \
+		"$aecc" -fae-data -o p callcpy.o -Wl,--defsym=memcpy=main
+	# a member nothing takes is no one's business
+	if "$aecc" -fae-data -o p main.o libmine.a 2>err; then
+		ok "own memcpy in an archive member nothing takes: linked"
+	else
+		not_ok "own memcpy in an archive member nothing takes: linked"
+		sed 's/^/# /' err | head -3
+	fi
 	# the library's memmove calls memcpy, which its expansion cannot run
 	expect "own memcpy beside the library's memmove" 'own memcpy but the C library.s memmove.*define memmove too' \
 		"$aecc" -fae-data -O2 -o mm "$top/tests/data/own_link/memmove.c" "$top/tests/data/own_link/own.c"

@@ -5,10 +5,7 @@
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 void *memcpy(void *restrict d, const void *restrict s, size_t n)
 {
-	unsigned char *a = d;
-	const unsigned char *b = s;
-
-	while (n--)
-		*a++ = *b++;
+	for (size_t i = 0; i < n; i++)
+		((unsigned char *)d)[i] = ((const unsigned char *)s)[i];
 	return d;
 }
