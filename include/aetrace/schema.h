@@ -92,27 +92,6 @@ enum ae_memfn {
 #define AE_MEMFN_STOP_L(v)	((uint8_t)((v) >> 48))
 #define AE_MEMFN_STOP_R(v)	((uint8_t)((v) >> 56))
 
-/* The symbol of routine `kind`'s body in the C library (stpcpy is a weak
- * alias of __stpcpy), NULL for no such routine. */
-static inline const char *ae_memfn_name(int kind)
-{
-	static const char *const names[AE_MEMFN_MAX + 1] = {
-		[AE_MEMFN_MEMCPY] = "memcpy", [AE_MEMFN_MEMMOVE] = "memmove",
-		[AE_MEMFN_MEMSET] = "memset", [AE_MEMFN_STRLEN] = "strlen",
-		[AE_MEMFN_STPCPY] = "__stpcpy", [AE_MEMFN_MEMCHR] = "memchr",
-		[AE_MEMFN_MEMCMP] = "memcmp", [AE_MEMFN_STRCMP] = "strcmp",
-		[AE_MEMFN_STRNCMP] = "strncmp",
-	};
-
-	return kind > 0 && kind <= AE_MEMFN_MAX ? names[kind] : NULL;
-}
-
-/* The label past routine `kind`'s argument records, where callers that
- * made its arguments known enter: this prefix and the kind in decimal.
- * A program that defines the routine itself gets the label at its
- * entry instead (aecc's link). */
-#define AE_MEMFN_ARGS_LABEL	"__ae_memfn_args_"
-
 /* Is routine `kind` a compare (its record written at the entry)? */
 static inline int ae_memfn_is_cmp(int kind)
 {

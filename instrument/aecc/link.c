@@ -44,6 +44,26 @@ static const char *find_lib(const struct ae_link_opts *o, const char *name)
 	return NULL;
 }
 
+/* The file of input @in (an object, an archive or -lname), and in
+ * *archive whether it is an archive. Returns it (-l: a static buffer), or
+ * NULL after one line on stderr. */
+static const char *input_path(const struct ae_link_opts *o, const char *in, int *archive)
+{
+	const char *path = in;
+	size_t l;
+
+	if (!strncmp(in, "-l", 2)) {
+		path = find_lib(o, in + 2);
+		if (!path) {
+			ae_fail("cannot find lib%s.a (traced programs link static libraries built by aecc)", in + 2);
+			return NULL;
+		}
+	}
+	l = strlen(path);
+	*archive = l > 2 && !strcmp(path + l - 2, ".a");
+	return path;
+}
+
 static void av_add(struct strv *a, const char *s)
 {
 	strv_add(a, s);
@@ -195,7 +215,7 @@ static int memfn_defs(Elf *e, struct own *w)
 			name = elf_strptr(e, sh->sh_link, y->st_name);
 			if (!name)
 				continue;
-			if (!strncmp(name, AE_MEMFN_ARGS_LABEL, strlen(AE_MEMFN_ARGS_LABEL)))
+			if (ae_memfn_is_args_label(name))
 				bodies = 1;
 			own_add(w, name, name);
 		}
@@ -430,22 +450,19 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 
 	/* the program's own routines, before every input */
 	for (int i = 0; o->data && i < o->ninputs; i++) {
-		const char *path = o->inputs[i];
-		size_t l;
+		int archive;
+		const char *path = input_path(o, o->inputs[i], &archive);
 
-		if (!strncmp(path, "-l", 2) && !(path = find_lib(o, path + 2)))
-			continue;	/* named below */
-		l = strlen(path);
-		if (own_memfns(path, l > 2 && !strcmp(path + l - 2, ".a"), w))
+		if (!path || own_memfns(path, archive, w))
 			return -1;
 	}
 	if (o->data && own_ldflags(o, w))
 		return -1;
-	if ((w->mask >> AE_MEMFN_MEMCPY & 1) || w->members.n || w->user_map) {
-		if (path_fmt(map, sizeof(map), "%s/prog.map", o->tmpdir) ||
-		    path_fmt(twin_map, sizeof(twin_map), "%s/twin.map", o->tmpdir))
-			return -1;
-	}
+	if (((w->mask >> AE_MEMFN_MEMCPY & 1) || w->members.n || w->user_map) &&
+	    path_fmt(map, sizeof(map), "%s/prog.map", o->tmpdir))
+		return -1;
+	if (w->members.n && path_fmt(twin_map, sizeof(twin_map), "%s/twin.map", o->tmpdir))
+		return -1;
 
 	/* the instrumented program */
 	av_start(a, o->out);
@@ -464,18 +481,13 @@ static int link_both(const struct ae_link_opts *o, struct strv *a, struct strv *
 	av_add(b, twin_crt[1]);
 
 	for (int i = 0; i < o->ninputs; i++) {
-		const char *in = o->inputs[i];
-		const char *path = in;
-		size_t l = strlen(in);
+		int archive;
+		const char *path = input_path(o, o->inputs[i], &archive);
 
-		if (!strncmp(in, "-l", 2)) {
-			path = find_lib(o, in + 2);
-			if (!path)
-				return ae_fail("cannot find lib%s.a (traced programs link static libraries built by aecc)", in + 2);
-			l = strlen(path);
-		}
+		if (!path)
+			return -1;
 		av_add(a, path);
-		if (l > 2 && !strcmp(path + l - 2, ".a")) {
+		if (archive) {
 			if (ae_twin_archive(o, path, p, sizeof(p)))
 				return -1;
 		} else {

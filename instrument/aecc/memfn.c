@@ -20,18 +20,37 @@
 #include "memfn.h"
 #include "xalloc.h"
 
+/* The label past a routine's argument records: this and the kind */
+#define ARGS_LABEL	"__ae_memfn_args_"
+
+/* Each routine's body in the C library, by kind: only the body's own
+ * name (a call of the weak alias stpcpy goes wherever the link resolves
+ * it, a program's own stpcpy included) */
+static const char *const memfns[AE_MEMFN_MAX + 1] = {
+	[AE_MEMFN_MEMCPY] = "memcpy", [AE_MEMFN_MEMMOVE] = "memmove",
+	[AE_MEMFN_MEMSET] = "memset", [AE_MEMFN_STRLEN] = "strlen",
+	[AE_MEMFN_STPCPY] = "__stpcpy", [AE_MEMFN_MEMCHR] = "memchr",
+	[AE_MEMFN_MEMCMP] = "memcmp", [AE_MEMFN_STRCMP] = "strcmp",
+	[AE_MEMFN_STRNCMP] = "strncmp",
+};
+
 int ae_memfn_kind(const char *name)
 {
 	for (int k = 1; k <= AE_MEMFN_MAX; k++)
-		if (!strcmp(name, ae_memfn_name(k)))
+		if (!strcmp(name, memfns[k]))
 			return k;
 	return 0;
 }
 
 const char *ae_memfn_args_label(int kind, char *buf, size_t len)
 {
-	snprintf(buf, len, AE_MEMFN_ARGS_LABEL "%d", kind);
+	snprintf(buf, len, ARGS_LABEL "%d", kind);
 	return buf;
+}
+
+int ae_memfn_is_args_label(const char *name)
+{
+	return !strncmp(name, ARGS_LABEL, strlen(ARGS_LABEL));
 }
 
 /* A direct call or jump out of the object: to which such routine (0: none)? */

@@ -28,6 +28,8 @@ void ae_memfn_plan(struct ae_ctx *c);
 /* The symbol a routine's callers that made its arguments known call
  * (after the argument records), into buf. Returns buf. */
 const char *ae_memfn_args_label(int kind, char *buf, size_t len);
+/* Is symbol @name such a label (its object holds a routine's body)? */
+int ae_memfn_is_args_label(const char *name);
 
 /* After ae_data_plan(): the records of the routines' bodies replaced by
  * the argument records at their entry. Returns nothing. */
