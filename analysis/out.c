@@ -258,6 +258,10 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 	struct ae_out *o = ctx;
 	struct split **pp;
 
+	/* not an error, but no trace of the task's end either: say so */
+	if (end == AE_END_CAPTURE)
+		fprintf(stderr, "aetrace: note: task %d/%d (%s): tracing stopped while it ran (the capture ended, or it was untraced): its trace ends after %llu instructions\n",
+			t->pid, t->tid, t->prog ? t->prog : "?", (unsigned long long)st->insns);
 	for (pp = &o->splits; *pp; pp = &(*pp)->next) {
 		struct split *s = *pp;
 

@@ -208,7 +208,14 @@ static void human(char *b, size_t n, double v)
 
 struct stats {
 	uint64_t raw, subbufs, markers, chunks;
+	uint64_t unclosed;	/* CPUs whose last sub-buffer stayed open at the end */
 };
+
+/* What the capture lost: the source's drops and the sub-buffers left open. */
+static uint64_t drops_of(struct bdump_source *src, const struct stats *st)
+{
+	return src->drops(src) + st->unclosed;
+}
 
 static void progress(const struct out *o, const struct stats *st, double t0,
 		     struct bdump_source *src, int final)
@@ -222,7 +229,7 @@ static void progress(const struct out *o, const struct stats *st, double t0,
 	fprintf(stderr, "%sbdump: raw %s compressed %s %.1f MB/s ratio %.1f sub-buffers %llu markers %llu drops %llu%s",
 		final ? "" : "\r", r, c, el > 0 ? st->raw / el / 1e6 : 0.0,
 		out ? (double)st->raw / out : 0.0, (unsigned long long)st->subbufs,
-		(unsigned long long)st->markers, (unsigned long long)src->drops(src),
+		(unsigned long long)st->markers, (unsigned long long)drops_of(src, st),
 		final ? "\n" : "   ");
 }
 
@@ -260,6 +267,46 @@ static int take_subbuf(struct bdump_source *src, struct out *o, struct stats *st
 	st->subbufs++;
 	st->chunks++;
 	return ret;
+}
+
+/*
+ * The end of a capture: every sub-buffer closed and taken.  A CPU whose
+ * ring is full keeps its active sub-buffer at a flush (its next one is
+ * not free): take the full ones and flush again until none is kept.
+ * Traced tasks still running may fill a ring again meanwhile, so the
+ * rounds are bounded; a sub-buffer still open after them is counted in
+ * drops and named, never lost silently.
+ */
+#define BDUMP_END_ROUNDS 16
+
+static int drain_all(struct bdump_source *src, struct out *o, struct stats *st,
+		     char *err, size_t errlen)
+{
+	struct bdump_subbuf sb;
+	int kept = 0, r, ret = 0;
+
+	for (int round = 0; round < BDUMP_END_ROUNDS; round++) {
+		kept = src->flush(src);
+		if (kept < 0) {
+			snprintf(err, errlen, "flush at the end: %s", strerror(-kept));
+			return kept;
+		}
+		while ((r = src->next(src, &sb, 0)) == 1) {
+			ret = take_subbuf(src, o, st, &sb);
+			if (ret)
+				return ret;
+		}
+		if (r < 0 && r != -ENODATA) {
+			snprintf(err, errlen, "source at the end: %s", strerror(-r));
+			return r;
+		}
+		if (!kept)
+			return 0;
+	}
+	st->unclosed = kept;
+	fprintf(stderr, "bdump: %d CPU(s) kept their last sub-buffer open after %d flushes (traced tasks keep their rings full): its bytes and markers are not in the capture (counted in drops)\n",
+		kept, BDUMP_END_ROUNDS);
+	return 0;
 }
 
 /* --from: every chunk of the capture unchanged (lossless forwarding). */
@@ -388,16 +435,13 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 	if (ret && !err[0])
 		snprintf(err, sizeof(err), "%s: %s", trace, strerror(-ret));
 	/* End: close every sub-buffer, take what is left, write the trailer. */
-	if (!ret && src->drain_on_stop) {
-		src->flush(src);
-		while (!ret && (r = src->next(src, &sb, 0)) == 1)
-			ret = take_subbuf(src, &o, &st, &sb);
-	}
+	if (!ret && src->drain_on_stop)
+		ret = drain_all(src, &o, &st, err, sizeof(err));
 	if (!ret)
 		ret = drain_markers(src, &o, &st);
 	if (!ret) {
 		struct ae_end end = { .raw_bytes = st.raw, .data_chunks = st.subbufs,
-				      .markers = st.markers, .drops = src->drops(src) };
+				      .markers = st.markers, .drops = drops_of(src, &st) };
 
 		ret = ae_writer_chunk(o.w, AE_CHUNK_END, 0, st.chunks++, &end, sizeof(end), 1);
 	}
@@ -426,7 +470,7 @@ written:
 			failed ? "FAILED " : "", trace, (unsigned long long)st.subbufs,
 			(unsigned long long)st.raw, (unsigned long long)out_bytes,
 			out_bytes ? (double)st.raw / out_bytes : 0.0, (unsigned long long)st.markers,
-			(unsigned long long)src->drops(src), el, el > 0 ? st.raw / el / 1e6 : 0,
+			(unsigned long long)drops_of(src, &st), el, el > 0 ? st.raw / el / 1e6 : 0,
 			ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	}

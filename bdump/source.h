@@ -30,7 +30,9 @@ struct bdump_source {
 	int (*put)(struct bdump_source *s, const struct bdump_subbuf *sb);
 	/* markers queued so far, at most max; never blocks */
 	ssize_t (*markers)(struct bdump_source *s, struct trbuf_marker *m, size_t max);
-	/* close every non-empty sub-buffer now (end of capture / flush timer) */
+	/* close every non-empty sub-buffer now (end of capture / flush timer);
+	 * how many stayed open (their ring is full: put, flush again), or
+	 * -errno */
 	int (*flush)(struct bdump_source *s);
 	uint64_t (*drops)(struct bdump_source *s);
 	void (*close)(struct bdump_source *s);

@@ -109,8 +109,9 @@ static ssize_t trbuf_markers(struct bdump_source *s, struct trbuf_marker *m, siz
 static int trbuf_flush(struct bdump_source *s)
 {
 	struct trbuf_source *ts = (struct trbuf_source *)s;
+	int kept = ioctl(ts->fd, TRBUF_IOC_FLUSH);
 
-	return ioctl(ts->fd, TRBUF_IOC_FLUSH) ? -errno : 0;
+	return kept < 0 ? -errno : kept;
 }
 
 static uint64_t trbuf_drops(struct bdump_source *s)

@@ -244,40 +244,60 @@ int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
  * an idle CPU is not flushed again and again).  A traced task running
  * here has its cut sequence rolled back (its cursor moves); the SUBBUF
  * marker names it, if any.
+ *
+ * Return: true if the active sub-buffer holds bytes or markers and stays
+ * open: its next one is not free yet (the consumer has not put it back),
+ * or the task running here has no valid cursor.
  */
-void trbuf_flush_this_cpu(struct trbuf_buf *buf)
+bool trbuf_flush_this_cpu(struct trbuf_buf *buf)
 {
 	struct trbuf_cpu *c = trbuf_this_cpu(buf);
 	struct task_struct *t = current, *owner = NULL;
 	struct pt_regs *regs = NULL;
 	unsigned long pos;
+	bool kept = false;
 
 	raw_spin_lock(&c->lock);
 	pos = c->cursor;
 	if (c->owner == t && t->trbuf && t->trbuf->buf == buf) {
 		owner = t;
 		regs = task_pt_regs(t);
-		if (!trbuf_cursor_valid(buf, c, regs->r15))
+		if (!trbuf_cursor_valid(buf, c, regs->r15)) {
+			kept = true;
 			goto out_unlock;
+		}
 		trbuf_rollback(t->trbuf, c, t, regs);
 		pos = regs->r15;
 	}
 	if (c->close_at)
 		pos = c->close_at;
-	if ((pos == trbuf_cur_start(buf, c) && !c->sbs[c->cur].nr_events) ||
-	    trbuf_switch_subbuf(buf, c, pos))
+	if (pos == trbuf_cur_start(buf, c) && !c->sbs[c->cur].nr_events)
 		goto out_unlock;
+	if (trbuf_switch_subbuf(buf, c, pos)) {
+		kept = true;
+		goto out_unlock;
+	}
 	if (regs)
 		regs->r15 = c->cursor;
 	trbuf_mk_push(buf, c, c->cursor, TRBUF_MK_SUBBUF, owner, regs,
 		c->sbs[c->cur].seq, TRBUF_SUBBUF_FLUSH);
 out_unlock:
 	raw_spin_unlock(&c->lock);
+	return kept;
 }
+
+/* One FLUSH: its buffer, and how many CPUs kept a non-empty sub-buffer. */
+struct trbuf_flush_req {
+	struct trbuf_buf *buf;
+	atomic_t kept;
+};
 
 static void flush_ipi(void *info)
 {
-	trbuf_flush_this_cpu(info);
+	struct trbuf_flush_req *req = info;
+
+	if (trbuf_flush_this_cpu(req->buf))
+		atomic_inc(&req->kept);
 }
 
 /**
@@ -286,13 +306,21 @@ static void flush_ipi(void *info)
  *
  * Partially filled sub-buffers become full so the consumer can drain them
  * while traced tasks keep running.  A CPU whose next sub-buffer is not
- * free keeps its active one.
+ * free keeps its active one: a consumer that must take everything (at its
+ * end) puts its full sub-buffers back and flushes again until none is
+ * kept.
+ *
+ * Return: the number of CPUs whose active sub-buffer holds bytes or
+ * markers and stayed open.
  */
-void trbuf_flush(struct trbuf_buf *buf)
+unsigned int trbuf_flush(struct trbuf_buf *buf)
 {
+	struct trbuf_flush_req req = { .buf = buf, .kept = ATOMIC_INIT(0) };
+
 	TRBUF_CNT(buf, flushes);
-	on_each_cpu(flush_ipi, buf, 1);
+	on_each_cpu(flush_ipi, &req, 1);
 	trbuf_wake(buf);
+	return atomic_read(&req.kept);
 }
 
 /**

@@ -179,7 +179,7 @@ int trbuf_consumer_attach(struct trbuf_buf *buf, struct file *file,
 void trbuf_consumer_detach(struct trbuf_buf *buf, struct file *file);
 int trbuf_get_subbuf(struct trbuf_buf *buf, struct trbuf_subbuf *sb);
 int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb);
-void trbuf_flush(struct trbuf_buf *buf);
+unsigned int trbuf_flush(struct trbuf_buf *buf);
 void trbuf_status(struct trbuf_buf *buf, struct trbuf_status *st);
 void trbuf_unget_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb);
 int trbuf_get_markers(struct trbuf_buf *buf, struct trbuf_sb_markers *req);
@@ -205,7 +205,7 @@ void trbuf_rollback(struct trbuf_ctx *ctx, struct trbuf_cpu *c,
 int trbuf_ranges_check(const struct trbuf_seq_range *r, u32 n);
 
 /* trbuf_consumer.c */
-void trbuf_flush_this_cpu(struct trbuf_buf *buf);
+bool trbuf_flush_this_cpu(struct trbuf_buf *buf);
 
 /* trbuf_hooks.c */
 void trbuf_ctx_put(struct trbuf_ctx *ctx);

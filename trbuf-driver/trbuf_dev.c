@@ -120,8 +120,7 @@ static long trbuf_ioctl(struct file *file, unsigned int cmd,
 	case TRBUF_IOC_FLUSH:
 		if (!is_consumer(buf, file))
 			return -EPERM;
-		trbuf_flush(buf);
-		return 0;
+		return trbuf_flush(buf);
 	case TRBUF_IOC_STATUS:
 		trbuf_status(buf, &st);
 		if (copy_to_user(uarg, &st, sizeof(st)))

@@ -9,6 +9,8 @@
 # MARKERS chunks) and bdump_vm_check (every producer record present exactly
 # once and inside a segment the markers attribute to the thread that wrote
 # it), and interp's output in the guest must equal its native output.
+# A third run stops bdump while a CPU's ring is full (bdump-vm-fullring.sh):
+# nothing of the producer that filled it may be missing.
 # TAP output.  Skips when QEMU is missing.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,6 +21,9 @@ nok() { n=$((n + 1)); echo "not ok $n - $1"; }
 check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 
 NPROD=3 NTHR=3 NREC=${AE_BDVM_NREC:-60000} NPROG=2
+# full-ring end (bdump-vm-fullring.sh): records filling 3.1 to 3.9 of the
+# 4 KiB sub-buffers of a CPU's ring of 4
+FULL_NREC="1600 1700 1800 1900 2000"
 prod=build/tests/host/bdump_vm_prod
 chk=build/tests/host/bdump_vm_check
 for f in bin/bdump bin/bdump-recv bin/aecc bin/aerun bin/aetrace $prod $chk; do
@@ -60,6 +65,7 @@ start=$(date +%s)
 vm/run --smp 2 --timeout 300 -- bash -c "
 	$g $w/local $w/local/trace.zst $args; echo \"guest local: rc \$?\"
 	$g $w/net tcp://10.0.2.2:$port $args $w/secret; echo \"guest net: rc \$?\"
+	tests/host/bdump-vm-fullring.sh $w/full $FULL_NREC; echo \"guest full ring: rc \$?\"
 	" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log"
@@ -110,6 +116,17 @@ done
 sum_of() { grep -o 'producer_bytes [0-9]* other_bytes [0-9]* unattributed 0 streams [0-9/]* complete [0-9]* records [0-9]*' "$1"; }
 check "local capture and the one stored by bdump-recv hold the same per-task content" \
 	'[ -n "$(sum_of $w/local/pat.out)" ] && [ "$(sum_of $w/local/pat.out)" = "$(sum_of $w/net/pat.out)" ]'
+
+# bdump's end takes the last sub-buffer of a CPU whose ring is full: every
+# record and the EXIT marker of a producer that exited while bdump stood
+for nr in $FULL_NREC; do
+	d=$w/full/$nr
+	"$chk" "$d/trace.zst" "$nr" 1 "$(cat "$d/pid" 2>/dev/null)" >"$d/pat.out" 2>&1
+	prc=$?
+	nexit=$(bin/schedlog print "$d/sched.bin" 2>/dev/null | grep -c ' EXIT ')
+	check "full ring at bdump's end, $nr records: producer and bdump exit 0 ($(cat "$d/status" 2>/dev/null)), all records ($(grep -o 'records [0-9]* missing [0-9]*' "$d/pat.out")), $nexit EXIT marker, 0 drops" \
+		'[ "$(cat "$d/status" 2>/dev/null)" = "0 0" ] && [ $prc -eq 0 ] && [ "$nexit" = 1 ] && grep -q " 0 drops" "$d/bdump.log"'
+done
 
 # A standalone trace (aerun -o) shipped by `bdump --from` through a pipe
 # and through bdump-recv still regenerates to the same instruction trace.

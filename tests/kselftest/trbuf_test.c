@@ -469,11 +469,12 @@ static void drain_all(struct consumer *c)
 	int round, got;
 
 	for (round = 0; round < 10; round++) {
-		ioctl(c->fd, TRBUF_IOC_FLUSH);
+		int kept = ioctl(c->fd, TRBUF_IOC_FLUSH);
+
 		got = 0;
 		while (drain_one(c))
 			got++;
-		if (!got)
+		if (!got && kept <= 0)
 			break;
 	}
 }
@@ -491,16 +492,26 @@ static int consumer_map(struct consumer *c)
 
 struct run_opts {
 	int sig_storm;		/* SIGUSR1 to producers each round */
+	int storm_ms;		/* ... but at most one every storm_ms */
 	int pause_ms;		/* consumer sleeps this long first */
 	int flush;		/* FLUSH every round, producers running */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 /* Consume until every pid exited; returns how many exited non-zero. */
 static int consume(struct consumer *c, pid_t *pids, int npids,
 		   const struct run_opts *o)
 {
-	int live = npids, bad = 0, i, st;
+	int live = npids, bad = 0, i, st, storm;
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	double last_storm = 0;
 
 	if (o && o->pause_ms)
 		usleep(o->pause_ms * 1000);
@@ -509,10 +520,14 @@ static int consume(struct consumer *c, pid_t *pids, int npids,
 			ioctl(c->fd, TRBUF_IOC_FLUSH);
 		while (drain_one(c))
 			;
+		storm = o && o->sig_storm &&
+			(now_ms() - last_storm >= o->storm_ms || !last_storm);
+		if (storm)
+			last_storm = now_ms();
 		for (i = 0; i < npids; i++) {
 			if (!pids[i])
 				continue;
-			if (o && o->sig_storm)
+			if (storm)
 				kill(pids[i], SIGUSR1);
 			if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
 				if (!WIFEXITED(st) || WEXITSTATUS(st)) {
@@ -1041,7 +1056,12 @@ TEST_F_TIMEOUT(trbuf, sigreturn_preempted_keeps_cursor, 900)
 {
 	struct prod_spec sp = { .nthreads = 1, .n = scale(30000), .sig = 1,
 				.pin_cpu = 1 };
-	struct run_opts o = { .sig_storm = 1 };
+	/*
+	 * A signal sent more often than a sigreturn spins would be pending
+	 * at every sigreturn: the producers would run handlers only, and
+	 * finish when the timing lets them (minutes under TCG).
+	 */
+	struct run_opts o = { .sig_storm = 1, .storm_ms = 8 };
 
 	NEED_DEV();
 	ASSERT_EQ(0, write_param("test_sigreturn_spin_us", 5000));
@@ -1225,6 +1245,46 @@ TEST_F_TIMEOUT(trbuf, get_subbuf_efault_keeps_data, 300)
 }
 
 /*
+ * A consumer's last FLUSH must not lose a CPU's active sub-buffer: a
+ * producer pinned to CPU 0 fills every sub-buffer of its ring but the
+ * active one, half of which it fills too, and exits.  FLUSH cannot close
+ * that one (the next is still full) and must say so (returns 1); once the
+ * consumer put one back, FLUSH closes it (returns 0) and every record and
+ * the EXIT marker arrive.  Catches a FLUSH that reports nothing, after
+ * which a consumer ends without the CPU's last bytes and markers.
+ */
+TEST_F_TIMEOUT(trbuf, flush_full_ring_reports_kept, 300)
+{
+	struct prod_spec sp = { .nthreads = 1, .pin_cpu = 1 };
+	pid_t pid;
+	int st = -1, i;
+
+	NEED_DEV();
+	sp.n = ((self->c.info.nr_subbufs - 1) * (unsigned long)self->c.info.subbuf_size +
+		self->c.info.subbuf_size / 2) / 8;
+	start_producers(&self->c, &pid, 1, &sp);
+	ASSERT_EQ(0, consumer_map(&self->c));
+	/* less than its ring: the producer never waits; bounded */
+	for (i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
+		usleep(100000);
+	if (i == 300) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	ASSERT_EQ(0, st);
+	EXPECT_EQ(1, ioctl(self->c.fd, TRBUF_IOC_FLUSH));
+	ASSERT_EQ(1, drain_one(&self->c));
+	EXPECT_EQ(0, ioctl(self->c.fd, TRBUF_IOC_FLUSH));
+	while (drain_one(&self->c))
+		;
+	EXPECT_EQ(0, verify(_metadata, &self->c));
+	EXPECT_EQ(1, self->c.mk[TRBUF_MK_EXIT]);
+	ksft_print_msg("%llu sub-buffers of %u, %llu bytes\n",
+		       (unsigned long long)self->c.subbufs, self->c.info.nr_subbufs,
+		       (unsigned long long)self->c.bytes);
+}
+
+/*
  * Item 5: markers are lossless and travel with their sub-buffer.  With a
  * 32-entry marker area, a signal storm and migrations fill areas long
  * before the sub-buffers: each then closes early (SUBBUF markers, reason
@@ -1275,7 +1335,7 @@ static int held_after_stall(const pid_t *pids, int n)
  * is stalled while traced tasks only sleep in a loop, so every switch-in
  * wants a marker and no store ever faults on a guard page to hold them.
  * Catches switch-in markers dropped once the marker areas are exhausted
- * (STATUS markers_lost > 0, fewer SWITCH_INs than the tasks' own sleeps):
+ * (STATUS markers_lost > 0, far fewer SWITCH_INs than the tasks' own sleeps):
  * the marker must be owed and the task held before it returns to user
  * mode until the consumer frees a sub-buffer.  The tasks must be found
  * still running after the stall, else nothing was exhausted.
@@ -1322,10 +1382,15 @@ TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_sleepers, 900)
 	       (unsigned long long)st.overflow_waits);
 	EXPECT_EQ(0, st.markers_lost);
 	EXPECT_EQ(st.switches_in, self->c.mk[TRBUF_MK_SWITCH_IN]);
+	/*
+	 * A nap whose timer fires before its task has left the CPU (a vCPU
+	 * the host stalls under TCG) does not switch: a few may be missing.
+	 * Dropped markers miss by the hundred once the areas are exhausted.
+	 */
 	for (p = 0; p < NPROC; p++) {
 		TH_LOG("sleeper %d: %llu switch-ins for %d naps", p,
 		       (unsigned long long)self->c.sw_in_of[p], NAPS);
-		EXPECT_LE(NAPS, self->c.sw_in_of[p]);
+		EXPECT_LE(NAPS * 9 / 10, self->c.sw_in_of[p]);
 	}
 	EXPECT_LT(0, held);
 }
