@@ -23,21 +23,43 @@ fi
 [ -n "$ko" ] && echo "# module: $ko"
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+times=$(mktemp)
+trap 'rm -f "$out" "$times"' EXIT
+# Each line as it comes, into $out, and each test's time as the host saw
+# it into $times (the harness prints none; a slow test is named below).
+record() {
+	local line name= t0=0
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$out"
+		case $line in
+		"#  RUN "*) read -r _ _ name _ <<<"$line"; t0=$SECONDS ;;
+		"ok "*|"not ok "*) [ -n "$name" ] && echo "$((SECONDS - t0)) $name" >>"$times"; name= ;;
+		esac
+		printf '%s\n' "$line"
+	done
+}
 # The guest prints the kernel log between two markers after the tests.
 "$top/vm/run" --smp 2 -- bash -c '
 	"./$1"; st=$?
 	echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"
 	exit $st' bash "$inner" 2>&1 |
-	tee "$out" | sed -n '/^# aevm-dmesg-begin$/,/^# aevm-dmesg-end$/!p'
+	record | sed -n '/^# aevm-dmesg-begin$/,/^# aevm-dmesg-end$/!p'
 rc=${PIPESTATUS[0]}
+echo "# slowest tests (s): $(sort -rn "$times" | head -4 | tr '\n' ' ')"
 
 n=$(grep -cE '^ *(not )?ok [0-9]+' "$out")
 bad=$(sed -n '/^# aevm-dmesg-begin$/,/^# aevm-dmesg-end$/p' "$out" |
-	grep -E 'WARNING:|BUG:|BUG |Oops|Kernel panic|general protection fault|RIP:')
+	grep -E 'WARNING:|BUG:|BUG |Oops|Kernel panic|general protection fault|RIP:|blocked for more than|soft lockup|hard LOCKUP')
+# the test that was running when the run stopped (kselftest_harness's
+# "#  RUN name ..." line without its result line)
+last=$(awk '/^#  RUN /{t=$3} /^ *(not )?ok [0-9]+/{t=""} END{print t}' "$out")
+if grep -q '^# watchdog:' "$out"; then
+	n=$((n + 1))
+	echo "not ok $n - the tests finish before the guest's watchdog (hung in ${last:-?})"
+fi
 n=$((n + 1))
 if ! grep -q '^# aevm-dmesg-end$' "$out"; then
-	echo "not ok $n - guest kernel log collected (the VM died: status $rc)"
+	echo "not ok $n - guest kernel log collected (the VM died: status $rc${last:+, in test $last})"
 elif [ -n "$bad" ]; then
 	echo "$bad" | sed 's/^/# dmesg: /'
 	echo "not ok $n - guest kernel log has no WARNING/BUG/Oops"

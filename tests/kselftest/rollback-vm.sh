@@ -18,4 +18,4 @@ if ! "$top/vm/build-module.sh" >/dev/null; then
 	exit 1
 fi
 exec "$top/vm/run" --singlestep --smp 2 --timeout 3600 -- \
-	tests/kselftest/run-in-vm.sh --rollback
+	env AE_KSFT_WATCHDOG=3300 tests/kselftest/run-in-vm.sh --rollback
