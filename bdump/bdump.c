@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,43 +270,58 @@ static int take_subbuf(struct bdump_source *src, struct out *o, struct stats *st
 	return ret;
 }
 
+/* Take every full sub-buffer; how many, or -errno (err filled). */
+static int take_full(struct bdump_source *src, struct out *o, struct stats *st,
+		     char *err, size_t errlen)
+{
+	struct bdump_subbuf sb;
+	int n = 0, r, ret;
+
+	while ((r = src->next(src, &sb, 0)) == 1) {
+		ret = take_subbuf(src, o, st, &sb);
+		if (ret)
+			return ret;
+		n++;
+	}
+	if (r < 0 && r != -ENODATA) {
+		snprintf(err, errlen, "source at the end: %s", strerror(-r));
+		return r;
+	}
+	return n;
+}
+
 /*
  * The end of a capture: every sub-buffer closed and taken.  A CPU whose
  * ring is full keeps its active sub-buffer at a flush (its next one is
  * not free): take the full ones and flush again until none is kept.
  * Traced tasks still running may fill a ring again meanwhile, so the
- * rounds are bounded; a sub-buffer still open after them is counted in
- * drops and named, never lost silently.
+ * rounds are bounded; the CPUs still keeping one after them are counted
+ * in drops and reported, never lost without a word.
  */
 #define BDUMP_END_ROUNDS 16
 
 static int drain_all(struct bdump_source *src, struct out *o, struct stats *st,
 		     char *err, size_t errlen)
 {
-	struct bdump_subbuf sb;
-	int kept = 0, r, ret = 0;
+	int kept = 0, got;
 
-	for (int round = 0; round < BDUMP_END_ROUNDS; round++) {
+	for (int round = 0; round <= BDUMP_END_ROUNDS; round++) {
 		kept = src->flush(src);
 		if (kept < 0) {
 			snprintf(err, errlen, "flush at the end: %s", strerror(-kept));
 			return kept;
 		}
-		while ((r = src->next(src, &sb, 0)) == 1) {
-			ret = take_subbuf(src, o, st, &sb);
-			if (ret)
-				return ret;
-		}
-		if (r < 0 && r != -ENODATA) {
-			snprintf(err, errlen, "source at the end: %s", strerror(-r));
-			return r;
-		}
+		got = take_full(src, o, st, err, errlen);
+		if (got < 0)
+			return got;
 		if (!kept)
 			return 0;
+		if (!got)	/* nothing freed: give the CPUs a moment */
+			poll(NULL, 0, 10);
 	}
 	st->unclosed = kept;
-	fprintf(stderr, "bdump: %d CPU(s) kept their last sub-buffer open after %d flushes (traced tasks keep their rings full): its bytes and markers are not in the capture (counted in drops)\n",
-		kept, BDUMP_END_ROUNDS);
+	fprintf(stderr, "bdump: %d CPU(s) kept a non-empty sub-buffer open after %d flushes (a ring kept full by running tasks, an offline CPU, or a task without a valid cursor): its bytes and markers are not in the capture (counted in drops)\n",
+		kept, BDUMP_END_ROUNDS + 1);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * The consumer side: attach and detach, GET/PUT of full sub-buffers and
  * their markers, FLUSH by IPI, STATUS counters.
  */
+#include <linux/cpu.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -236,18 +237,27 @@ int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
 	return ret;
 }
 
+/* Does @c's active sub-buffer hold committed bytes or markers at @pos? */
+static bool holds_data(struct trbuf_buf *buf, struct trbuf_cpu *c,
+		       unsigned long pos)
+{
+	return pos != trbuf_cur_start(buf, c) || c->sbs[c->cur].nr_events;
+}
+
 /**
  * trbuf_flush_this_cpu - close this CPU's active sub-buffer
  * @buf: the buffer; called with interrupts off (IPI, timer)
  *
  * Only if it holds committed bytes or markers other than SUBBUF ones (so
- * an idle CPU is not flushed again and again).  A traced task running
- * here has its cut sequence rolled back (its cursor moves); the SUBBUF
- * marker names it, if any.
+ * an idle CPU is not flushed again and again), and only if the next one
+ * is free (else nothing changes: no rollback, no marker).  A traced task
+ * running here has its cut sequence rolled back (its cursor moves); the
+ * SUBBUF marker names it, if any.
  *
  * Return: true if the active sub-buffer holds bytes or markers and stays
- * open: its next one is not free yet (the consumer has not put it back),
- * or the task running here has no valid cursor.
+ * open because its next one is not free yet (the consumer has not put it
+ * back), or if the traced task running here has no valid cursor (where
+ * its bytes end is unknown).
  */
 bool trbuf_flush_this_cpu(struct trbuf_buf *buf)
 {
@@ -266,12 +276,19 @@ bool trbuf_flush_this_cpu(struct trbuf_buf *buf)
 			kept = true;
 			goto out_unlock;
 		}
-		trbuf_rollback(t->trbuf, c, t, regs);
 		pos = regs->r15;
 	}
 	if (c->close_at)
 		pos = c->close_at;
-	if (pos == trbuf_cur_start(buf, c) && !c->sbs[c->cur].nr_events)
+	if (!trbuf_next_free(buf, trbuf_cpu_of(buf, c))) {
+		kept = holds_data(buf, c, pos);
+		goto out_unlock;
+	}
+	if (owner) {
+		trbuf_rollback(t->trbuf, c, t, regs);
+		pos = c->close_at ? c->close_at : regs->r15;
+	}
+	if (!holds_data(buf, c, pos))
 		goto out_unlock;
 	if (trbuf_switch_subbuf(buf, c, pos)) {
 		kept = true;
@@ -308,19 +325,36 @@ static void flush_ipi(void *info)
  * while traced tasks keep running.  A CPU whose next sub-buffer is not
  * free keeps its active one: a consumer that must take everything (at its
  * end) puts its full sub-buffers back and flushes again until none is
- * kept.
+ * kept.  An offline CPU cannot be interrupted: its active sub-buffer is
+ * left as it is, and counted if it holds anything.  Process context.
  *
  * Return: the number of CPUs whose active sub-buffer holds bytes or
- * markers and stayed open.
+ * markers and stayed open (see trbuf_flush_this_cpu()), offline ones
+ * included.
  */
 unsigned int trbuf_flush(struct trbuf_buf *buf)
 {
 	struct trbuf_flush_req req = { .buf = buf, .kept = ATOMIC_INIT(0) };
+	unsigned int cpu, kept;
+	unsigned long flags;
 
 	TRBUF_CNT(buf, flushes);
+	cpus_read_lock();
 	on_each_cpu(flush_ipi, &req, 1);
+	kept = atomic_read(&req.kept);
+	for (cpu = 0; cpu < buf->nr_cpus; cpu++) {
+		struct trbuf_cpu *c = &buf->cpus[cpu];
+
+		if (cpu_online(cpu))
+			continue;
+		raw_spin_lock_irqsave(&c->lock, flags);
+		if (holds_data(buf, c, c->close_at ? c->close_at : c->cursor))
+			kept++;
+		raw_spin_unlock_irqrestore(&c->lock, flags);
+	}
+	cpus_read_unlock();
 	trbuf_wake(buf);
-	return atomic_read(&req.kept);
+	return kept;
 }
 
 /**

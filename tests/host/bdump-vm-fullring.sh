@@ -10,6 +10,7 @@
 #
 # usage: bdump-vm-fullring.sh OUTDIR NREC...
 #   OUTDIR/NREC/ gets trace.zst, sched.bin, bdump.log, pid, status
+#   (producer's and bdump's exit statuses, 1 if the producer had to wait)
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 OUTDIR NREC..." >&2; exit 2; }
 out=$1
@@ -17,23 +18,35 @@ shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 p=/sys/module/trbuf/parameters
 [ -e /dev/trbuf ] || { echo "bdump-vm-fullring: /dev/trbuf missing" >&2; exit 3; }
+# the driver gives each possible CPU a ring (total / CPUs)
+ncpu=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' \
+	/sys/devices/system/cpu/possible)
 echo 4096 >$p/subbuf_size
-echo $((4096 * 4 * $(nproc))) >$p/total_size
+echo $((4096 * 4 * ncpu)) >$p/total_size
 for n in "$@"; do
 	o=$out/$n
 	rm -rf "$o" && mkdir -p "$o"
 	"$top/bin/bdump" -f 100 "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
 	bp=$!
 	sleep 1		# bdump must be the consumer before anything is traced
+	kill -0 $bp 2>/dev/null || { echo "bdump-vm-fullring: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
 	kill -STOP $bp
-	taskset -c 0 "$top/build/tests/host/bdump_vm_prod" 1 "$n" &
+	# stays on CPU 0: its EXIT marker goes there too
+	taskset -c 0 "$top/build/tests/host/bdump_vm_prod" 1 "$n" stay &
 	pp=$!
 	echo $pp >"$o/pid"
-	# fewer records than the ring holds: the producer never waits
+	# fewer records than the ring holds: the producer never waits; if
+	# it does, bdump goes on after 30 s and the status says so
+	for i in $(seq 300); do
+		kill -0 $pp 2>/dev/null || break
+		sleep 0.1
+	done
+	blocked=0
+	kill -0 $pp 2>/dev/null && { blocked=1; kill -CONT $bp; }
 	wait $pp
 	pst=$?
 	kill -INT $bp
 	kill -CONT $bp
 	wait $bp
-	echo "$pst $?" >"$o/status"
+	echo "$pst $? $blocked" >"$o/status"
 done

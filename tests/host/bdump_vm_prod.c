@@ -10,10 +10,12 @@
  *
  * Traced code must not call libc (libc may use r15): raw system calls only.
  *
- * usage: bdump_vm_prod NTHREADS N
+ * usage: bdump_vm_prod NTHREADS N [stay]
+ *   stay: no hopping, every thread stays where it runs (and exits there)
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
@@ -29,6 +31,7 @@
 static char thread_stacks[MAX_THREADS][64 << 10];
 static int tid_words[MAX_THREADS];
 static unsigned long nrec;
+static int stay;
 
 /* Traced: this thread's records, hopping CPUs and yielding every chunk. */
 static void prod_run(long idx)
@@ -42,6 +45,8 @@ static void prod_run(long idx)
 		k = nrec - done < CHUNK ? nrec - done : CHUNK;
 		trbuf_prod_loop(base + done, k);
 		done += k;
+		if (stay)
+			continue;
 		cpu = (cpu + 1) % 2;
 		mask = 1UL << cpu;
 		ae_sys3(__NR_sched_setaffinity, 0, sizeof(mask), &mask);
@@ -53,8 +58,9 @@ int main(int argc, char **argv)
 {
 	int nthreads, t, v;
 
-	if (argc != 3)
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "stay")))
 		return 2;
+	stay = argc == 4;
 	nthreads = atoi(argv[1]);
 	nrec = strtoul(argv[2], NULL, 0);
 	if (nthreads < 1 || nthreads > MAX_THREADS || !nrec || nrec > 0xffffffffUL)

@@ -29,7 +29,7 @@ trap 'rm -f "$out" "$times"' EXIT
 # it into $times (the harness prints none; a slow test is named below).
 record() {
 	local line name= t0=0
-	while IFS= read -r line; do
+	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line" >>"$out"
 		case $line in
 		"#  RUN "*) read -r _ _ name _ <<<"$line"; t0=$SECONDS ;;

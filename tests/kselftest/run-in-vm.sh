@@ -44,9 +44,10 @@ pid=$!
 	echo "# watchdog: the tests still run after ${watchdog}s: hung? their tasks, and every task in D state:"
 	for st in /proc/[0-9]*/task/[0-9]*/stat; do
 		d=${st%/stat}
-		read -r _ comm state _ <"$st" 2>/dev/null || continue
+		line=$(cat "$st" 2>/dev/null) || continue
+		comm=${line#*(} comm=${comm%)*} state=${line##*) } state=${state%% *}
 		[ "$state" = D ] || grep -qF "$bin" "${d%/task/*}/cmdline" 2>/dev/null || continue
-		echo "# task ${d##*/} $comm state $state wchan $(cat "$d/wchan" 2>/dev/null)"
+		echo "# task ${d##*/} ($comm) state $state wchan $(cat "$d/wchan" 2>/dev/null)"
 		sed 's/^/#   /' "$d/stack" 2>/dev/null
 	done
 	dmesg | tail -40 | sed 's/^/# dmesg: /'

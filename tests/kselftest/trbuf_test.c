@@ -1208,6 +1208,23 @@ TEST_F_TIMEOUT(trbuf, madvise_dontneed_data_pages, 300)
 }
 
 /*
+ * Wait (30 s at most) for a producer that writes less than its ring holds
+ * while nobody consumes; its wait status, SIGKILL's if it hung.
+ */
+static int wait_unconsumed(pid_t pid)
+{
+	int st = -1, i;
+
+	for (i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
+		usleep(100000);
+	if (i == 300) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	return st;
+}
+
+/*
  * Item 6: a GET_SUBBUF whose copy to user fails must not lose the
  * sub-buffer: the next GET_SUBBUF returns it.  Catches the old error path
  * that freed it (data lost, a seq gap on that CPU).
@@ -1217,19 +1234,12 @@ TEST_F_TIMEOUT(trbuf, get_subbuf_efault_keeps_data, 300)
 	struct prod_spec sp = { .nthreads = 1, .n = scale(200) };
 	struct trbuf_subbuf a, b;
 	pid_t pid;
-	int st = -1, i;
 
 	NEED_DEV();
 	start_producers(&self->c, &pid, 1, &sp);
 	ASSERT_EQ(0, consumer_map(&self->c));
-	/* 1600 bytes fit in any ring: the producer never waits; bounded */
-	for (i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
-		usleep(100000);
-	if (i == 300) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	ASSERT_EQ(0, st);
+	/* 1600 bytes fit in any ring: the producer never waits */
+	ASSERT_EQ(0, wait_unconsumed(pid));
 	ASSERT_EQ(0, ioctl(self->c.fd, TRBUF_IOC_FLUSH));
 	EXPECT_EQ(-1, ioctl(self->c.fd, TRBUF_IOC_GET_SUBBUF, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
@@ -1257,21 +1267,14 @@ TEST_F_TIMEOUT(trbuf, flush_full_ring_reports_kept, 300)
 {
 	struct prod_spec sp = { .nthreads = 1, .pin_cpu = 1 };
 	pid_t pid;
-	int st = -1, i;
 
 	NEED_DEV();
 	sp.n = ((self->c.info.nr_subbufs - 1) * (unsigned long)self->c.info.subbuf_size +
 		self->c.info.subbuf_size / 2) / 8;
 	start_producers(&self->c, &pid, 1, &sp);
 	ASSERT_EQ(0, consumer_map(&self->c));
-	/* less than its ring: the producer never waits; bounded */
-	for (i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
-		usleep(100000);
-	if (i == 300) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	ASSERT_EQ(0, st);
+	/* less than its ring: the producer never waits */
+	ASSERT_EQ(0, wait_unconsumed(pid));
 	EXPECT_EQ(1, ioctl(self->c.fd, TRBUF_IOC_FLUSH));
 	ASSERT_EQ(1, drain_one(&self->c));
 	EXPECT_EQ(0, ioctl(self->c.fd, TRBUF_IOC_FLUSH));

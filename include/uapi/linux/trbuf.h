@@ -202,9 +202,11 @@ struct trbuf_status {
 #define TRBUF_IOC_PUT_SUBBUF	_IOW(TRBUF_IOC_MAGIC, 5, struct trbuf_subbuf)
 /*
  * TRBUF_IOC_FLUSH: close every CPU's non-empty sub-buffer now (via IPI).
- * Returns how many CPUs kept theirs open because their next sub-buffer is
- * not free (still full or handed out): a consumer that must take every
- * byte (at its end) puts its sub-buffers back and flushes again until 0.
+ * Returns how many CPUs kept a non-empty one open: their next sub-buffer
+ * is not free (still full or handed out), or the CPU is offline, or the
+ * traced task running there has no valid cursor.  A consumer that must
+ * take every byte (at its end) puts its sub-buffers back and flushes
+ * again until 0.
  */
 #define TRBUF_IOC_FLUSH		_IO(TRBUF_IOC_MAGIC, 6)
 /* TRBUF_IOC_STATUS: read the counters. */
