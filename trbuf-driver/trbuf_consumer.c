@@ -237,10 +237,15 @@ int trbuf_put_subbuf(struct trbuf_buf *buf, const struct trbuf_subbuf *sb)
 	return ret;
 }
 
-/* Does @c's active sub-buffer hold committed bytes or markers at @pos? */
+/*
+ * Does @c's active sub-buffer hold bytes or markers, its bytes ending at
+ * @pos (or where a pending marker close ends them)?
+ */
 static bool holds_data(struct trbuf_buf *buf, struct trbuf_cpu *c,
 		       unsigned long pos)
 {
+	if (c->close_at)
+		pos = c->close_at;
 	return pos != trbuf_cur_start(buf, c) || c->sbs[c->cur].nr_events;
 }
 
@@ -278,15 +283,13 @@ bool trbuf_flush_this_cpu(struct trbuf_buf *buf)
 		}
 		pos = regs->r15;
 	}
-	if (c->close_at)
-		pos = c->close_at;
 	if (!trbuf_next_free(buf, trbuf_cpu_of(buf, c))) {
 		kept = holds_data(buf, c, pos);
 		goto out_unlock;
 	}
 	if (owner) {
 		trbuf_rollback(t->trbuf, c, t, regs);
-		pos = c->close_at ? c->close_at : regs->r15;
+		pos = regs->r15;
 	}
 	if (!holds_data(buf, c, pos))
 		goto out_unlock;
@@ -348,7 +351,7 @@ unsigned int trbuf_flush(struct trbuf_buf *buf)
 		if (cpu_online(cpu))
 			continue;
 		raw_spin_lock_irqsave(&c->lock, flags);
-		if (holds_data(buf, c, c->close_at ? c->close_at : c->cursor))
+		if (holds_data(buf, c, c->cursor))
 			kept++;
 		raw_spin_unlock_irqrestore(&c->lock, flags);
 	}

@@ -23,10 +23,12 @@ fi
 [ -n "$ko" ] && echo "# module: $ko"
 
 out=$(mktemp)
-times=$(mktemp)
-trap 'rm -f "$out" "$times"' EXIT
+times=$(mktemp) running=$(mktemp)
+trap 'rm -f "$out" "$times" "$running"' EXIT
 # Each line as it comes, into $out, and each test's time as the host saw
-# it into $times (the harness prints none; a slow test is named below).
+# it into $times (the harness prints none; a slow test is named below);
+# a test that never printed its result (kselftest_harness's "#  RUN name
+# ..." without "ok"/"not ok") is left in $running.
 record() {
 	local line name= t0=0
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -37,6 +39,7 @@ record() {
 		esac
 		printf '%s\n' "$line"
 	done
+	printf '%s' "$name" >"$running"
 }
 # The guest prints the kernel log between two markers after the tests.
 "$top/vm/run" --smp 2 -- bash -c '
@@ -50,9 +53,7 @@ echo "# slowest tests (s): $(sort -rn "$times" | head -4 | tr '\n' ' ')"
 n=$(grep -cE '^ *(not )?ok [0-9]+' "$out")
 bad=$(sed -n '/^# aevm-dmesg-begin$/,/^# aevm-dmesg-end$/p' "$out" |
 	grep -E 'WARNING:|BUG:|BUG |Oops|Kernel panic|general protection fault|RIP:|blocked for more than|soft lockup|hard LOCKUP')
-# the test that was running when the run stopped (kselftest_harness's
-# "#  RUN name ..." line without its result line)
-last=$(awk '/^#  RUN /{t=$3} /^ *(not )?ok [0-9]+/{t=""} END{print t}' "$out")
+last=$(cat "$running")
 if grep -q '^# watchdog:' "$out"; then
 	n=$((n + 1))
 	echo "not ok $n - the tests finish before the guest's watchdog (hung in ${last:-?})"

@@ -511,7 +511,7 @@ static int consume(struct consumer *c, pid_t *pids, int npids,
 {
 	int live = npids, bad = 0, i, st, storm;
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-	double last_storm = 0;
+	double next_storm = 0;
 
 	if (o && o->pause_ms)
 		usleep(o->pause_ms * 1000);
@@ -520,10 +520,9 @@ static int consume(struct consumer *c, pid_t *pids, int npids,
 			ioctl(c->fd, TRBUF_IOC_FLUSH);
 		while (drain_one(c))
 			;
-		storm = o && o->sig_storm &&
-			(now_ms() - last_storm >= o->storm_ms || !last_storm);
+		storm = o && o->sig_storm && now_ms() >= next_storm;
 		if (storm)
-			last_storm = now_ms();
+			next_storm = now_ms() + o->storm_ms;
 		for (i = 0; i < npids; i++) {
 			if (!pids[i])
 				continue;
