@@ -10,7 +10,7 @@ $(OBJ)/analysis/%.o: analysis/%.c $(wildcard analysis/*.h) $(wildcard include/ae
 
 $(BIN)/aetrace: $(AETRACE_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(AETRACE_OBJS) $(AE_CONTAINER_LIB) -lcapstone -lzstd -lelf -lunicorn
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(AETRACE_OBJS) $(AE_CONTAINER_LDLIBS) -lcapstone -lelf -lunicorn
 
 ALL_TARGETS += $(BIN)/aetrace
 CHECK_TARGETS += tests/host/regen-workload.sh

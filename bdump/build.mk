@@ -18,11 +18,11 @@ RECV_OBJS := $(addprefix $(BDUMP_OBJ)/,bdump_recv.o recv_store.o wire.o check.o 
 
 $(BIN)/bdump: $(BDUMP_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd -lcrypto -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(AE_CONTAINER_EXTLIBS) -lcrypto -lpthread
 
 $(BIN)/bdump-recv: $(RECV_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd -lcrypto -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(AE_CONTAINER_EXTLIBS) -lcrypto -lpthread
 
 ALL_TARGETS += $(BIN)/bdump $(BIN)/bdump-recv
 CHECK_TARGETS += tests/host/bdump-pipe.sh tests/host/bdump-net.sh
@@ -40,7 +40,7 @@ $(BDVM_OBJ)/bdump_vm_prod: tests/host/bdump_vm_prod.c tests/kselftest/trbuf_prod
 
 $(BDVM_OBJ)/bdump_vm_check: tests/host/bdump_vm_check.c $(AE_CONTAINER_LIB) include/aetrace/container.h
 	$(quiet) CC $@
-	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd
+	$(Q)mkdir -p $(@D) && $(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS)
 
 ALL_TARGETS += $(BDVM_OBJ)/bdump_vm_prod $(BDVM_OBJ)/bdump_vm_check
 CHECK_TARGETS += tests/host/bdump-vm.sh

@@ -56,7 +56,7 @@ $(AERUN_OBJ)/%.o: instrument/aerun/%.c $(wildcard instrument/aerun/*.h) \
 
 $(BIN)/aerun: $(AERUN_OBJS) $(AE_CONTAINER_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(AERUN_OBJS) $(AE_CONTAINER_LIB) -lzstd -lelf -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(AERUN_OBJS) $(AE_CONTAINER_LDLIBS) -lelf -lpthread
 
 # Host tests: hand-written producers (no aecc needed) and the checker.
 AERUN_TOBJ := $(OBJ)/tests/host/aerun
@@ -88,7 +88,7 @@ $(AERUN_TOBJ)/prod-noseq: $(AERUN_TOBJ)/prod_seq_noseq.o $(AERUN_TOBJ)/prod_main
 $(AERUN_TOBJ)/aerun_check: tests/host/aerun_check.c tests/host/producers/prod.h \
 		include/aetrace/container.h $(AE_CONTAINER_LIB) | $(AERUN_TOBJ)
 	$(quiet) LD $@
-	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS)
 
 $(AERUN_TOBJ)/aerun_storm: tests/host/aerun_storm.c | $(AERUN_TOBJ)
 	$(quiet) LD $@
@@ -106,6 +106,6 @@ CHECK_TARGETS += tests/host/aerun-capture.sh tests/host/aerun-signals.sh tests/h
 $(AERUN_TOBJ)/aerun_region: tests/host/aerun_region.c include/aetrace/container.h \
 		$(AE_CONTAINER_LIB) | $(AERUN_TOBJ)
 	$(quiet) LD $@
-	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS)
 
 ALL_TARGETS += $(AERUN_TOBJ)/aerun_region

@@ -5,10 +5,12 @@
 
 SCHEDLOG_OBJ := $(OBJ)/schedlog
 SCHEDLOG_LIB := $(SCHEDLOG_OBJ)/libschedlog.a
-# Everything that reads or writes containers links this (and -lzstd).
+# Everything that reads or writes containers links this and the libraries
+# the codec uses (zstd; ISA-L for the chunks' CRC-32C).
 AE_CONTAINER_LIB := $(SCHEDLOG_LIB)
-AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) -lzstd
-export AE_CONTAINER_LIB AE_CONTAINER_LDLIBS
+AE_CONTAINER_EXTLIBS := -lzstd -lisal
+AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) $(AE_CONTAINER_EXTLIBS)
+export AE_CONTAINER_LIB AE_CONTAINER_EXTLIBS AE_CONTAINER_LDLIBS
 
 SCHEDLOG_LIB_SRCS := container.c fullio.c marker.c demux.c
 SCHEDLOG_HDRS := $(wildcard include/aetrace/*.h) include/uapi/linux/trbuf.h
@@ -26,6 +28,6 @@ $(SCHEDLOG_LIB): $(addprefix $(SCHEDLOG_OBJ)/,$(SCHEDLOG_LIB_SRCS:.c=.o))
 
 $(BIN)/schedlog: $(SCHEDLOG_OBJ)/schedlog.o $(SCHEDLOG_LIB) | $(BIN)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lzstd
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(AE_CONTAINER_EXTLIBS)
 
 ALL_TARGETS += $(SCHEDLOG_LIB) $(BIN)/schedlog

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <isa-l/crc.h>
 #include <zstd.h>
 
 #include <aetrace/container.h>
@@ -23,88 +24,23 @@
 
 /* ---------------------------------------------------------------- CRC-32C */
 
-static uint32_t crc32c_table[8][256];
-
-__attribute__((constructor))
-static void crc32c_init_tables(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & -(c & 1));
-		crc32c_table[0][i] = c;
-	}
-	for (uint32_t i = 0; i < 256; i++)
-		for (int t = 1; t < 8; t++)
-			crc32c_table[t][i] = (crc32c_table[t - 1][i] >> 8) ^
-				crc32c_table[0][crc32c_table[t - 1][i] & 0xff];
-}
-
-/* Slicing-by-8: used when the CPU has no SSE4.2. */
-static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
-{
-	while (len && ((uintptr_t)p & 7)) {
-		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
-		len--;
-	}
-	while (len >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		v ^= crc;
-		crc = crc32c_table[7][v & 0xff] ^
-		      crc32c_table[6][(v >> 8) & 0xff] ^
-		      crc32c_table[5][(v >> 16) & 0xff] ^
-		      crc32c_table[4][(v >> 24) & 0xff] ^
-		      crc32c_table[3][(v >> 32) & 0xff] ^
-		      crc32c_table[2][(v >> 40) & 0xff] ^
-		      crc32c_table[1][(v >> 48) & 0xff] ^
-		      crc32c_table[0][v >> 56];
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		crc = (crc >> 8) ^ crc32c_table[0][(crc ^ *p++) & 0xff];
-	return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2")))
-static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
-{
-	uint64_t c = crc;
-
-	while (len && ((uintptr_t)p & 7)) {
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-		len--;
-	}
-	while (len >= 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		c = __builtin_ia32_crc32di(c, v);
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
-	return (uint32_t)c;
-}
-#endif
-
+/*
+ * ISA-L's crc32_iscsi is CRC-32C without the conditioning (the caller
+ * inverts before and after) and takes an int length: fed in 1 MiB pieces.
+ */
 uint32_t ae_crc32c(uint32_t crc, const void *buf, size_t len)
 {
-	static int have_hw = -1;
+	unsigned char *p = (unsigned char *)buf;
+	uint32_t c = ~crc;
 
-#if defined(__x86_64__)
-	if (have_hw < 0)
-		have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-	if (have_hw)
-		return ~crc32c_hw(~crc, buf, len);
-#endif
-	(void)have_hw;
-	return ~crc32c_sw(~crc, buf, len);
+	while (len) {
+		int n = len > AE_CRC32C_PIECE ? AE_CRC32C_PIECE : (int)len;
+
+		c = crc32_iscsi(p, n, c);
+		p += n;
+		len -= n;
+	}
+	return ~c;
 }
 
 /* ------------------------------------------------------------------ writer */

@@ -8,7 +8,7 @@
 set -euo pipefail
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
 
-pkgs_build="gcc make binutils pkg-config libcapstone-dev libzstd-dev libelf-dev zlib1g-dev libssl-dev libunicorn-dev"
+pkgs_build="gcc make binutils pkg-config libcapstone-dev libzstd-dev libisal-dev libelf-dev zlib1g-dev libssl-dev libunicorn-dev"
 pkgs_check="valgrind python3 iproute2 dpkg-dev musl-tools zstd clang"
 pkgs_kernel="linux-source-6.1 bc bison flex libssl-dev libelf-dev dwarves rsync kmod cpio xz-utils"
 pkgs_vm="qemu-system-x86 busybox-static kmod"

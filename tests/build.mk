@@ -48,7 +48,7 @@ CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host
 # witness byte changed.
 $(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
 CHECK_TARGETS += tests/host/aetrace-errors.sh
@@ -69,7 +69,7 @@ CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place tests/unit/aecc-errors.sh
 # capmix: hand-built whole-system captures for tests/host/regen-synth.sh.
 $(TESTS_OBJ)/capmix: $(TOP)/tests/host/capmix.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/capmix
 CHECK_TARGETS += tests/host/regen-synth.sh
@@ -78,7 +78,7 @@ CHECK_TARGETS += tests/host/regen-synth.sh
 # bdump-pipe, tests/fuzz, bench/bdump-bench.sh), on schedlog's library.
 $(TESTS_OBJ)/container_test: $(TOP)/tests/unit/container_test.c $(AE_CONTAINER_LIB) include/aetrace/container.h | $(TESTS_OBJ)/
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LIB) -lzstd $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/container_test
 

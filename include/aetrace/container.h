@@ -69,11 +69,13 @@ struct ae_end {
 
 /*
  * CRC-32C (Castagnoli); callers pass the previous value (0 to start).
- * ae_crc32c() is the fast one (SSE4.2 crc32 instruction when the CPU has
- * it, else slicing-by-8 tables; schedlog/container.c, libschedlog.a);
- * ae_crc32c_bitwise() is the bit-at-a-time reference with the same result.
+ * ae_crc32c() is the fast one (ISA-L's crc32_iscsi, which picks the
+ * CPU's fastest code: crc32 instruction lanes folded by pclmulqdq;
+ * schedlog/container.c, libschedlog.a); ae_crc32c_bitwise() is the
+ * bit-at-a-time reference with the same result. Both return the CRC.
  */
 uint32_t ae_crc32c(uint32_t crc, const void *buf, size_t len);
+#define AE_CRC32C_PIECE	(1 << 20)	/* bytes per library call */
 
 static inline uint32_t ae_crc32c_bitwise(uint32_t crc, const void *buf, size_t len)
 {

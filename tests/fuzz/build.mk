@@ -12,11 +12,11 @@ FUZZ_CONTAINER_SRC := schedlog/container.c schedlog/fullio.c
 $(FUZZ_OBJ)/fuzz_container: tests/fuzz/fuzz_container.c $(FUZZ_CONTAINER_SRC) bdump/check.c \
 		bdump/source_synth.c $(wildcard bdump/*.h include/aetrace/container.h schedlog/*.h)
 	$(quiet) FUZZCC $@
-	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lzstd
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) $(AE_CONTAINER_EXTLIBS)
 
 $(FUZZ_OBJ)/fuzz_wire: tests/fuzz/fuzz_wire.c bdump/wire.c $(FUZZ_CONTAINER_SRC) bdump/wire.h
 	$(quiet) FUZZCC $@
-	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lcrypto -lzstd
+	$(Q)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(filter %.c,$^) -lcrypto $(AE_CONTAINER_EXTLIBS)
 
 # clang comes from the 'check' dependency group: built by make check.
 CHECK_BUILD_TARGETS += $(FUZZ_OBJ)/fuzz_container $(FUZZ_OBJ)/fuzz_wire
