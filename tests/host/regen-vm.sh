@@ -35,7 +35,8 @@ fi
 vm/build-module.sh >/dev/null || { echo "not ok 1 - trbuf.ko builds (vm/build-module.sh)"; exit 1; }
 w=build/regen-vm/run.$$
 rm -rf "$w" && mkdir -p "$w/i" "$w/o"
-trap '[ -n "${AE_REGEN_VM_KEEP:-}" ] && echo "# kept $w" || rm -rf "$w"' EXIT
+# kept on request or after a failure (its path is printed), else removed
+trap 'if [ -n "${AE_REGEN_VM_KEEP:-}" ] || [ $failed = 1 ]; then echo "# kept $w"; else rm -rf "$w"; fi' EXIT
 for p in runall pingpong forkexec leaf threads sigthreads; do
 	cp "$wl/$p" "$wl/$p.orig" "$w/i/"
 	cp "$wl/$p.orig" "$w/o/$p"
@@ -100,6 +101,12 @@ for mode in $modes; do
 		esac
 	done <"$d/compare"
 	check "$name: every thread image equals the stepper's, as many as it ran" test $rc = 0
+	# a mismatch: how each task's trace ended, and bdump's own account
+	if [ $rc != 0 ]; then
+		(cd "$w/i" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>&1) |
+			sed "s/^/# $name: stats: /" | head -40
+		sed "s/^/# $name: bdump: /" "$d/bdump.log" | tail -5
+	fi
 	if [ $mode = lua/0 ]; then
 		f=$(ls "$d"/sp/*.lua.lackey 2>/dev/null | head -1)
 		check "$name: lua n-queens regenerated ($(cat "$f" 2>/dev/null | wc -l) instructions)" \
