@@ -214,15 +214,21 @@ for i in range(1, int(rounds) + 1):
         for k, r in enumerate(json.load(f)["results"]):
             times[k].append(r["times"][0] if r.get("times") else r["mean"])
 base = statistics.median(times[0])
+fastest = min(times[0])
 size = {2: f"{iz / 1e6:.1f} MB", 4: f"{dz / 1e6:.1f} MB", 5: f"{tz / 1e6:.1f} MB"}
 for k, label in enumerate(labels):
     t = times[k]
     med = statistics.median(t)
-    print(f"| {name} | {label} | {med:.3f} | {min(t):.3f} | {med / base:.2f}x | {size.get(k, '')} |")
+    print(f"| {name} | {label} | {med:.3f} | {min(t):.3f} | {med / base:.2f}x | "
+          f"{min(t) / fastest:.2f}x | {size.get(k, '')} |")
+# judged on medians; the ratio of the fastest runs beside them, because
+# this machine's noise only ever adds time
 with open(f"{tmp}/goals", "a") as g:
     for k, goal in ((3, 1.6), (4, 2.0), (5, 2.0)):
         x = statistics.median(times[k]) / base
-        g.write(f"{name}: {labels[k]} {x:.2f}x (goal {goal}x: {'met' if x <= goal else 'NOT met'})\n")
+        y = min(times[k]) / fastest
+        g.write(f"{name}: {labels[k]} {x:.2f}x, fastest runs {y:.2f}x "
+                f"(goal {goal}x: {'met' if x <= goal else 'NOT met'})\n")
 EOF
 }
 
@@ -257,8 +263,8 @@ cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 	echo "2x written with zstd (aerun -T 2: two zstd worker threads beside the program on this"
 	echo "2-CPU machine). Size: the .zst file aerun wrote."
 	echo
-	echo "| workload | configuration | median s | min s | vs twin | .zst size |"
-	echo "|---|---|---|---|---|---|"
+	echo "| workload | configuration | median s | min s | vs twin | min vs twin's min | .zst size |"
+	echo "|---|---|---|---|---|---|---|"
 	cat "$tmp/timing"
 	echo
 	sed 's/^/- sanity: /' "$tmp/sanity"
