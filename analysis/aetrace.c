@@ -254,6 +254,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
 		sum.signals += x->st.signals;
+		sum.vc_signals += x->st.vc_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
 	}
@@ -264,7 +265,8 @@ static int cmd_stats(int argc, char **argv)
 	printf("value bytes      %llu\n", (unsigned long long)sum.value_bytes);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
-	printf("signals          %llu\n", (unsigned long long)sum.signals);
+	printf("signals          %llu (%llu before a value-cache store)\n",
+	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

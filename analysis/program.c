@@ -60,7 +60,8 @@ static int load_maps(struct ae_program *p)
 		const struct ae_schema_obj *h = (const void *)(sch + so);
 
 		if (h->magic != AE_SCHEMA_MAGIC ||
-		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND) ||
+		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND &&
+		     h->version != AE_SCHEMA_VERSION_VC) ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
@@ -96,14 +97,18 @@ static int load_maps(struct ae_program *p)
 			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
 			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_ARGS_AT_CALL ||
 			    (ev[i].kind == AE_EV_ARGS_AT_CALL &&
-			     (h->version != AE_SCHEMA_VERSION_EXPAND || !ae_memfn_args(ev[i].a))) ||
+			     (h->version < AE_SCHEMA_VERSION_EXPAND || !ae_memfn_args(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_EXPAND &&
-			     (h->version != AE_SCHEMA_VERSION_EXPAND || !(h->flags & AE_SCHEMA_F_DATA) ||
+			     (h->version < AE_SCHEMA_VERSION_EXPAND || !(h->flags & AE_SCHEMA_F_DATA) ||
 			      !ae_memfn_args(ev[i].a) || ev[i].width != ae_memfn_result_width(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||
+			    (ev[i].flag == AE_VAL_REG_VC && (ev[i].kind == AE_EV_VAL ||
+							     ev[i].kind == AE_EV_VAL_AFTER) &&
+			     (h->version < AE_SCHEMA_VERSION_VC || !(h->flags & AE_SCHEMA_F_DATA) ||
+			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS || ev[i].width != 8)) ||
 			    (ev[i].flag == AE_VAL_REG_SEXT && (ev[i].kind != AE_EV_VAL_AFTER ||
 							       ev[i].a > 15 ||
 							       (ev[i].width != 1 && ev[i].width != 2 &&
@@ -168,6 +173,50 @@ static int load_seqtab(struct ae_program *p)
 	return 0;
 }
 
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The value cache's stores (.ae_vcupd), sorted by address. */
+static int load_vcupd(struct ae_program *p)
+{
+	size_t len;
+	const uint32_t *t = (const uint32_t *)ae_image_section(&p->prog, ".ae_vcupd", &len, NULL);
+
+	if (!t)
+		return 0;
+	if (len % 8)
+		return perr(p->prog.path, "corrupt .ae_vcupd section");
+	p->nvcupd = len / 8;
+	p->vcupd = malloc(len + 8);
+	if (!p->vcupd)
+		return perr(p->prog.path, "out of memory");
+	memcpy(p->vcupd, t, len);
+	for (size_t i = 0; i < p->nvcupd; i++)
+		if (p->vcupd[2 * i + 1] >= AE_VC_SLOTS)
+			return perr(p->prog.path, "corrupt .ae_vcupd section (slot out of range)");
+	qsort(p->vcupd, p->nvcupd, 8, pair_cmp);
+	return 0;
+}
+
+int ae_vc_update_at(const struct ae_program *p, uint64_t prog_addr)
+{
+	size_t lo = 0, hi = p->nvcupd;
+
+	while (lo < hi) {
+		size_t m = (lo + hi) / 2;
+
+		if (p->vcupd[2 * m] < prog_addr)
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	return lo < p->nvcupd && p->vcupd[2 * lo] == prog_addr ? (int)p->vcupd[2 * lo + 1] : -1;
+}
+
 int ae_program_load(struct ae_program **pp, const char *prog)
 {
 	struct ae_program *p = calloc(1, sizeof(*p));
@@ -181,7 +230,7 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	p->orig_path = orig;
 	if (ae_image_load(&p->prog, prog) || ae_image_load(&p->orig, orig))
 		return -1;
-	if (check_hashes(p) || load_maps(p) || load_seqtab(p))
+	if (check_hashes(p) || load_maps(p) || load_seqtab(p) || load_vcupd(p))
 		return -1;
 	p->ntab = p->orig.text_hi - p->orig.text_lo;
 	p->tab = calloc(p->ntab, sizeof(*p->tab));
@@ -209,6 +258,7 @@ void ae_program_free(struct ae_program *p)
 	free(p->tab);
 	free(p->ev);
 	free(p->amap);
+	free(p->vcupd);
 	free(p->origs);
 	if (p->ci)
 		cs_free(p->ci, 1);

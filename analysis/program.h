@@ -55,6 +55,8 @@ struct ae_program {
 	uint32_t own_memfn;	/* bit k: the program defines routine k itself
 				 * (.ae_check; aecc put its label at the entry) */
 	int data_objs;		/* objects built with -fae-data */
+	uint32_t *vcupd;	/* sorted (address, slot) pairs: .ae_vcupd */
+	size_t nvcupd;
 	csh cs;
 	cs_insn *ci;
 	struct ae_dinsn **tab;	/* by twin address - text_lo */
@@ -67,6 +69,9 @@ struct ae_program {
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
+/* The value-cache slot whose store is the instruction at prog_addr (a
+ * .ae_vcupd entry), or -1. */
+int ae_vc_update_at(const struct ae_program *p, uint64_t prog_addr);
 struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
 int ae_is_original(struct ae_program *p, uint64_t addr);
 /* The data-flow view of decoded instruction d at addr (cached), or NULL

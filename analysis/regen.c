@@ -16,6 +16,7 @@
  * reaching the marker's (twin) ip, or needing byte P. Its bytes end at the
  * matching SIGRETURN marker, after the sigreturn syscall of __restore_rt.
  */
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,26 @@
 #include "program.h"
 
 #define MAX_LEVELS 64
+
+/*
+ * A thread's value cache (schema.h AE_VC_*), as the traced thread's TLS
+ * holds it; shared by the tasks that share that TLS (CLONE_VM without
+ * CLONE_SETTLS).
+ */
+struct vcache {
+	int refs;
+	const char *unknown;	/* why only whole values can be decoded */
+	const struct ae_regen *vfork_child;	/* runs first: its parent waits */
+	uint64_t v[AE_VC_SLOTS];
+};
+
+/* The last value-cache record of a level: its slot's store may not have
+ * run when a signal came (ARCHITECTURE.md item 23). */
+struct vclast {
+	int valid;
+	uint32_t slot;
+	uint64_t old, val;
+};
 
 struct sj {
 	uint64_t sp;
@@ -77,6 +98,8 @@ struct ae_regen {
 	int child_records;	/* a new child: read sys's records first */
 	int args_at_call;	/* the last call entered a routine to expand past
 				 * its argument records (AE_EV_ARGS_AT_CALL) */
+	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
+	struct vclast vcl;
 };
 
 /* What one instruction's records said. */
@@ -134,6 +157,7 @@ static const char *const df_names[18] = {
 /* Data records written after instruction d at pc (at its return point,
  * for a call). Returns 0 or -1. */
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc);
+static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v);
 static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 {
 	for (int i = 0; d && i < d->nev; i++) {
@@ -141,13 +165,19 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		uint64_t v;
 
 		if (e->kind != AE_EV_VAL_AFTER ||
-		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT))
+		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT &&
+		     e->flag != AE_VAL_REG_VC))
 			continue;
 		if (e->a > 15)
 			return rerr(g, pc, "register record names no register");
-		if (consume(g, e->width, &v, pc))
-			return -1;
-		g->st.value_bytes += e->width;
+		if (e->flag == AE_VAL_REG_VC) {
+			if (vc_value(g, e, pc, &v))
+				return -1;
+		} else {
+			if (consume(g, e->width, &v, pc))
+				return -1;
+			g->st.value_bytes += e->width;
+		}
 		if (e->flag == AE_VAL_REG_SEXT && e->width < 8 && (v >> (8 * e->width - 1)) & 1)
 			v |= ~0ull << (8 * e->width);
 		if (g->debug)
@@ -270,7 +300,8 @@ static int deliver(struct ae_regen *g)
 	uint64_t loaded = g->loaded_target;
 	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
-	int ret;
+	struct vclast vcl;
+	int ret, vslot;
 
 	if (!handler) {
 		char msg[160];
@@ -284,12 +315,26 @@ static int deliver(struct ae_regen *g)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
+	vslot = ae_vc_update_at(g->p, m->ip);
+	if (vslot >= 0) {
+		/* it came between a record's commit and its slot's store: the
+		 * handler finds the slot's old value */
+		if (!g->vcl.valid || g->vcl.slot != (uint32_t)vslot || !g->vc)
+			return rerr(g, m->ip, "a signal at a value-cache store that no record before it explains");
+		g->vc->v[vslot] = g->vcl.old;
+		g->st.vc_signals++;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %ssignal came before the store into value-cache slot %d\n",
+				g->name, vslot);
+	}
+	vcl = g->vcl;
+	g->vcl.valid = 0;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
 	g->mi++;
 	g->st.signals++;
 	if (g->debug)
-		fprintf(stderr, "aetrace: %ssignal %u at offset %llu: handler %#llx, depth %zu\n",
-			g->name, m->arg2, (unsigned long long)g->pos,
+		fprintf(stderr, "aetrace: %ssignal %u at offset %llu, ip %#llx: handler %#llx, depth %zu\n",
+			g->name, m->arg2, (unsigned long long)g->pos, (unsigned long long)m->ip,
 			(unsigned long long)handler, depth);
 	if (push(g, g->p->restorer, 0))
 		return -1;
@@ -310,6 +355,13 @@ static int deliver(struct ae_regen *g)
 	g->loaded_target = loaded;
 	g->args_at_call = args_at_call;
 	g->ds = saved_ds;
+	g->vcl = vcl;
+	if (vslot >= 0) {
+		/* the store runs when the handler returns; another signal
+		 * before it would find what this handler left */
+		g->vcl.old = g->vc->v[vslot];
+		g->vc->v[vslot] = vcl.val;
+	}
 	return 0;
 }
 
@@ -339,6 +391,82 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 	*v = 0;
 	memcpy(v, g->s->buf + (g->pos - g->s->base), width);
 	g->pos += width;
+	return 0;
+}
+
+static struct vcache *vc_get(struct ae_regen *g)
+{
+	if (!g->vc) {
+		g->vc = calloc(1, sizeof(*g->vc));
+		if (g->vc)
+			g->vc->refs = 1;
+	}
+	return g->vc;
+}
+
+static void vc_put(struct ae_regen *g)
+{
+	struct vcache *vc = g->vc;
+
+	g->vc = NULL;
+	if (!vc)
+		return;
+	if (vc->vfork_child == g)
+		vc->vfork_child = NULL;
+	if (!--vc->refs)
+		free(vc);
+}
+
+/* A register's value record coded against slot e->b of the thread's
+ * value cache (AE_VAL_REG_VC), which it updates. Returns 0 or -1. */
+static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v)
+{
+	struct vcache *vc;
+	uint64_t t, hi, old;
+	int64_t d = 0;
+	unsigned int nb = 1;
+
+	if (consume(g, 1, &t, pc))
+		return -1;
+	if (t == AE_VC_FULL) {
+		if (consume(g, 8, v, pc))
+			return -1;
+		nb = 9;
+	} else if ((t & 3) == 1) {
+		if (consume(g, 1, &hi, pc))
+			return -1;
+		d = (int16_t)(t | hi << 8) >> 2;
+		nb = 2;
+	} else if (!(t & 1)) {
+		d = (int8_t)t >> 1;
+	} else {
+		char msg[96];
+
+		g->pos--;
+		snprintf(msg, sizeof(msg), "corrupt trace: value-cache record tag %#llx",
+			 (unsigned long long)t);
+		return rerr(g, pc, msg);
+	}
+	vc = vc_get(g);
+	if (!vc)
+		return rerr(g, pc, "out of memory");
+	while (vc->vfork_child && vc->vfork_child != g)
+		if (wait_more(g))
+			return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
+	old = vc->v[e->b];
+	if (nb != 9) {
+		if (vc->unknown) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg), "a value coded against a value cache that is unknown (%s)",
+				 vc->unknown);
+			return rerr(g, pc, msg);
+		}
+		*v = old + d;
+	}
+	vc->v[e->b] = *v;
+	g->vcl = (struct vclast){ .valid = 1, .slot = e->b, .old = old, .val = *v };
+	g->st.value_bytes += nb;
 	return 0;
 }
 
@@ -455,6 +583,7 @@ static int longjmp_record(struct ae_regen *g, uint64_t sp, uint64_t pc)
 					   .call_pc = g->sj[i].call_pc };
 
 			g->n = g->sj[i].depth;
+			g->vcl.valid = 0;
 			if (!g->data)
 				return 0;
 			/* the landing: setjmp's return point, registers from
@@ -473,8 +602,10 @@ static int run_loop(struct ae_regen *g, uint64_t pc);
  * out of a handler unwinds to the level it lands in and resumes there. */
 static int run(struct ae_regen *g, uint64_t start)
 {
-	if (setjmp(g->unwind[g->level]))
+	if (setjmp(g->unwind[g->level])) {
+		g->vcl.valid = 0;
 		return run_loop(g, g->unwind_pc);
+	}
 	return run_loop(g, start);
 }
 
@@ -556,6 +687,17 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		}
 		if (e->kind != AE_EV_VAL)
 			continue;
+		if (e->flag == AE_VAL_REG_VC) {
+			if (e->a > 15)
+				return rerr(g, pc, "register record names no register");
+			if (vc_value(g, e, pc, &v))
+				return -1;
+			if (g->debug)
+				fprintf(stderr, "aetrace: %sreg %s = %#llx (cached) before %#llx\n", g->name,
+					df_names[e->a], (unsigned long long)v, (unsigned long long)pc);
+			ae_df_set(&g->ds, e->a, v, 8);
+			continue;
+		}
 		if (consume(g, e->width, &v, pc))
 			return -1;
 		g->st.value_bytes += e->width;
@@ -622,7 +764,7 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		uint64_t after;
 
 		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG ||
-		    e->flag == AE_VAL_REG_SEXT)
+		    e->flag == AE_VAL_REG_SEXT || e->flag == AE_VAL_REG_VC)
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;
@@ -1133,14 +1275,45 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	return g;
 }
 
-struct ae_regen *ae_regen_clone(const struct ae_regen *o, struct ae_tstream *s,
+/* The child's value cache (ae_regen_clone()). Returns 0 or -1. */
+static int vc_fork(struct ae_regen *g, struct ae_regen *o, uint64_t flags)
+{
+	if (!o->vc || (flags & CLONE_SETTLS))
+		return 0;	/* all zero, or the new TLS musl zeroed */
+	if (!(flags & CLONE_VM)) {
+		g->vc = malloc(sizeof(*g->vc));
+		if (!g->vc)
+			return -1;
+		*g->vc = *o->vc;
+		g->vc->refs = 1;
+		g->vc->vfork_child = NULL;
+		return 0;
+	}
+	g->vc = o->vc;
+	g->vc->refs++;
+	if (flags & CLONE_VFORK)
+		g->vc->vfork_child = g;
+	else
+		g->vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
+	return 0;
+}
+
+struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 				const struct ae_regen_sink *sink,
-				const struct ae_regen_ops *ops)
+				const struct ae_regen_ops *ops, uint64_t clone_flags)
 {
 	struct ae_regen *g = ae_regen_new(o->p, s, sink, ops);
 
 	if (!g)
 		return NULL;
+	if ((clone_flags & CLONE_VM) && !(clone_flags & CLONE_SETTLS) && !vc_get(o)) {
+		ae_regen_free(g);
+		return NULL;
+	}
+	if (vc_fork(g, o, clone_flags)) {
+		ae_regen_free(g);
+		return NULL;
+	}
 	g->loaded_target = o->loaded_target;
 	g->stk = malloc((o->n + 1) * sizeof(*g->stk));
 	g->sj = malloc((o->nsj + 1) * sizeof(*g->sj));
@@ -1182,6 +1355,7 @@ void ae_regen_free(struct ae_regen *g)
 {
 	if (!g)
 		return;
+	vc_put(g);
 	free(g->stk);
 	free(g->fr);
 	free(g->sj);
@@ -1224,6 +1398,12 @@ int ae_regen_run(struct ae_regen *g, uint64_t pc)
 			return g->stop ? g->stop : -1;
 	}
 	ret = run(g, pc);
+	/* a vfork child's trace ends here: its parent may go on */
+	if (g->vc && g->vc->vfork_child == g) {
+		g->vc->vfork_child = NULL;
+		if (ret < 0 && !g->stop)
+			g->vc->unknown = "its vfork child's regeneration failed";
+	}
 
 	g->st.blocks += g->st.insns ? 1 : 0;
 	if (g->stop == AE_END_STOPPED || g->stop == AE_END_CAPTURE)

@@ -40,6 +40,7 @@ struct ae_regen_stats {
 	uint64_t witness_bytes;
 	uint64_t value_bytes;
 	uint64_t signals;
+	uint64_t vc_signals;	/* came between a value-cache record and its store */
 	uint64_t expanded;	/* library routines expanded (AE_EV_EXPAND) */
 	uint64_t expanded_insns;	/* instructions they executed */
 };
@@ -69,10 +70,16 @@ enum ae_regen_end {
 struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 			      const struct ae_regen_sink *sink,
 			      const struct ae_regen_ops *ops);
-/* A copy of g's call stack and setjmp records (fork), over stream s. */
-struct ae_regen *ae_regen_clone(const struct ae_regen *g, struct ae_tstream *s,
+/*
+ * A copy of g's call stack and setjmp records (fork), over stream s. The
+ * clone flags say what becomes of g's value cache: copied (no CLONE_VM),
+ * new (CLONE_SETTLS), or shared (a vfork child's changes are its
+ * parent's; tasks that share it while both run leave it unknown).
+ * NULL: no memory.
+ */
+struct ae_regen *ae_regen_clone(struct ae_regen *g, struct ae_tstream *s,
 				const struct ae_regen_sink *sink,
-				const struct ae_regen_ops *ops);
+				const struct ae_regen_ops *ops, uint64_t clone_flags);
 void ae_regen_free(struct ae_regen *g);
 /* Regenerate from twin address pc to the task's end. Returns an
  * enum ae_regen_end, or -1 after a message naming the trace offset. */

@@ -185,7 +185,7 @@ static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m,
 		c->state = T_READY;
 		return;
 	}
-	c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c));
+	c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c), m->arg2);
 	if (!c->g) {
 		tfail(c, "out of memory");
 		c->state = T_READY;

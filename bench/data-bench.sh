@@ -4,8 +4,8 @@
 # side in one run with interleaved repetitions (hyperfine, one run each per
 # round, medians): the untraced twin, the instruction-only build and the
 # -fae-data build under `aerun --discard` and `aerun -o FILE` (zstd, as
-# bdump writes it), and valgrind lackey --trace-mem=yes on the twin writing
-# its text trace. Bytes per memory reference: raw trace bytes (DATA
+# bdump writes it), the same without the value cache (-fno-ae-vcache), and
+# valgrind lackey --trace-mem=yes on the twin writing its text trace. Bytes per memory reference: raw trace bytes (DATA
 # payload, trace_mutate --data-len) and the .zst file size over the L+S+M
 # records of `aetrace regen --format=lackey`; lackey's text log (and the
 # same log through zstd -1) over its own L+S+M lines. Sanity check: the
@@ -40,8 +40,9 @@ tests/real/gen-input.sh 65536 > "$tmp/in"
 # compiler, its runtimes and musl-data).
 key=$(cat "$aecc" build/instrument/libae.a build/instrument/libaert.a \
 	build/musl-data/lib/libc.a "$0" 2>/dev/null | sha256sum | cut -c1-16)
+# data_build NAME [-fno-ae-vcache]
 data_build() {
-	local name=$1 out=$top/build/bench-data/$1-$key f objs=() dsc
+	local name=$1 vc=${2:-} out=$top/build/bench-data/$1${2:+-novc}-$key f objs=() dsc
 	local cache=${AE_CACHE:-$HOME/.cache/aetrace}
 	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
 	if [ -x "$out/p" ]; then echo "$out/p"; return; fi
@@ -56,13 +57,13 @@ data_build() {
 		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > lua5.4-deb-multiarch.h &&
 		for f in l*.c; do
 			case $f in lua.c|luac.c) continue ;; esac
-			"$aecc" -fae-data "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
+			"$aecc" -fae-data $vc "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
 			objs+=("${f%.c}.o")
 		done &&
-		"$aecc" -fae-data "${F[@]}" -c lua.c -o lua.o &&
+		"$aecc" -fae-data $vc "${F[@]}" -c lua.c -o lua.o &&
 		"$aecc" -fae-data -o "$out/p" lua.o "${objs[@]}" -lm
 	      else
-		cd "$out/src" && printf '#!/bin/sh\nexec %s -fae-data "$@"\n' "$aecc" >cc-data &&
+		cd "$out/src" && printf '#!/bin/sh\nexec %s -fae-data %s "$@"\n' "$aecc" "$vc" >cc-data &&
 		chmod +x cc-data &&
 		make libbz2.a bzip2.o CC="$out/src/cc-data" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
 		"$aecc" -fae-data -o "$out/p" bzip2.o libbz2.a
@@ -74,16 +75,19 @@ data_build() {
 	rm -rf "$out/src"
 	echo "$out/p"
 }
-echo "  BUILD   lua, bzip2 with -fae-data"
+echo "  BUILD   lua, bzip2 with -fae-data, and without the value cache"
 dlua=$(data_build lua)
 dbz=$(data_build bzip2)
+dluanv=$(data_build lua -fno-ae-vcache)
+dbznv=$(data_build bzip2 -fno-ae-vcache)
 
 rows=$tmp/rows
 : >"$rows"
-# workload NAME PLAIN DATA STDIN ARGS...: one table row per configuration.
+# workload NAME PLAIN DATA NOVC STDIN ARGS...: one table row per
+# configuration (NOVC: DATA built with -fno-ae-vcache).
 workload() {
-	local name=$1 plain=$2 data=$3 in=$4 i cmds labels r lk
-	shift 4
+	local name=$1 plain=$2 data=$3 novc=$4 in=$5 i cmds labels r lk
+	shift 5
 	local args="$*"
 	# hyperfine 1.15 has no --input: every command is one sh -c with the
 	# same redirection, so the shell's cost is the same in every row.
@@ -91,11 +95,13 @@ workload() {
 	for c in "$data.orig $args" \
 		"$aerun --discard -- $plain $args" "$aerun -o $tmp/$name.i.zst -- $plain $args" \
 		"$aerun --discard -- $data $args" "$aerun -o $tmp/$name.d.zst -- $data $args" \
-		"valgrind --tool=lackey --trace-mem=yes --log-file=$tmp/$name.lk $data.orig $args"; do
+		"valgrind --tool=lackey --trace-mem=yes --log-file=$tmp/$name.lk $data.orig $args" \
+		"$aerun -o $tmp/$name.n.zst -- $novc $args"; do
 		cmds+=("sh -c '$c <$in >/dev/null'")
 	done
 	labels=("untraced twin" "instructions only, aerun --discard" "instructions only, aerun -o FILE"
-		"-fae-data, aerun --discard" "-fae-data, aerun -o FILE" "lackey --trace-mem=yes > FILE")
+		"-fae-data, aerun --discard" "-fae-data, aerun -o FILE" "lackey --trace-mem=yes > FILE"
+		"-fae-data -fno-ae-vcache, aerun -o FILE")
 	echo "  RUN     $name: 1 warm-up + $rounds interleaved rounds of ${#cmds[@]} configurations"
 	for i in $(seq 0 "$rounds"); do
 		hyperfine -N --runs 1 --style none --export-json "$tmp/$name.$i.json" \
@@ -107,9 +113,11 @@ workload() {
 	# Our data trace: raw and compressed bytes per L+S+M record.
 	r=$("$aetrace" regen --format=lackey "$tmp/$name.d.zst" "$data" |
 		awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }')
-	local refs=${r#* } raw zst iraw izst
+	local refs=${r#* } raw zst iraw izst nraw nzst
 	raw=$("$mutate" --data-len "$tmp/$name.d.zst")
 	zst=$(stat -c %s "$tmp/$name.d.zst")
+	nraw=$("$mutate" --data-len "$tmp/$name.n.zst")
+	nzst=$(stat -c %s "$tmp/$name.n.zst")
 	iraw=$("$mutate" --data-len "$tmp/$name.i.zst")
 	izst=$(stat -c %s "$tmp/$name.i.zst")
 	# Lackey's text trace, and through zstd -1 (the level bdump uses).
@@ -140,11 +148,11 @@ workload() {
 	rm -f "$tmp/cap" "$tmp/lk.same" "$tmp/regen.same"
 	echo "$name: regenerated data references vs lackey on the same run: $same" >>"$tmp/sanity"
 	python3 - "$tmp" "$name" "$rounds" "$refs" "$raw" "$zst" "$iraw" "$izst" \
-		"$lrefs" "$lraw" "$lzst" "${r% *}" "${labels[@]}" >>"$rows" <<'EOF'
+		"$lrefs" "$lraw" "$lzst" "${r% *}" "$nraw" "$nzst" "${labels[@]}" >>"$rows" <<'EOF'
 import json, statistics, sys
 tmp, name, rounds = sys.argv[1:4]
-refs, raw, zst, iraw, izst, lrefs, lraw, lzst, insns = map(int, sys.argv[4:13])
-labels = sys.argv[13:]
+refs, raw, zst, iraw, izst, lrefs, lraw, lzst, insns, nraw, nzst = map(int, sys.argv[4:15])
+labels = sys.argv[15:]
 times = [[] for _ in labels]
 for i in range(1, int(rounds) + 1):
     with open(f"{tmp}/{name}.{i}.json") as f:
@@ -155,7 +163,8 @@ def bpr(b, n):
     return f"{b / n:.3f}" if n else "n/a"
 extra = {2: (bpr(iraw, insns) + " B/insn", bpr(izst, insns) + " B/insn"),
          4: (bpr(raw, refs), bpr(zst, refs)),
-         5: (bpr(lraw, lrefs), bpr(lzst, lrefs))}
+         5: (bpr(lraw, lrefs), bpr(lzst, lrefs)),
+         6: (bpr(nraw, refs), bpr(nzst, refs))}
 for k, label in enumerate(labels):
     t = times[k]
     med = statistics.median(t)
@@ -175,39 +184,42 @@ if refs:
 EOF
 }
 
-# timing NAME PLAIN DATA STDIN ARGS...: the slowdowns on runs long enough
+# timing NAME PLAIN DATA NOVC STDIN ARGS...: the slowdowns on runs long enough
 # that aerun's start-up does not count (the standalone bench's sizes);
 # lackey would take an hour there, so it only runs the small ones above.
 timing() {
-	local name=$1 plain=$2 data=$3 in=$4 i cmds labels
-	shift 4
+	local name=$1 plain=$2 data=$3 novc=$4 in=$5 i cmds labels
+	shift 5
 	local args="$*"
 	cmds=()
 	for c in "$data.orig $args" \
 		"$aerun --discard -- $plain $args" "$aerun -o $tmp/$name.i.zst -- $plain $args" \
 		"$aerun --discard -- $data $args" "$aerun -o $tmp/$name.d.zst -- $data $args" \
-		"$aerun -T 2 -o $tmp/$name.t.zst -- $data $args"; do
+		"$aerun -T 2 -o $tmp/$name.t.zst -- $data $args" \
+		"$aerun --discard -- $novc $args" "$aerun -o $tmp/$name.n.zst -- $novc $args"; do
 		cmds+=("sh -c '$c <$in >/dev/null'")
 	done
 	labels=("untraced twin" "instructions only, aerun --discard" "instructions only, aerun -o FILE"
 		"-fae-data, aerun --discard" "-fae-data, aerun -o FILE"
-		"-fae-data, aerun -T 2 -o FILE (2 zstd workers)")
+		"-fae-data, aerun -T 2 -o FILE (2 zstd workers)"
+		"-fae-data -fno-ae-vcache, aerun --discard" "-fae-data -fno-ae-vcache, aerun -o FILE")
 	echo "  RUN     $name: 1 warm-up + $rounds interleaved rounds of ${#cmds[@]} configurations"
 	for i in $(seq 0 "$rounds"); do
 		hyperfine -N --runs 1 --style none --export-json "$tmp/$name.$i.json" \
 			"${cmds[@]}" > /dev/null
 	done
 	rm -f "$tmp/$name.0.json"
-	local dz iz tz
+	local dz iz tz nz
 	dz=$(stat -c %s "$tmp/$name.d.zst")
 	iz=$(stat -c %s "$tmp/$name.i.zst")
 	tz=$(stat -c %s "$tmp/$name.t.zst")
-	rm -f "$tmp/$name.d.zst" "$tmp/$name.i.zst" "$tmp/$name.t.zst"
-	python3 - "$tmp" "$name" "$rounds" "$iz" "$dz" "$tz" "${labels[@]}" >>"$tmp/timing" <<'EOF'
+	nz=$(stat -c %s "$tmp/$name.n.zst")
+	rm -f "$tmp/$name.d.zst" "$tmp/$name.i.zst" "$tmp/$name.t.zst" "$tmp/$name.n.zst"
+	python3 - "$tmp" "$name" "$rounds" "$iz" "$dz" "$tz" "$nz" "${labels[@]}" >>"$tmp/timing" <<'EOF'
 import json, statistics, sys
 tmp, name, rounds = sys.argv[1:4]
-iz, dz, tz = map(int, sys.argv[4:7])
-labels = sys.argv[7:]
+iz, dz, tz, nz = map(int, sys.argv[4:8])
+labels = sys.argv[8:]
 times = [[] for _ in labels]
 for i in range(1, int(rounds) + 1):
     with open(f"{tmp}/{name}.{i}.json") as f:
@@ -215,7 +227,8 @@ for i in range(1, int(rounds) + 1):
             times[k].append(r["times"][0] if r.get("times") else r["mean"])
 base = statistics.median(times[0])
 fastest = min(times[0])
-size = {2: f"{iz / 1e6:.1f} MB", 4: f"{dz / 1e6:.1f} MB", 5: f"{tz / 1e6:.1f} MB"}
+size = {2: f"{iz / 1e6:.1f} MB", 4: f"{dz / 1e6:.1f} MB", 5: f"{tz / 1e6:.1f} MB",
+        7: f"{nz / 1e6:.1f} MB"}
 for k, label in enumerate(labels):
     t = times[k]
     med = statistics.median(t)
@@ -232,12 +245,12 @@ with open(f"{tmp}/goals", "a") as g:
 EOF
 }
 
-workload lua-queens7 "$top/build/real/lua/lua" "$dlua" /dev/null tests/real/queens.lua 7 1
-workload bzip2-64KiB "$top/build/real/bzip2/bzip2" "$dbz" "$tmp/in" -c
+workload lua-queens7 "$top/build/real/lua/lua" "$dlua" "$dluanv" /dev/null tests/real/queens.lua 7 1
+workload bzip2-64KiB "$top/build/real/bzip2/bzip2" "$dbz" "$dbznv" "$tmp/in" -c
 : >"$tmp/timing"
 tests/real/gen-input.sh 4194304 > "$tmp/in4m"
-timing lua-queens12 "$top/build/real/lua/lua" "$dlua" /dev/null tests/real/queens.lua 12 1
-timing bzip2-4MiB "$top/build/real/bzip2/bzip2" "$dbz" "$tmp/in4m" -c
+timing lua-queens12 "$top/build/real/lua/lua" "$dlua" "$dluanv" /dev/null tests/real/queens.lua 12 1
+timing bzip2-4MiB "$top/build/real/bzip2/bzip2" "$dbz" "$dbznv" "$tmp/in4m" -c
 
 cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 {
@@ -253,6 +266,8 @@ cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 	echo "zstd = the .zst file aerun wrote (for lackey: its log through \`zstd -1\`). The"
 	echo "instructions-only row shows witness bytes per instruction instead. Goals (issue 12):"
 	echo "raw <= 0.3 B/ref (the paper: ~0.67); instruction-only figures no worse than before."
+	echo "The \`-fno-ae-vcache\` rows: the same program built without the value cache"
+	echo "(docs/ARCHITECTURE.md item 23), its 64-bit register records written whole."
 	echo
 	echo "| workload | configuration | median s | min s | vs twin | raw B/ref | zstd B/ref |"
 	echo "|---|---|---|---|---|---|---|"

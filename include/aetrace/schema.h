@@ -24,6 +24,9 @@
  * events (older readers would walk such a routine's body without its
  * witnesses) */
 #define AE_SCHEMA_VERSION_EXPAND	2
+/* version 3: an object that carries AE_VAL_REG_VC records (and anything
+ * a version 2 object may) */
+#define AE_SCHEMA_VERSION_VC		3
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -146,7 +149,37 @@ enum ae_value_kind {
 	AE_VAL_REG_SEXT		= 11,	/* register a after a sign-extending load
 					 * (movsx/movslq): its low `width` bytes,
 					 * sign-extended to 64 bits (VAL_AFTER) */
+	/* register a (64 bits), coded against slot b of the thread's value
+	 * cache (AE_VC_*): 1, 2 or 9 bytes; width says 8 */
+	AE_VAL_REG_VC		= 12,
 };
+
+/*
+ * The value cache (-fae-data, docs/ARCHITECTURE.md item 23): a TLS array
+ * of AE_VC_SLOTS 8-byte slots, the common symbol AE_VC_SYMBOL of every
+ * data-traced object outside the C library, zero in every thread musl
+ * creates. A record of register value v against slot s holding c is
+ *   one byte b, b & 1 == 0:   v = c + (int8_t)b / 2   (|v - c| < 64)
+ *   two bytes w, w & 3 == 1:  v = c + (int16_t)w / 4  (|v - c| <= 8192)
+ *   the byte 3, then v (8 bytes)
+ * and the slot then holds v. The store into the slot follows the record's
+ * commit, outside its sequence: the section .ae_vcupd lists each such
+ * store's address with its slot (u32 pairs), so that a signal taken
+ * between the two can be given the slot's old value.
+ */
+#define AE_VC_SLOTS		4096
+#define AE_VC_SYMBOL		"__ae_vc"
+#define AE_VC_FULL		3
+
+/* The slot of register r's record before (after: 1) instruction k of
+ * object objid. Places that share a slot cost hits, not correctness. */
+static inline uint32_t ae_vc_slot(uint32_t objid, uint32_t k, uint32_t r, int after)
+{
+	uint64_t h = ((uint64_t)objid << 32 | (k << 5 | (uint32_t)after << 4 | r)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(h >> 52) % AE_VC_SLOTS;
+}
 
 struct ae_event {
 	uint32_t insn;		/* instruction index in the object */

@@ -28,6 +28,7 @@ static int verbose;
 static int data_mode;	/* -fae-data */
 static int no_memfn;	/* -fno-ae-memfn: library routines instrumented as usual */
 static int memfn_lib;	/* -fae-memfn-lib: this is the C library (musl-data) */
+static int no_vcache;	/* -fno-ae-vcache: no value cache */
 
 static char tmpdir[PATH_MAX];
 
@@ -70,7 +71,7 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 	char s_file[PATH_MAX], work[PATH_MAX];
 	const char *e = ext(src);
 	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode, .no_memfn = no_memfn,
-				    .memfn_lib = memfn_lib };
+				    .memfn_lib = memfn_lib, .no_vcache = no_vcache };
 	struct strv cmd = { 0 };
 	int ret;
 
@@ -81,6 +82,10 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 		fprintf(stderr, "aecc: cannot create %s: %s\n", work, strerror(errno));
 		return -1;
 	}
+	/* the value cache picks its scratch register trusting the calling
+	 * convention, which only compiled code (without IPA-RA) keeps */
+	if (!strcmp(e, ".s") || !strcmp(e, ".S"))
+		io.no_vcache = 1;
 	if (!strcmp(e, ".s")) {
 		if ((size_t)snprintf(s_file, sizeof(s_file), "%s", src) >= sizeof(s_file)) {
 			fprintf(stderr, "aecc: %s: name too long\n", src);
@@ -122,7 +127,9 @@ static void usage(void)
 		"  -c builds objects that embed their twin. -fae-data: data addresses too\n"
 		"  (-fno-ae-memfn: memcpy, strlen... instrumented like other code, to\n"
 		"  measure what expanding them saves; -fae-memfn-lib: the objects are\n"
-		"  the C library, whose global memcpy, strlen... are expanded).\n"
+		"  the C library, whose global memcpy, strlen... are expanded;\n"
+		"  -fno-ae-vcache: 64-bit register records written whole, not coded\n"
+		"  against the thread's value cache).\n"
 		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }
@@ -150,6 +157,8 @@ int main(int argc, char **argv)
 			no_memfn = 1;
 		} else if (!strcmp(a, "-fae-memfn-lib")) {
 			memfn_lib = 1;
+		} else if (!strcmp(a, "-fno-ae-vcache")) {
+			no_vcache = 1;
 		} else if (!strcmp(a, "-S")) {
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {

@@ -27,5 +27,10 @@ void ae_cc_cmd(struct strv *cmd, const struct strv *cflags, int nostdinc,
 		strv_add(cmd, "-fno-unwind-tables");
 		strv_add(cmd, "-fno-pie");
 		strv_add(cmd, "-fcf-protection=none");
+		/* every call may clobber the caller-saved registers: the
+		 * value cache's code (-fae-data) uses one that is dead by the
+		 * calling convention, so no caller may keep a value there
+		 * because it knows the callee leaves it alone */
+		strv_add(cmd, "-fno-ipa-ra");
 	}
 }

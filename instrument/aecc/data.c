@@ -192,8 +192,9 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			 (1u << 8) | (1u << 9))
 #define RET_REGS	((1u << 0) | (1u << 2) | AE_DF_CALLEE_SAVED)
 
-static uint32_t upper_live_in(const struct insn *x, uint32_t out)
+static uint32_t upper_live_in(const struct insn *x, uint32_t out, int nsucc)
 {
+	(void)nsucc;
 	if (x->rep || x->df.kind == AE_DF_SYSCALL)
 		return 0xffffu;
 	switch (x->kind) {
@@ -214,17 +215,26 @@ static uint32_t upper_live_in(const struct insn *x, uint32_t out)
 	}
 }
 
-static void upper_live(const struct plan *pl, uint32_t *lin, uint32_t *lout)
+/*
+ * A backward analysis to a fixpoint: lin[k] = in(insn k, lout[k], number
+ * of its successors), lout[k] = the union of its successors' lin.
+ */
+static void backward(const struct plan *pl, uint32_t *lin, uint32_t *lout,
+		     uint32_t (*in)(const struct insn *x, uint32_t out, int nsucc))
 {
 	const struct ae_ctx *c = pl->c;
 	int n = c->n, changed;
+	int *nsucc = ae_xcalloc(n + 1, sizeof(int));
 
+	for (int k = 0; k < n; k++)
+		for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
+			nsucc[pl->preds[i]]++;
 	memset(lin, 0, (n + 1) * sizeof(uint32_t));
 	memset(lout, 0, (n + 1) * sizeof(uint32_t));
 	do {
 		changed = 0;
 		for (int k = n - 1; k >= 0; k--) {
-			uint32_t v = upper_live_in(&c->in[k], lout[k]);
+			uint32_t v = in(&c->in[k], lout[k], nsucc[k]);
 
 			if (v != lin[k]) {
 				lin[k] = v;
@@ -236,6 +246,107 @@ static void upper_live(const struct plan *pl, uint32_t *lin, uint32_t *lout)
 			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
 				lout[pl->preds[i]] |= lin[k];
 	} while (changed);
+	free(nsucc);
+}
+
+/*
+ * Registers and status flags (bit 16) live on entering k, backward to a
+ * fixpoint, for the value cache's code (which needs a dead register and
+ * dead flags). The ABI is trusted at calls and returns as above; a jump
+ * out of the object, an indirect jump that is not a table's, a system
+ * call, or falling off the known code keeps everything live.
+ */
+#define FL_BIT		(1u << 16)
+#define LIVE_ALL	(0xffffu | FL_BIT)
+
+static uint32_t live_in(const struct insn *x, uint32_t out, int nsucc)
+{
+	const uint32_t at_call = ARG_REGS | (1u << 0) | (1u << 10) | (1u << AE_DF_RSP);
+
+	if (x->df.kind == AE_DF_SYSCALL)
+		return LIVE_ALL;
+	switch (x->kind) {
+	case IK_STOP:
+		return x->rd_any;
+	case IK_RET:
+		return RET_REGS | (1u << AE_DF_RSP);
+	case IK_CALL:
+	case IK_CALL_IND:
+		return x->rd_any | at_call | (nsucc ? out & AE_DF_CALLEE_SAVED : AE_DF_CALLEE_SAVED);
+	case IK_JMP:
+	case IK_JCC:
+		if (x->ext || x->target < 0 || !nsucc)
+			return LIVE_ALL;
+		return x->rd_any | (x->fl_rd ? FL_BIT : 0) | out;
+	case IK_JMP_IND:
+		if ((x->ind != IND_TABLE && !x->from_tload) || !nsucc)
+			return LIVE_ALL;
+		return x->rd_any | out;
+	case IK_PLAIN:
+		if (!nsucc)
+			return LIVE_ALL;
+		return x->rd_any | (x->fl_rd ? FL_BIT : 0) |
+		       (out & ~(x->wr_full | (x->fl_kill ? FL_BIT : 0)));
+	default:
+		return LIVE_ALL;
+	}
+}
+
+/* A register in `dead` for the cache's code, or -1. */
+static int pick_scratch(uint32_t dead)
+{
+	static const int order[] = { 11, 10, 9, 8, 1, 2, 6, 7, 0, 3, 5, 12, 13, 14 };
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if ((dead >> order[i]) & 1)
+			return order[i];
+	return -1;
+}
+
+static int def_width(const struct insn *x, int r, int *sext);
+
+/*
+ * Which 64-bit register records the value cache codes: where the flags
+ * are dead and a register is free for computing the difference.
+ */
+static void vc_choose(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n;
+	uint32_t *lin = ae_xcalloc(n + 1, sizeof(uint32_t));
+	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
+
+	backward(pl, lin, lout, live_in);
+	for (int k = 0; k < n; k++) {
+		struct insn *x = &c->in[k];
+		uint32_t recs = (x->rec_before | x->rec_after) & 0xffffu;
+		uint32_t keep = recs | (1u << AE_DF_RSP) | (1u << 15);
+		uint32_t b = x->rec_before & ~x->rec_low & 0xffffu, a = 0;
+
+		if (x->memfn || x->memfn_body || x->memfn_call || x->exit_entry)
+			continue;
+		for (int r = 0; r < 16; r++) {
+			int sext;
+
+			if ((x->rec_after >> r) & 1 && !((x->rec_after_low >> r) & 1) &&
+			    def_width(x, r, &sext) == 8 && !sext)
+				a |= 1u << r;
+		}
+		if (x->df.kind == AE_DF_SYSCALL)
+			a = 0;	/* a clone child's first record: its cache is new */
+		if (b && !(lin[k] & FL_BIT)) {
+			x->vc_scr_before = pick_scratch(~lin[k] & ~keep & 0xffffu);
+			if (x->vc_scr_before >= 0)
+				x->vc_before = b;
+		}
+		if (a && !(lout[k] & FL_BIT)) {
+			x->vc_scr_after = pick_scratch(~lout[k] & ~keep & 0xffffu);
+			if (x->vc_scr_after >= 0)
+				x->vc_after = a;
+		}
+	}
+	free(lin);
+	free(lout);
 }
 
 /* The instruction whose bytes hold (sec, off), or -1. */
@@ -486,7 +597,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	if (!ret) {
 		uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
 
-		upper_live(&pl, pl.req, lout);
+		backward(&pl, pl.req, lout, upper_live_in);
 		for (int k = 0; k < n; k++) {
 			struct insn *x = &c->in[k];
 
@@ -497,6 +608,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		}
 		free(lout);
 	}
+	if (!ret && c->vcache)
+		vc_choose(&pl);
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
@@ -550,10 +663,14 @@ void ae_data_events(struct ae_ctx *c, int k,
 	if (x->rec_before & FS_BIT)
 		add(c, k, AE_EV_VAL, 8, AE_VAL_FSBASE, 0, 0);
 	for (int r = 0; r < 16; r++)
-		if ((x->rec_before >> r) & 1)
+		if ((x->vc_before >> r) & 1)
+			add(c, k, AE_EV_VAL, 8, AE_VAL_REG_VC, r, ae_vc_slot(c->objid, k, r, 0));
+		else if ((x->rec_before >> r) & 1)
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
-		if ((x->rec_after >> r) & 1) {
+		if ((x->vc_after >> r) & 1) {
+			add(c, k, AE_EV_VAL_AFTER, 8, AE_VAL_REG_VC, r, ae_vc_slot(c->objid, k, r, 1));
+		} else if ((x->rec_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
 
 			/* what follows reads the low half only */

@@ -4,6 +4,7 @@
  * built from what the assembler produced, not from the text.
  */
 #include <capstone/capstone.h>
+#include <string.h>
 
 #include "decode.h"
 #include "regs.h"
@@ -12,6 +13,52 @@
 static int index_width(int n)
 {
 	return n > 0 && n <= 256 ? 1 : n > 0 && n <= 65536 ? 2 : 8;
+}
+
+#define FL_W(f)	(X86_EFLAGS_MODIFY_##f | X86_EFLAGS_RESET_##f | \
+		 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
+#define FL_R	(X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF | \
+		 X86_EFLAGS_TEST_PF | X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_AF | \
+		 X86_EFLAGS_PRIOR_OF | X86_EFLAGS_PRIOR_SF | X86_EFLAGS_PRIOR_ZF | \
+		 X86_EFLAGS_PRIOR_AF | X86_EFLAGS_PRIOR_PF | X86_EFLAGS_PRIOR_CF)
+
+/*
+ * Status flags (for the value cache's compare, data.c): what capstone's
+ * tables say, and by name the readers whose entries might lack it. A
+ * shift or rotate by %cl leaves the flags alone when the count is 0, so
+ * it never kills them. Unknown effects are taken as none, which keeps
+ * the flags live across the instruction: the safe side.
+ */
+static void flags_of(csh h, const cs_insn *ci, struct insn *x)
+{
+	static const char *const readers[] = {
+		"cmov", "set", "j", "adc", "sbb", "rcl", "rcr", "pushf", "lahf",
+		"fcmov", "loop", "cmc", "into", "salc",
+	};
+	uint64_t ef = ci->detail->x86.eflags;
+	const char *m = cs_insn_name(h, ci->id);
+
+	if (ef & FL_R)
+		x->fl_rd = 1;
+	for (size_t i = 0; m && i < sizeof(readers) / sizeof(readers[0]); i++)
+		if (!strncmp(m, readers[i], strlen(readers[i])) && strcmp(m, "jmp"))
+			x->fl_rd = 1;
+	switch (ci->id) {
+	case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO: case X86_INS_INT1:
+	case X86_INS_SYSENTER: case X86_INS_SYSCALL:
+		/* the kernel may read any register and the flags */
+		x->rd_any = 0xffff;
+		x->fl_rd = 1;
+		return;
+	case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR: case X86_INS_SAR:
+	case X86_INS_ROL: case X86_INS_ROR: case X86_INS_RCL: case X86_INS_RCR:
+	case X86_INS_SHLD: case X86_INS_SHRD:
+		return;
+	default:
+		break;
+	}
+	x->fl_kill = !x->fl_rd && (ef & FL_W(OF)) && (ef & FL_W(SF)) && (ef & FL_W(ZF)) &&
+		     (ef & FL_W(AF)) && (ef & FL_W(PF)) && (ef & FL_W(CF));
 }
 
 static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
@@ -58,6 +105,10 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 
 					if (g >= 0 && i >= nr)
 						x->writes |= 1u << g;
+					if (g >= 0 && i < nr)
+						x->rd_any |= 1u << g;
+					if (i < nr && reg == X86_REG_EFLAGS)
+						x->fl_rd = 1;
 					if (g >= 0 && i < nr && w == 8)
 						x->rd64 |= 1u << g;
 					if (g >= 0 && i >= nr && w >= 4)
@@ -76,6 +127,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 					x->rd64 = 0;
 			}
 		}
+		flags_of(h, ci, x);
 		switch (ci->id) {
 		case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD:
 		case X86_INS_MOVSQ: case X86_INS_STOSB: case X86_INS_STOSW:

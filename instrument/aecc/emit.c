@@ -22,6 +22,9 @@ struct out {
 	int nseq;
 	int nstub;
 	int ncmp;
+	/* value-cache records: the slot of each, for .ae_vcupd */
+	uint32_t *vcslot;
+	int nvc, capvc;
 	/* pending taken-edge stubs of the current section */
 	char **stub;
 	int nstubs, capstubs;
@@ -56,6 +59,70 @@ static void emit_value_reg(struct out *o, int reg, int width)
 	fprintf(o->f, "\tmov%c\t%%%s, (%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
 		sfx[width], name, width);
 	seq_end(o);
+}
+
+static void add_stub(struct out *o, char *text)
+{
+	if (o->nstubs == o->capstubs) {
+		o->capstubs = o->capstubs ? o->capstubs * 2 : 64;
+		o->stub = ae_xrealloc(o->stub, o->capstubs * sizeof(char *));
+	}
+	o->stub[o->nstubs++] = text;
+}
+
+/*
+ * A 64-bit register coded against its value-cache slot (schema.h AE_VC_*)
+ * with scratch register scr and the flags, both dead here (data.c). Three
+ * sequences, one per coding; each recomputes the difference from the
+ * slot, so re-running one after a cut (invariant 2) needs nothing from
+ * another. The slot is written after the commit, outside every sequence:
+ * a cut before the commit leaves it alone, so a re-run codes against the
+ * same value. .Laevu labels each such store, for .ae_vcupd. The
+ * one-byte coding is inline; the others are out of line with the stubs.
+ */
+static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot)
+{
+	const char *r = ae_reg64[reg], *t = ae_reg64[scr];
+	int n = o->nvc;
+	char sl[64], *buf;
+	size_t bl;
+	FILE *sf;
+
+	snprintf(sl, sizeof(sl), "%%fs:%s@tpoff+%u", AE_VC_SYMBOL, 8 * slot);
+	if (o->nvc + 3 > o->capvc) {
+		o->capvc = o->capvc ? o->capvc * 2 : 256;
+		o->vcslot = ae_xrealloc(o->vcslot, o->capvc * sizeof(uint32_t));
+	}
+	o->vcslot[o->nvc++] = slot;
+	o->vcslot[o->nvc++] = slot;
+	o->vcslot[o->nvc++] = slot;
+	seq_begin(o);
+	fprintf(o->f, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$64, %%%s\n"
+		"\tcmpq\t$127, %%%s\n\tja\t.Laevb%d\n\tleaq\t-128(%%%s,%%%s), %%%s\n"
+		"\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
+		r, t, sl, t, t, t, n, t, t, t, ae_reg8[scr]);
+	seq_end(o);
+	fprintf(o->f, ".Laevu%d:\n\tmovq\t%%%s, %s\n.Laevr%d:\n", n, r, sl, n);
+
+	sf = open_memstream(&buf, &bl);
+	if (!sf) {
+		fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
+		abort();
+	}
+	fprintf(sf, ".Laevb%d:\n.Lss%d:\n", n, o->nseq);
+	fprintf(sf, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$8192, %%%s\n"
+		"\tcmpq\t$16383, %%%s\n\tja\t.Laevf%d\n\tleaq\t-32767(,%%%s,4), %%%s\n"
+		"\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
+		r, t, sl, t, t, t, n, t, t, ae_reg16[scr]);
+	fprintf(sf, ".Lse%d:\n", o->nseq++);
+	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 1, r, sl, n);
+	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
+	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmovq\t%%%s, 1(%%r15)\n\tleaq\t9(%%r15), %%r15\n",
+		AE_VC_FULL, r);
+	fprintf(sf, ".Lse%d:\n", o->nseq++);
+	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 2, r, sl, n);
+	fclose(sf);
+	add_stub(o, buf);
 }
 
 /*
@@ -209,6 +276,8 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					emit_fsbase(&o, x);
 				} else if (ev->flag == AE_VAL_REG) {
 					emit_value_reg(&o, ev->a, ev->width);
+				} else if (ev->flag == AE_VAL_REG_VC) {
+					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
@@ -273,11 +342,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 				emit_witness(&o, sf, ev->a, ev->width);
 				fprintf(sf, "\tjmp\t%s\n", stub_target(c, si, ops, numbuf, sizeof(numbuf)));
 				fclose(sf);
-				if (o.nstubs == o.capstubs) {
-					o.capstubs = o.capstubs ? o.capstubs * 2 : 64;
-					o.stub = ae_xrealloc(o.stub, o.capstubs * sizeof(char *));
-				}
-				o.stub[o.nstubs++] = buf;
+				add_stub(&o, buf);
 			} else if (c->in[k].memfn_call) {
 				fprintf(f, "\tcall\t%s\n",
 					ae_memfn_args_label(c->in[k].memfn_call, numbuf, sizeof(numbuf)));
@@ -291,6 +356,8 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 
 			if (ev->kind == AE_EV_WIT_FALL)
 				emit_witness(&o, f, ev->a, ev->width);
+			else if (ev->kind == AE_EV_VAL_AFTER && ev->flag == AE_VAL_REG_VC)
+				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b);
 			else if (ev->kind == AE_EV_VAL_AFTER)
 				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
 					       (int)ev->a : 1,
@@ -301,6 +368,15 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 	flush_stubs(&o);
 	free(o.stub);
 	free(ev_first);
+
+	if (c->vcache)
+		fprintf(f, "\t.tls_common\t%s, %d, 64\n", AE_VC_SYMBOL, 8 * AE_VC_SLOTS);
+	if (o.nvc) {
+		fprintf(f, "\t.section\t.ae_vcupd,\"\",@progbits\n\t.balign 4\n");
+		for (int i = 0; i < o.nvc; i++)
+			fprintf(f, "\t.long\t.Laevu%d, %u\n", i, o.vcslot[i]);
+	}
+	free(o.vcslot);
 
 	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
 		c->objid, c->n);
@@ -332,6 +408,9 @@ static void write_orig(struct ae_ctx *c, FILE *f, const char *orig_o,
 		else
 			fprintf(f, "\t%s\n", s->text);
 	}
+	/* the same TLS layout as the program's */
+	if (c->vcache)
+		fprintf(f, "\t.tls_common\t%s, %d, 64\n", AE_VC_SYMBOL, 8 * AE_VC_SLOTS);
 	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
 		c->objid, c->a.ninsn);
 	for (int k = 0; k < c->a.ninsn; k++)

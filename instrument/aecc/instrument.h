@@ -10,6 +10,7 @@ struct ae_instr_opts {
 	int data;		/* -fae-data: exact data address traces */
 	int no_memfn;		/* -fno-ae-memfn: no routine traced by its arguments */
 	int memfn_lib;		/* -fae-memfn-lib: C library objects (expanded routines) */
+	int no_vcache;		/* -fno-ae-vcache: register records written whole */
 };
 
 /*

@@ -45,6 +45,9 @@ struct insn {
 	uint32_t rd64;		/* gprs it may read all 64 bits of */
 	uint32_t wr_full;	/* gprs it writes whole (64 or zero-extended 32 bits) */
 	uint32_t mem_regs;	/* bitmask of regs used by a memory operand */
+	uint32_t rd_any;	/* gprs it may read (any width) */
+	int fl_rd;		/* may read a status flag */
+	int fl_kill;		/* writes all six status flags, reads none */
 	int setjmp_entry;
 	int in_longjmp;
 	int in_sigsetjmp;
@@ -58,6 +61,10 @@ struct insn {
 	uint32_t rec_after;	/* registers recorded after it */
 	uint32_t rec_low;	/* of rec_before: only the low 32 bits recorded */
 	uint32_t rec_after_low;	/* of rec_after: the same */
+	uint32_t vc_before;	/* of rec_before: coded against the value cache */
+	uint32_t vc_after;	/* of rec_after: the same */
+	int vc_scr_before;	/* a gpr dead there, for the cache's code */
+	int vc_scr_after;
 	struct ae_df_op df;
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */
@@ -94,6 +101,8 @@ struct ae_ctx {
 	int data;		/* -fae-data: record what data addresses need */
 	int no_memfn;		/* -fno-ae-memfn: memfn.c does nothing */
 	int memfn_lib;		/* -fae-memfn-lib: global memcpy... are bodies */
+	int vcache;		/* -fae-data outside the C library: the value
+				 * cache codes 64-bit register records */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

@@ -22,6 +22,10 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 	for (int i = 0; i < c->nev; i++)
 		if (c->ev[i].kind == AE_EV_EXPAND || c->ev[i].kind == AE_EV_ARGS_AT_CALL)
 			hd.version = AE_SCHEMA_VERSION_EXPAND;
+	for (int i = 0; i < c->nev; i++)
+		if ((c->ev[i].kind == AE_EV_VAL || c->ev[i].kind == AE_EV_VAL_AFTER) &&
+		    c->ev[i].flag == AE_VAL_REG_VC)
+			hd.version = AE_SCHEMA_VERSION_VC;
 
 	if (!f)
 		return ae_err(c, 0, "cannot create %s: %s", path, strerror(errno));

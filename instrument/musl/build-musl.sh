@@ -6,6 +6,9 @@
 #   - stop setjmp/longjmp from saving/restoring r15 (patches/0001),
 #   - turn off the vDSO, so clock_gettime/time/sched_getcpu make real
 #     system calls (patches/0002),
+#   - copy the TLS image without memcpy (a program's own memcpy would run
+#     before TLS exists) and keep room in .bss for the value cache's TLS
+#     (patches/0003),
 #   - delete the x86_64 assembly that has a generic C fallback (string and
 #     math), so those functions are compiled (and instrumented) by $MUSL_CC,
 #   - check with objdump that no instruction in the result writes r15 except

@@ -344,12 +344,14 @@ static int flip_a_predicate(struct ae_ctx *c)
 }
 
 /* Write `text` to DIR/NAME.s and run aecc's analysis on it with -fae-data
- * (and -fae-memfn-lib when lib); 0, or -1 after a failed result line. */
+ * (and -fae-memfn-lib when lib & 1, the value cache when lib & 2); 0, or
+ * -1 after a failed result line. */
 static int analyze_data_asm(const char *dir, const char *name, const char *text, int lib,
 			    struct ae_ctx *c)
 {
 	char path[96], work[96];
-	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = lib };
+	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = lib & 1,
+				   .no_vcache = !(lib & 2) };
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s.s", dir, name);
@@ -493,6 +495,43 @@ static void widths_checks(const char *dir)
 	ae_ctx_free(&c);
 }
 
+/*
+ * -fae-data's value cache: a 64-bit record is coded against it where the
+ * flags are dead, with a scratch register nothing reads later; where a
+ * compare's flags are still to be read (cmov), the record stays plain.
+ */
+static const char vcache_asm[] =
+	"\t.text\n"
+	"vok:\n\tmovq\t(%rdi), %rax\n\tmovq\t(%rax), %rax\n\tret\n"
+	"vflags:\n\ttestq\t%rsi, %rsi\n\tmovq\t(%rdi), %rdx\n\tmovq\t(%rdx), %rax\n"
+	"\tcmovne\t%rsi, %rax\n\tret\n"
+	"vlive:\n\tmovq\t(%rdi), %r8\n\tmovq\t(%r8), %rax\n\taddq\t%r11, %rax\n"
+	"\taddq\t%r10, %rax\n\tret\n";
+
+static void vcache_checks(const char *dir)
+{
+	struct ae_ctx c;
+	const struct ae_event *ev;
+	int k;
+
+	if (analyze_data_asm(dir, "vcache", vcache_asm, 2, &c))
+		return;
+	k = insn_with(&c, "movq\t(%rdi), %rax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && ev->a == 0 && ev->width == 8 &&
+	       ev->b == ae_vc_slot(c.objid, k, 0, 1), "%s", "vcache",
+	       "a loaded pointer: coded against its slot");
+	k = insn_with(&c, "movq\t(%rdi), %rdx");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
+	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
+	       "flags a cmov reads later: a plain record");
+	k = insn_with(&c, "movq\t(%rdi), %r8");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && c.in[k].vc_scr_after == 9, "%s", "vcache",
+	       "the scratch register is one nothing reads later (not r11, r10 or r8)");
+	ae_ctx_free(&c);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
@@ -539,6 +578,7 @@ int main(void)
 	}
 	memfn_checks(dir);
 	widths_checks(dir);
+	vcache_checks(dir);
 	{
 		char cmd[64];
 
