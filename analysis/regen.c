@@ -35,10 +35,15 @@
  * holds it; shared by the tasks that share that TLS (CLONE_VM without
  * CLONE_SETTLS).
  */
+#define VC_VFORKS 16
+
 struct vcache {
 	int refs;
 	const char *unknown;	/* why only whole values can be decoded */
-	const struct ae_regen *vfork_child;	/* runs first: its parent waits */
+	/* vfork children still regenerating, innermost last: only that one
+	 * may use the cache, the others (its parents) wait */
+	const struct ae_regen *vfork[VC_VFORKS];
+	int nvfork;
 	uint64_t v[AE_VC_SLOTS];
 };
 
@@ -404,15 +409,32 @@ static struct vcache *vc_get(struct ae_regen *g)
 	return g->vc;
 }
 
+/* A vfork child's trace is done (how: its end state, 0 if it failed):
+ * its parent may go on with the cache it shares, unless the child's
+ * stores were not all seen. */
+static void vc_vfork_done(struct ae_regen *g, int end)
+{
+	struct vcache *vc = g->vc;
+
+	for (int i = 0; vc && i < vc->nvfork; i++)
+		if (vc->vfork[i] == g) {
+			memmove(&vc->vfork[i], &vc->vfork[i + 1],
+				(vc->nvfork - i - 1) * sizeof(vc->vfork[0]));
+			vc->nvfork--;
+			if (end != AE_END_EXIT && end != AE_END_EXEC && !vc->unknown)
+				vc->unknown = "its vfork child's trace did not reach its exit or exec";
+			return;
+		}
+}
+
 static void vc_put(struct ae_regen *g)
 {
 	struct vcache *vc = g->vc;
 
-	g->vc = NULL;
 	if (!vc)
 		return;
-	if (vc->vfork_child == g)
-		vc->vfork_child = NULL;
+	vc_vfork_done(g, 0);
+	g->vc = NULL;
 	if (!--vc->refs)
 		free(vc);
 }
@@ -450,7 +472,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	vc = vc_get(g);
 	if (!vc)
 		return rerr(g, pc, "out of memory");
-	while (vc->vfork_child && vc->vfork_child != g)
+	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
 		if (wait_more(g))
 			return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 	old = vc->v[e->b];
@@ -602,10 +624,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc);
  * out of a handler unwinds to the level it lands in and resumes there. */
 static int run(struct ae_regen *g, uint64_t start)
 {
-	if (setjmp(g->unwind[g->level])) {
-		g->vcl.valid = 0;
+	if (setjmp(g->unwind[g->level]))
 		return run_loop(g, g->unwind_pc);
-	}
 	return run_loop(g, start);
 }
 
@@ -1286,13 +1306,13 @@ static int vc_fork(struct ae_regen *g, struct ae_regen *o, uint64_t flags)
 			return -1;
 		*g->vc = *o->vc;
 		g->vc->refs = 1;
-		g->vc->vfork_child = NULL;
+		g->vc->nvfork = 0;
 		return 0;
 	}
 	g->vc = o->vc;
 	g->vc->refs++;
-	if (flags & CLONE_VFORK)
-		g->vc->vfork_child = g;
+	if ((flags & CLONE_VFORK) && g->vc->nvfork < VC_VFORKS)
+		g->vc->vfork[g->vc->nvfork++] = g;
 	else
 		g->vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
 	return 0;
@@ -1382,7 +1402,18 @@ int ae_regen_level(const struct ae_regen *g)
 	return g->level;
 }
 
+static int regen_run(struct ae_regen *g, uint64_t pc);
+
 int ae_regen_run(struct ae_regen *g, uint64_t pc)
+{
+	int ret = regen_run(g, pc);
+
+	/* a vfork child's trace ends here: its parent may go on */
+	vc_vfork_done(g, ret);
+	return ret;
+}
+
+static int regen_run(struct ae_regen *g, uint64_t pc)
 {
 	int ret;
 
@@ -1398,12 +1429,6 @@ int ae_regen_run(struct ae_regen *g, uint64_t pc)
 			return g->stop ? g->stop : -1;
 	}
 	ret = run(g, pc);
-	/* a vfork child's trace ends here: its parent may go on */
-	if (g->vc && g->vc->vfork_child == g) {
-		g->vc->vfork_child = NULL;
-		if (ret < 0 && !g->stop)
-			g->vc->unknown = "its vfork child's regeneration failed";
-	}
 
 	g->st.blocks += g->st.insns ? 1 : 0;
 	if (g->stop == AE_END_STOPPED || g->stop == AE_END_CAPTURE)

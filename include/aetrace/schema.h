@@ -159,8 +159,8 @@ enum ae_value_kind {
  * of AE_VC_SLOTS 8-byte slots, the common symbol AE_VC_SYMBOL of every
  * data-traced object outside the C library, zero in every thread musl
  * creates. A record of register value v against slot s holding c is
- *   one byte b, b & 1 == 0:   v = c + (int8_t)b / 2   (|v - c| < 64)
- *   two bytes w, w & 3 == 1:  v = c + (int16_t)w / 4  (|v - c| <= 8192)
+ *   one byte b, b & 1 == 0:   v = c + (int8_t)b / 2   (-64 <= v - c < 64)
+ *   two bytes w, w & 3 == 1:  v = c + (int16_t)w / 4  (-8192 <= v - c < 8192)
  *   the byte 3, then v (8 bytes)
  * and the slot then holds v. The store into the slot follows the record's
  * commit, outside its sequence: the section .ae_vcupd lists each such

@@ -29,6 +29,18 @@ static int index_width(int n)
  * it never kills them. Unknown effects are taken as none, which keeps
  * the flags live across the instruction: the safe side.
  */
+/* The gpr index of a high-byte register (%ah: rax), else -1. */
+static int high_byte(unsigned int reg)
+{
+	switch (reg) {
+	case X86_REG_AH: return 0;
+	case X86_REG_CH: return 1;
+	case X86_REG_DH: return 2;
+	case X86_REG_BH: return 3;
+	default: return -1;
+	}
+}
+
 static void flags_of(csh h, const cs_insn *ci, struct insn *x)
 {
 	static const char *const readers[] = {
@@ -45,11 +57,16 @@ static void flags_of(csh h, const cs_insn *ci, struct insn *x)
 			x->fl_rd = 1;
 	switch (ci->id) {
 	case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO: case X86_INS_INT1:
-	case X86_INS_SYSENTER: case X86_INS_SYSCALL:
-		/* the kernel may read any register and the flags */
+	case X86_INS_SYSENTER: case X86_INS_SYSCALL: case X86_INS_XLATB:
+		/* the kernel may read any register and the flags (xlat:
+		 * capstone lists none of its registers) */
 		x->rd_any = 0xffff;
 		x->fl_rd = 1;
 		return;
+	case X86_INS_BSF: case X86_INS_BSR: case X86_INS_ADOX: case X86_INS_ADCX:
+		/* the destination is kept (a zero source) or added to */
+		x->rd_any |= x->writes;
+		break;
 	case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR: case X86_INS_SAR:
 	case X86_INS_ROL: case X86_INS_ROR: case X86_INS_RCL: case X86_INS_RCR:
 	case X86_INS_SHLD: case X86_INS_SHRD:
@@ -97,16 +114,22 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			uint8_t nr, nw;
 
 			x->rd64 = 0xffff;
+			x->rd_any = 0xffff;	/* unless capstone says what it reads */
+			x->fl_rd = 1;
 			if (!cs_regs_access(h, ci, rr, &nr, ww, &nw)) {
+				x->rd_any = 0;
+				x->fl_rd = 0;
 				x->rd64 = 0;
 				for (int i = 0; i < nr + nw; i++) {
 					unsigned int reg = i < nr ? rr[i] : ww[i - nr];
 					int g = ae_gpr_index(h, reg), w = ae_gpr_width(h, reg);
+					/* %ah..%dh: bits 8-15 of rax..rdx */
+					int gr = g >= 0 ? g : high_byte(reg);
 
 					if (g >= 0 && i >= nr)
 						x->writes |= 1u << g;
-					if (g >= 0 && i < nr)
-						x->rd_any |= 1u << g;
+					if (gr >= 0 && i < nr)
+						x->rd_any |= 1u << gr;
 					if (i < nr && reg == X86_REG_EFLAGS)
 						x->fl_rd = 1;
 					if (g >= 0 && i < nr && w == 8)
@@ -255,6 +278,10 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 				goto bad;
 			}
 		}
+		/* a retpoline thunk takes its target in a register */
+		if ((x->kind == IK_CALL || x->kind == IK_JMP) &&
+		    strstr(c->a.st[x->stmt].text, "__x86_indirect_thunk"))
+			x->rd_any = 0xffff;
 		if (c->data && ae_df_decode(h, ci, &x->df)) {
 			cs_free(ci, 1);
 			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs or two memory operands)",

@@ -33,6 +33,8 @@ _Static_assert(UC_GREG(REG_R15) == 96, "ucontext layout");
 
 #define AERUN_CLONE_VM		0x00000100
 #define AERUN_CLONE_VFORK	0x00004000
+#define AERUN_NR_CLONE		56
+#define AERUN_NR_CLONE3		435
 
 static uint64_t now_ns(void)
 {
@@ -625,12 +627,27 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	ret = getregs(t->tid, &r);
 	if (ret)
 		return ret;
-	if (event == PTRACE_EVENT_FORK)
-		flags = SIGCHLD;
-	else if (event == PTRACE_EVENT_VFORK)
-		flags = AERUN_CLONE_VM | AERUN_CLONE_VFORK | SIGCHLD;
-	else
+	/* the clone flags, from the system call the event stopped in (the
+	 * regenerator decides by them what the child shares) */
+	switch (r.orig_rax) {
+	case AERUN_NR_CLONE:
 		flags = (uint32_t)r.rdi;	/* clone(flags, ...) */
+		break;
+	case AERUN_NR_CLONE3: {
+		long v;
+
+		/* clone3(args, size): args->flags is its first u64 */
+		errno = 0;
+		v = ptrace(PTRACE_PEEKDATA, t->tid, r.rdi, 0);
+		flags = errno ? AERUN_CLONE_VM : (uint32_t)v;
+		break;
+	}
+	default:
+		flags = event == PTRACE_EVENT_FORK ? SIGCHLD :
+			event == PTRACE_EVENT_VFORK ? AERUN_CLONE_VM | AERUN_CLONE_VFORK | SIGCHLD :
+			(uint32_t)r.rdi;
+		break;
+	}
 	a->forks++;
 	if (task_active(a, t))
 		marker(a, t, TRBUF_MK_FORK, r.r15, r.rip, r.rsp, child, flags);

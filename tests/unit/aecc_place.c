@@ -506,7 +506,10 @@ static const char vcache_asm[] =
 	"vflags:\n\ttestq\t%rsi, %rsi\n\tmovq\t(%rdi), %rdx\n\tmovq\t(%rdx), %rax\n"
 	"\tcmovne\t%rsi, %rax\n\tret\n"
 	"vlive:\n\tmovq\t(%rdi), %r8\n\tmovq\t(%r8), %rax\n\taddq\t%r11, %rax\n"
-	"\taddq\t%r10, %rax\n\tret\n";
+	"\taddq\t%r10, %rax\n\tret\n"
+	"vhigh:\n\tmovq\t(%rdi), %rcx\n\tmovq\t(%rcx), %rax\n\tmovzbl\t%dh, %edx\n"
+	"\taddq\t%rdx, %rax\n\taddq\t%r8, %rax\n\taddq\t%r9, %rax\n\taddq\t%r10, %rax\n"
+	"\taddq\t%r11, %rax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -529,6 +532,10 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 9, "%s", "vcache",
 	       "the scratch register is one nothing reads later (not r11, r10 or r8)");
+	k = insn_with(&c, "movq\t(%rdi), %rcx");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && c.in[k].vc_scr_after == 6, "%s", "vcache",
+	       "a register read as %dh is live: not the scratch (rsi is)");
 	ae_ctx_free(&c);
 }
 
