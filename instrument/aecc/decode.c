@@ -22,13 +22,6 @@ static int index_width(int n)
 		 X86_EFLAGS_PRIOR_OF | X86_EFLAGS_PRIOR_SF | X86_EFLAGS_PRIOR_ZF | \
 		 X86_EFLAGS_PRIOR_AF | X86_EFLAGS_PRIOR_PF | X86_EFLAGS_PRIOR_CF)
 
-/*
- * Status flags (for the value cache's compare, data.c): what capstone's
- * tables say, and by name the readers whose entries might lack it. A
- * shift or rotate by %cl leaves the flags alone when the count is 0, so
- * it never kills them. Unknown effects are taken as none, which keeps
- * the flags live across the instruction: the safe side.
- */
 /* The gpr index of a high-byte register (%ah: rax), else -1. */
 static int high_byte(unsigned int reg)
 {
@@ -41,6 +34,16 @@ static int high_byte(unsigned int reg)
 	}
 }
 
+/*
+ * Status flags and the registers capstone's tables leave out (for the
+ * value cache's code, data.c): the flags' readers by capstone and by
+ * name, in case an entry lacks them; the kernel's entries, xlat, and
+ * the instructions that read their destination, read everything or
+ * their destination. A shift or rotate by %cl leaves the flags alone
+ * when the count is 0, so it never kills them. Unknown effects are taken
+ * as none, which keeps the flags live across the instruction: the safe
+ * side.
+ */
 static void flags_of(csh h, const cs_insn *ci, struct insn *x)
 {
 	static const char *const readers[] = {
