@@ -29,9 +29,10 @@
 #define PAGE	4096ull
 /* Data memory is mapped in chunks (a page where a chunk would overlap
  * code): unicorn (QEMU) asserts beyond 4096 regions, so one run maps at
- * most MAX_MAPS (512 MiB); more is an error, never an abort. */
+ * most MAX_MAPS chunks (AE_MEMFN_MAX_BYTES); more is an error, never an
+ * abort. */
 #define CHUNK	(256 * 1024ull)
-#define MAX_MAPS	2048
+#define MAX_MAPS	(AE_MEMFN_MAX_BYTES / CHUNK)
 
 /* One data mapping of the current run, backed by buf (CHUNK bytes). */
 struct map {
@@ -319,7 +320,7 @@ int ae_memfn_emu_run(struct ae_memfn_emu *e, uint64_t entry, uint64_t ret,
 	uc_reg_read(e->uc, UC_X86_REG_RIP, &rip);
 	if (e->failed) {
 		snprintf(err, errlen, "cannot map memory at %#llx: an expanded call may touch at most %llu MiB (the expander's limit: corrupt arguments, or a larger copy; build with aecc -fno-ae-memfn to trace it)",
-			 (unsigned long long)e->fail_addr, MAX_MAPS * CHUNK >> 20);
+			 (unsigned long long)e->fail_addr, AE_MEMFN_MAX_BYTES >> 20);
 		ret_val = -1;
 	} else if (u != UC_ERR_OK) {
 		snprintf(err, errlen, "emulation failed at %#llx: %s",
@@ -394,9 +395,9 @@ int ae_memfn_cmp_mem(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, u
 		return -1;
 	}
 	/* both areas must fit the expander's memory */
-	if (k >= MAX_MAPS * CHUNK / 2) {
+	if (k >= AE_MEMFN_MAX_BYTES / 2) {
 		snprintf(err, errlen, "a compare of %llu bytes: an expanded call may touch at most %llu MiB (the expander's limit: corrupt record, or a larger compare; build with aecc -fno-ae-memfn to trace it)",
-			 (unsigned long long)k, MAX_MAPS * CHUNK >> 20);
+			 (unsigned long long)k, AE_MEMFN_MAX_BYTES >> 20);
 		return -1;
 	}
 	memset(m, 0, sizeof(*m));

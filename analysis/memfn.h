@@ -17,6 +17,10 @@
 
 struct ae_memfn_emu;
 
+/* The most data memory one run may touch: a call past it is an error
+ * (a corrupt size, or a call to trace with aecc -fno-ae-memfn). */
+#define AE_MEMFN_MAX_BYTES	(512ull << 20)
+
 /* One executable range of the code to run (the twin's text). */
 struct ae_memfn_code {
 	uint64_t vaddr;

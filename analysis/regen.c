@@ -1040,6 +1040,21 @@ static int cmp_entry_fault(struct ae_regen *g, const struct ae_rev *e, uint64_t 
 }
 
 /*
+ * The bytes of data a routine of `kind` touches that runs over `n` bytes
+ * with the arguments in regs, at least: the union of a copy's areas.
+ * Past the expander's memory, the run would fail only after emulating
+ * (and printing) hundreds of MiB: a corrupt size must fail before.
+ */
+static uint64_t expanded_bytes(int kind, const struct ae_df_state *regs, uint64_t n)
+{
+	uint64_t d = regs->v[7], s = regs->v[6], gap = d > s ? d - s : s - d;
+
+	if (kind == AE_MEMFN_MEMCPY || kind == AE_MEMFN_MEMMOVE || kind == AE_MEMFN_STPCPY)
+		return n + (gap < n ? gap : n);
+	return n;
+}
+
+/*
  * The routine entered at pc, traced by its arguments (AE_EV_EXPAND e):
  * its argument records were read before it; read its result record,
  * emulate it (memfn.c) on memory consistent with both, and return from
@@ -1123,6 +1138,11 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	}
 	if (limit >= 1ull << 47)
 		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
+	if (expanded_bytes(e->a, &regs, limit) > AE_MEMFN_MAX_BYTES) {
+		snprintf(err, sizeof(err), "a call of %llu bytes: an expanded call may touch at most %llu MiB (the expander's limit: corrupt record, or a larger call; build with aecc -fno-ae-memfn to trace it)",
+			 (unsigned long long)limit, AE_MEMFN_MAX_BYTES >> 20);
+		return rerr(g, pc, err);
+	}
 	limit = limit * 16 + 4096;
 	g->st.expanded++;
 	r = ae_memfn_emu_run(emu, pc, ret, &regs, &mem, limit, expand_insn, &x, err, sizeof(err));
