@@ -253,6 +253,10 @@ static int cmd_stats(int argc, char **argv)
 		sum.blocks += x->st.blocks;
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
+		for (int k = 0; k < 9; k++)
+			sum.value_recs[k] += x->st.value_recs[k];
+		for (int k = 0; k < 3; k++)
+			sum.vc_recs[k] += x->st.vc_recs[k];
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
 		sum.expanded += x->st.expanded;
@@ -263,6 +267,13 @@ static int cmd_stats(int argc, char **argv)
 	printf("basic blocks     %llu\n", (unsigned long long)sum.blocks);
 	printf("witness bytes    %llu\n", (unsigned long long)sum.witness_bytes);
 	printf("value bytes      %llu\n", (unsigned long long)sum.value_bytes);
+	/* where the value bytes go: which records to make smaller */
+	printf("value records    %llu of 1 byte, %llu of 2, %llu of 4, %llu of 8\n",
+	       (unsigned long long)sum.value_recs[1], (unsigned long long)sum.value_recs[2],
+	       (unsigned long long)sum.value_recs[4], (unsigned long long)sum.value_recs[8]);
+	printf("value cache      %llu records of 1 byte, %llu of 2, %llu of 9\n",
+	       (unsigned long long)sum.vc_recs[0], (unsigned long long)sum.vc_recs[1],
+	       (unsigned long long)sum.vc_recs[2]);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
 	printf("signals          %llu (%llu before a value-cache store)\n",

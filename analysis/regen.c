@@ -153,6 +153,13 @@ static int push(struct ae_regen *g, uint64_t a, int call)
 	return 0;
 }
 
+/* A plain value record of `width` bytes was read. */
+static void count_plain(struct ae_regen *g, unsigned int width)
+{
+	g->st.value_bytes += width;
+	g->st.value_recs[width <= 8 ? width : 0]++;
+}
+
 static const char *const df_names[18] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
@@ -167,7 +174,7 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 {
 	for (int i = 0; d && i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
-		uint64_t v;
+		uint64_t v, at = g->pos;
 
 		if (e->kind != AE_EV_VAL_AFTER ||
 		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT &&
@@ -181,13 +188,15 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		} else {
 			if (consume(g, e->width, &v, pc))
 				return -1;
-			g->st.value_bytes += e->width;
+			count_plain(g, e->width);
 		}
 		if (e->flag == AE_VAL_REG_SEXT && e->width < 8 && (v >> (8 * e->width - 1)) & 1)
 			v |= ~0ull << (8 * e->width);
 		if (g->debug)
-			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %d bytes\n", g->name,
-				df_names[e->a], (unsigned long long)v, (unsigned long long)pc, e->width);
+			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %llu bytes%s\n", g->name,
+				df_names[e->a], (unsigned long long)v, (unsigned long long)pc,
+				(unsigned long long)(g->pos - at),
+				e->flag == AE_VAL_REG_VC ? " (value cache)" : "");
 		if (g->data)
 			ae_df_set(&g->ds, e->a, v, 8);
 	}
@@ -489,6 +498,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	vc->v[e->b] = *v;
 	g->vcl = (struct vclast){ .valid = 1, .slot = e->b, .old = old, .val = *v };
 	g->st.value_bytes += nb;
+	g->st.vc_recs[nb == 1 ? 0 : nb == 2 ? 1 : 2]++;
 	return 0;
 }
 
@@ -720,7 +730,7 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		}
 		if (consume(g, e->width, &v, pc))
 			return -1;
-		g->st.value_bytes += e->width;
+		count_plain(g, e->width);
 		switch (e->flag) {
 		case AE_VAL_TARGET:
 			iv->target = v;
@@ -788,7 +798,7 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;
-		g->st.value_bytes += e->width;
+		count_plain(g, e->width);
 		if (iv->have_rep && iv->repcnt >= after)
 			iv->repcnt -= after;
 	}
@@ -951,7 +961,7 @@ static int expand_nested(struct ae_regen *g, const struct ae_dinsn *d, uint64_t 
 			continue;
 		if (consume(g, e->width, &v, pc))
 			return -1;
-		g->st.value_bytes += e->width;
+		count_plain(g, e->width);
 		if (v != regs->v[e->a])
 			return rerr(g, pc, "corrupt trace: an argument record differs from the expanded caller's register");
 	}
@@ -1089,7 +1099,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	if (e->width) {
 		if (consume(g, e->width, &res, pc))
 			return -1;
-		g->st.value_bytes += e->width;
+		count_plain(g, e->width);
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sexpanded routine %u at %#llx: result %#llx at offset %llu\n",
 				g->name, e->a, (unsigned long long)pc, (unsigned long long)res,

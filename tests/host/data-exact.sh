@@ -18,7 +18,8 @@
 # and the twin's output only.
 # tests/data/signal_memfn.c: asynchronous signals inside expanded library
 # routines regenerate completely. tests/data/vc_signal.c: signals between
-# a value-cache record and its slot's store (vcsig).
+# a value-cache record and its slot's store (vcsig); aetrace stats'
+# record counts with and without the value cache (vcstats).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -423,6 +424,63 @@ vcsig() {
 	rm -f "$d/t.zst"
 }
 
+# vcstats: corpus/hash_table.c built with and without the value cache
+# (-fno-ae-vcache): aetrace stats' record counts add up to its value
+# bytes in both, only the cached build has value-cache records, it
+# writes fewer value bytes, and both run as many instructions and data
+# references of each kind (but in musl's TLS set-up: the cache makes
+# the TLS larger).
+vcstats() {
+	local d=$work/vc_stats v got r skip
+	mkdir -p "$d"
+	: >"$d/res"
+	for v in vc novc; do
+		mkdir -p "$d/$v"
+		if ! "$aecc" -fae-data $([ $v = novc ] && echo -fno-ae-vcache) -O2 -o "$d/$v/p" \
+			"$top/tests/corpus/hash_table.c" >"$d/aecc.log" 2>&1 ||
+		   ! (cd "$d/$v" && $clean_env "$aerun" -o "$d/$v/t.zst" -- ./p >/dev/null 2>&1) ||
+		   ! "$aetrace" stats "$d/$v/t.zst" "$d/$v/p" >"$d/$v/stats" 2>"$d/err" ||
+		   ! "$aetrace" regen --format=lackey "$d/$v/t.zst" "$d/$v/p" >"$d/$v/regen" 2>>"$d/err"; then
+			{ echo "not ok - vc_stats: $v build, run and regen"; head -3 "$d/aecc.log" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+			return
+		fi
+		skip=
+		for r in static_init_tls __copy_tls; do
+			skip="$skip $(ae_sym_range "$d/$v/p.orig" $r)"
+		done
+		# (lackey's addresses: 8 hex digits, compared as strings)
+		awk -v skip="$skip" 'BEGIN { n = split(skip, r, "[ -]")
+				for (i = 2; i <= n; i++) r[i] = substr("00000000" r[i], length(r[i]) + 1) }
+			/^I/ { a = substr($2, 1, 8); out = 0
+			       for (i = 2; i <= n; i += 2)
+				       if (a >= r[i] && a < r[i + 1])
+					       out = 1 }
+			!out { print substr($0, 1, 2) }' "$d/$v/regen" | sort | uniq -c >"$d/$v/kinds"
+		# value bytes, the sum of the records' bytes (pairs of a count
+		# and a size), the value-cache records
+		awk '/^value bytes/ { vb = $3 }
+		     /^value (records|cache)/ { gsub(/[^0-9 ]/, ""); c = 0
+			for (i = 1; i < NF; i += 2) { s += $i * $(i + 1); c += $i }
+			if ($0 ~ / 9 *$/) vc = c }
+		     END { print vb, s, vc }' "$d/$v/stats" >"$d/$v/sum"
+	done
+	read -r vb s vc <"$d/vc/sum"
+	read -r nvb ns nvc <"$d/novc/sum"
+	got="value bytes $vb with the cache ($vc cached records), $nvb without ($nvc)"
+	if [ -n "$vb" ] && [ "$vb" = "$s" ] && [ "$nvb" = "$ns" ] && [ "$vc" -gt 0 ] &&
+	   [ "$nvc" -eq 0 ] && [ "$vb" -lt "$nvb" ]; then
+		echo "ok - vc_stats: $got; the record counts add up" >>"$d/res"
+	else
+		{ echo "not ok - vc_stats: $got; record bytes $s and $ns"; sed 's/^/# /' "$d/vc/stats"; } >>"$d/res"
+	fi
+	if cmp -s "$d/vc/kinds" "$d/novc/kinds"; then
+		echo "ok - vc_stats: both builds regenerate as many I, L, S, M records (" $(cat "$d/vc/kinds") ")" >>"$d/res"
+	else
+		{ echo "not ok - vc_stats: the builds regenerate other record counts"; paste "$d/vc/kinds" "$d/novc/kinds" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -f "$d"/*/t.zst "$d"/*/regen
+}
+
 # workload NAME ARGS...: a forking or threaded program (tests/workload/)
 # built with -fae-data: every task regenerates with every data address (a
 # child's %rsp comes from the record after its fork/clone system call), and
@@ -485,14 +543,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn vcsig ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds sigmemfn vcsig ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn vcsig vcstats ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload kinds sigmemfn vcsig vcstats ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcstats) name=vc_stats ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
