@@ -255,7 +255,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.value_bytes += x->st.value_bytes;
 		for (int k = 0; k < 9; k++)
 			sum.value_recs[k] += x->st.value_recs[k];
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 5; k++)
 			sum.vc_recs[k] += x->st.vc_recs[k];
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
@@ -271,9 +271,10 @@ static int cmd_stats(int argc, char **argv)
 	printf("value records    %llu of 1 byte, %llu of 2, %llu of 4, %llu of 8\n",
 	       (unsigned long long)sum.value_recs[1], (unsigned long long)sum.value_recs[2],
 	       (unsigned long long)sum.value_recs[4], (unsigned long long)sum.value_recs[8]);
-	printf("value cache      %llu records of 1 byte, %llu of 2, %llu of 9\n",
+	printf("value cache      %llu records of 1 byte, %llu of 2, %llu of 3, %llu of 5, %llu of 9\n",
 	       (unsigned long long)sum.vc_recs[0], (unsigned long long)sum.vc_recs[1],
-	       (unsigned long long)sum.vc_recs[2]);
+	       (unsigned long long)sum.vc_recs[2], (unsigned long long)sum.vc_recs[3],
+	       (unsigned long long)sum.vc_recs[4]);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
 	printf("signals          %llu (%llu before a value-cache store)\n",

@@ -59,6 +59,8 @@ static int load_maps(struct ae_program *p)
 	while (so + sizeof(struct ae_schema_obj) <= slen) {
 		const struct ae_schema_obj *h = (const void *)(sch + so);
 
+		if (h->magic == AE_SCHEMA_MAGIC && h->version == 3)
+			return perr(p->prog.path, "built by an older aecc (schema version 3, another value-cache coding): build it again");
 		if (h->magic != AE_SCHEMA_MAGIC ||
 		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND &&
 		     h->version != AE_SCHEMA_VERSION_VC) ||
@@ -105,10 +107,15 @@ static int load_maps(struct ae_program *p)
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||
-			    (ev[i].flag == AE_VAL_REG_VC && (ev[i].kind == AE_EV_VAL ||
-							     ev[i].kind == AE_EV_VAL_AFTER) &&
+			    ((ev[i].flag == AE_VAL_REG_VC || ev[i].flag == AE_VAL_REG_VC_SEXT) &&
+			     (ev[i].kind == AE_EV_VAL || ev[i].kind == AE_EV_VAL_AFTER) &&
 			     (h->version < AE_SCHEMA_VERSION_VC || !(h->flags & AE_SCHEMA_F_DATA) ||
-			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS || ev[i].width != 8)) ||
+			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS ||
+			      /* before an instruction: 64 bits; after: 64, or
+			       * 32 bits extended */
+			      (ev[i].kind == AE_EV_VAL ? ev[i].flag != AE_VAL_REG_VC || ev[i].width != 8 :
+			       ev[i].flag == AE_VAL_REG_VC ? ev[i].width != 8 && ev[i].width != 4 :
+			       ev[i].width != 4))) ||
 			    (ev[i].flag == AE_VAL_REG_SEXT && (ev[i].kind != AE_EV_VAL_AFTER ||
 							       ev[i].a > 15 ||
 							       (ev[i].width != 1 && ev[i].width != 2 &&

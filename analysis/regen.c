@@ -175,14 +175,14 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 	for (int i = 0; d && i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t v, at = g->pos;
+		int vcr = e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT;
 
 		if (e->kind != AE_EV_VAL_AFTER ||
-		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT &&
-		     e->flag != AE_VAL_REG_VC))
+		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT && !vcr))
 			continue;
 		if (e->a > 15)
 			return rerr(g, pc, "register record names no register");
-		if (e->flag == AE_VAL_REG_VC) {
+		if (vcr) {
 			if (vc_value(g, e, pc, &v))
 				return -1;
 		} else {
@@ -196,7 +196,7 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %llu bytes%s\n", g->name,
 				df_names[e->a], (unsigned long long)v, (unsigned long long)pc,
 				(unsigned long long)(g->pos - at),
-				e->flag == AE_VAL_REG_VC ? " (value cache)" : "");
+				vcr ? " (value cache)" : "");
 		if (g->data)
 			ae_df_set(&g->ds, e->a, v, 8);
 	}
@@ -449,7 +449,7 @@ static void vc_put(struct ae_regen *g)
 }
 
 /* A register's value record coded against slot e->b of the thread's
- * value cache (AE_VAL_REG_VC), which it updates. Returns 0 or -1. */
+ * value cache (AE_VAL_REG_VC, _SEXT), which it updates. Returns 0 or -1. */
 static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v)
 {
 	struct vcache *vc;
@@ -460,9 +460,16 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	if (consume(g, 1, &t, pc))
 		return -1;
 	if (t == AE_VC_FULL) {
-		if (consume(g, 8, v, pc))
+		if (consume(g, e->width, v, pc))
 			return -1;
-		nb = 9;
+		nb = 1 + e->width;
+		if (e->flag == AE_VAL_REG_VC_SEXT && (*v >> 31) & 1)
+			*v |= ~0ull << 32;
+	} else if ((t & 7) == 3) {
+		if (consume(g, 2, &hi, pc))
+			return -1;
+		d = (int32_t)(uint32_t)((t | hi << 8) << 8) >> 11;
+		nb = 3;
 	} else if ((t & 3) == 1) {
 		if (consume(g, 1, &hi, pc))
 			return -1;
@@ -485,7 +492,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 		if (wait_more(g))
 			return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 	old = vc->v[e->b];
-	if (nb != 9) {
+	if (t != AE_VC_FULL) {
 		if (vc->unknown) {
 			char msg[200];
 
@@ -498,7 +505,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	vc->v[e->b] = *v;
 	g->vcl = (struct vclast){ .valid = 1, .slot = e->b, .old = old, .val = *v };
 	g->st.value_bytes += nb;
-	g->st.vc_recs[nb == 1 ? 0 : nb == 2 ? 1 : 2]++;
+	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	return 0;
 }
 
@@ -794,7 +801,8 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		uint64_t after;
 
 		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG ||
-		    e->flag == AE_VAL_REG_SEXT || e->flag == AE_VAL_REG_VC)
+		    e->flag == AE_VAL_REG_SEXT || e->flag == AE_VAL_REG_VC ||
+		    e->flag == AE_VAL_REG_VC_SEXT)
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;

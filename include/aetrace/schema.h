@@ -24,9 +24,10 @@
  * events (older readers would walk such a routine's body without its
  * witnesses) */
 #define AE_SCHEMA_VERSION_EXPAND	2
-/* version 3: an object that carries AE_VAL_REG_VC records (and anything
- * a version 2 object may) */
-#define AE_SCHEMA_VERSION_VC		3
+/* version 4: an object that carries AE_VAL_REG_VC or AE_VAL_REG_VC_SEXT
+ * records (and anything a version 2 object may). Version 3 had another
+ * value-cache coding (no 3-byte form, no 4-byte records): not read. */
+#define AE_SCHEMA_VERSION_VC		4
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -149,19 +150,25 @@ enum ae_value_kind {
 	AE_VAL_REG_SEXT		= 11,	/* register a after a sign-extending load
 					 * (movsx/movslq): its low `width` bytes,
 					 * sign-extended to 64 bits (VAL_AFTER) */
-	/* register a (64 bits), coded against slot b of the thread's value
-	 * cache (AE_VC_*): 1, 2 or 9 bytes; width says 8 */
+	/* register a, coded against slot b of the thread's value cache
+	 * (AE_VC_*): 1, 2, 3 or 1 + width bytes; width 8, or 4 after a
+	 * 32-bit write (the register is its low half, zero-extended) */
 	AE_VAL_REG_VC		= 12,
+	/* as AE_VAL_REG_VC, width 4, after a sign-extending load of 4 bytes
+	 * to 64 bits: a full value is sign-extended */
+	AE_VAL_REG_VC_SEXT	= 13,
 };
 
 /*
  * The value cache (-fae-data, docs/ARCHITECTURE.md item 23): a TLS array
  * of AE_VC_SLOTS 8-byte slots, the common symbol AE_VC_SYMBOL of every
  * data-traced object outside the C library, zero in every thread musl
- * creates. A record of register value v against slot s holding c is
- *   one byte b, b & 1 == 0:   v = c + (int8_t)b / 2   (-64 <= v - c < 64)
- *   two bytes w, w & 3 == 1:  v = c + (int16_t)w / 4  (-8192 <= v - c < 8192)
- *   the byte 3, then v (8 bytes)
+ * creates. A record of the 64-bit register value v against slot s
+ * holding c is (little-endian)
+ *   one byte b, b & 1 == 0:     v = c + (int8_t)b / 2    (-64 <= v - c < 64)
+ *   two bytes w, w & 3 == 1:    v = c + (int16_t)w / 4   (-2^13 <= v - c < 2^13)
+ *   three bytes u, u & 7 == 3:  v = c + (int24)u / 8     (-2^20 <= v - c < 2^20)
+ *   the byte 7, then v's low `width` bytes (extended as the flag says)
  * and the slot then holds v. The store into the slot follows the record's
  * commit, outside its sequence: the section .ae_vcupd lists each such
  * store's address with its slot (u32 pairs), so that a signal taken
@@ -169,7 +176,7 @@ enum ae_value_kind {
  */
 #define AE_VC_SLOTS		4096
 #define AE_VC_SYMBOL		"__ae_vc"
-#define AE_VC_FULL		3
+#define AE_VC_FULL		7
 
 /* The slot of register r's record before (after: 1) instruction k of
  * object objid. Places that share a slot cost hits, not correctness. */

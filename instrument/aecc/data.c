@@ -306,8 +306,10 @@ static int pick_scratch(uint32_t dead)
 static int def_width(const struct insn *x, int r, int *sext);
 
 /*
- * Which 64-bit register records the value cache codes: where the flags
- * are dead and a register is free for computing the difference.
+ * Which register records the value cache codes: those of a whole 64-bit
+ * register, or of 4 bytes that the register holds extended (a 32-bit
+ * write, movslq), where the flags are dead and a register is free for
+ * computing the difference.
  */
 static void vc_choose(struct plan *pl)
 {
@@ -326,10 +328,12 @@ static void vc_choose(struct plan *pl)
 		if (x->memfn || x->memfn_body || x->memfn_call || x->exit_entry)
 			continue;
 		for (int r = 0; r < 16; r++) {
-			int sext;
+			int sext, w = def_width(x, r, &sext);
 
-			if ((x->rec_after >> r) & 1 && !((x->rec_after_low >> r) & 1) &&
-			    def_width(x, r, &sext) == 8 && !sext)
+			/* the register is its record's value, extended: not
+			 * where only its low half is recorded */
+			if ((x->rec_after >> r) & 1 &&
+			    ((w == 8 && !((x->rec_after_low >> r) & 1)) || w == 4))
 				a |= 1u << r;
 		}
 		if (x->df.kind == AE_DF_SYSCALL)
@@ -669,7 +673,10 @@ void ae_data_events(struct ae_ctx *c, int k,
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->vc_after >> r) & 1) {
-			add(c, k, AE_EV_VAL_AFTER, 8, AE_VAL_REG_VC, r, ae_vc_slot(c->objid, k, r, 1));
+			int sext, w = def_width(x, r, &sext);
+
+			add(c, k, AE_EV_VAL_AFTER, w, sext ? AE_VAL_REG_VC_SEXT : AE_VAL_REG_VC, r,
+			    ae_vc_slot(c->objid, k, r, 1));
 		} else if ((x->rec_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
 

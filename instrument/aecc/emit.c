@@ -71,16 +71,18 @@ static void add_stub(struct out *o, char *text)
 }
 
 /*
- * A 64-bit register coded against its value-cache slot (schema.h AE_VC_*)
- * with scratch register scr and the flags, both dead here (data.c). Three
- * sequences, one per coding; each recomputes the difference from the
- * slot, so re-running one after a cut (invariant 2) needs nothing from
- * another. The slot is written after the commit, outside every sequence:
- * a cut before the commit leaves it alone, so a re-run codes against the
- * same value. .Laevu labels each such store, for .ae_vcupd. The
- * one-byte coding is inline; the others are out of line with the stubs.
+ * Register reg coded against its value-cache slot (schema.h AE_VC_*)
+ * with scratch register scr and the flags, both dead here (data.c); a
+ * full value is its low `width` bytes (8, or 4 where the register is
+ * those extended). Four sequences, one per coding; each recomputes the
+ * difference from the slot, so re-running one after a cut (invariant 2)
+ * needs nothing from another. The slot is written after the commit,
+ * outside every sequence: a cut before the commit leaves it alone, so a
+ * re-run codes against the same value. .Laevu labels each such store,
+ * for .ae_vcupd. The one-byte coding is inline; the others are out of
+ * line with the stubs.
  */
-static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot)
+static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width)
 {
 	const char *r = ae_reg64[reg], *t = ae_reg64[scr];
 	int n = o->nvc;
@@ -89,13 +91,12 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot)
 	FILE *sf;
 
 	snprintf(sl, sizeof(sl), "%%fs:%s@tpoff+%u", AE_VC_SYMBOL, 8 * slot);
-	if (o->nvc + 3 > o->capvc) {
+	if (o->nvc + 4 > o->capvc) {
 		o->capvc = o->capvc ? o->capvc * 2 : 256;
 		o->vcslot = ae_xrealloc(o->vcslot, o->capvc * sizeof(uint32_t));
 	}
-	o->vcslot[o->nvc++] = slot;
-	o->vcslot[o->nvc++] = slot;
-	o->vcslot[o->nvc++] = slot;
+	for (int i = 0; i < 4; i++)
+		o->vcslot[o->nvc++] = slot;
 	seq_begin(o);
 	fprintf(o->f, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$64, %%%s\n"
 		"\tcmpq\t$127, %%%s\n\tja\t.Laevb%d\n\tleaq\t-128(%%%s,%%%s), %%%s\n"
@@ -109,18 +110,29 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot)
 		fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
 		abort();
 	}
+	/* two bytes: 4 * d + 1 */
 	fprintf(sf, ".Laevb%d:\n.Lss%d:\n", n, o->nseq);
 	fprintf(sf, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$8192, %%%s\n"
-		"\tcmpq\t$16383, %%%s\n\tja\t.Laevf%d\n\tleaq\t-32767(,%%%s,4), %%%s\n"
+		"\tcmpq\t$16383, %%%s\n\tja\t.Laevt%d\n\tleaq\t-32767(,%%%s,4), %%%s\n"
 		"\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
 		r, t, sl, t, t, t, n, t, t, ae_reg16[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
 	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 1, r, sl, n);
-	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
-	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmovq\t%%%s, 1(%%r15)\n\tleaq\t9(%%r15), %%r15\n",
-		AE_VC_FULL, r);
+	/* three bytes: 8 * d + 3 */
+	fprintf(sf, ".Laevt%d:\n.Lss%d:\n", n, o->nseq);
+	fprintf(sf, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$0x100000, %%%s\n"
+		"\tcmpq\t$0x1fffff, %%%s\n\tja\t.Laevf%d\n\tleaq\t-0x7ffffd(,%%%s,8), %%%s\n"
+		"\tmovw\t%%%s, (%%r15)\n\tshrl\t$16, %%%s\n\tmovb\t%%%s, 2(%%r15)\n"
+		"\tleaq\t3(%%r15), %%r15\n",
+		r, t, sl, t, t, t, n, t, t, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
 	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 2, r, sl, n);
+	/* the tag, then the value */
+	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
+	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmov%c\t%%%s, 1(%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
+		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : r, 1 + width);
+	fprintf(sf, ".Lse%d:\n", o->nseq++);
+	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 3, r, sl, n);
 	fclose(sf);
 	add_stub(o, buf);
 }
@@ -277,7 +289,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 				} else if (ev->flag == AE_VAL_REG) {
 					emit_value_reg(&o, ev->a, ev->width);
 				} else if (ev->flag == AE_VAL_REG_VC) {
-					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b);
+					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
@@ -356,8 +368,9 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 
 			if (ev->kind == AE_EV_WIT_FALL)
 				emit_witness(&o, f, ev->a, ev->width);
-			else if (ev->kind == AE_EV_VAL_AFTER && ev->flag == AE_VAL_REG_VC)
-				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b);
+			else if (ev->kind == AE_EV_VAL_AFTER &&
+				 (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_SEXT))
+				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b, ev->width);
 			else if (ev->kind == AE_EV_VAL_AFTER)
 				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
 					       (int)ev->a : 1,

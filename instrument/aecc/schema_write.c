@@ -24,7 +24,7 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 			hd.version = AE_SCHEMA_VERSION_EXPAND;
 	for (int i = 0; i < c->nev; i++)
 		if ((c->ev[i].kind == AE_EV_VAL || c->ev[i].kind == AE_EV_VAL_AFTER) &&
-		    c->ev[i].flag == AE_VAL_REG_VC)
+		    (c->ev[i].flag == AE_VAL_REG_VC || c->ev[i].flag == AE_VAL_REG_VC_SEXT))
 			hd.version = AE_SCHEMA_VERSION_VC;
 
 	if (!f)

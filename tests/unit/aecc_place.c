@@ -499,6 +499,9 @@ static void widths_checks(const char *dir)
  * -fae-data's value cache: a 64-bit record is coded against it where the
  * flags are dead, with a scratch register nothing reads later; where a
  * compare's flags are still to be read (cmov), the record stays plain.
+ * A 32-bit write's and a movslq's 4-byte records are coded too (the
+ * register is their value, extended), not the low half of a 64-bit
+ * value that only a 32-bit lea reads.
  */
 static const char vcache_asm[] =
 	"\t.text\n"
@@ -509,7 +512,10 @@ static const char vcache_asm[] =
 	"\taddq\t%r10, %rax\n\tret\n"
 	"vhigh:\n\tmovq\t(%rdi), %rcx\n\tmovq\t(%rcx), %rax\n\tmovzbl\t%dh, %edx\n"
 	"\taddq\t%rdx, %rax\n\taddq\t%r8, %rax\n\taddq\t%r9, %rax\n\taddq\t%r10, %rax\n"
-	"\taddq\t%r11, %rax\n\tret\n";
+	"\taddq\t%r11, %rax\n\tret\n"
+	"v32:\n\tmovl\t(%rdi), %eax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
+	"vsx:\n\tmovslq\t(%rdi), %rdx\n\tmovq\t(%rsi,%rdx,8), %rax\n\tret\n"
+	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -536,6 +542,19 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 6, "%s", "vcache",
 	       "a register read as %dh is live: not the scratch (rsi is)");
+	k = insn_with(&c, "movl\t(%rdi), %eax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && ev->a == 0 && ev->width == 4, "%s", "vcache",
+	       "a 32-bit load's 4 bytes: coded, a full value zero-extended");
+	k = insn_with(&c, "movslq\t(%rdi), %rdx");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC_SEXT) : NULL;
+	result(ev && ev->a == 2 && ev->width == 4, "%s", "vcache",
+	       "movslq's 4 bytes: coded, a full value sign-extended");
+	k = insn_with(&c, "movq\t(%rdi), %r9");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 9 && ev->width == 4 &&
+	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
+	       "the low half of a 64-bit value: a plain 4-byte record");
 	ae_ctx_free(&c);
 }
 
