@@ -164,10 +164,10 @@ enum ae_value_kind {
  * of AE_VC_SLOTS 8-byte slots, the common symbol AE_VC_SYMBOL of every
  * data-traced object outside the C library, zero in every thread musl
  * creates. A record of the 64-bit register value v against slot s
- * holding c is (little-endian)
- *   one byte b, b & 1 == 0:     v = c + (int8_t)b / 2    (-64 <= v - c < 64)
- *   two bytes w, w & 3 == 1:    v = c + (int16_t)w / 4   (-2^13 <= v - c < 2^13)
- *   three bytes u, u & 7 == 3:  v = c + (int24)u / 8     (-2^20 <= v - c < 2^20)
+ * holding c is (little-endian; >> shifts arithmetically, keeping the sign)
+ *   one byte b, b & 1 == 0:     v = c + ((int8_t)b >> 1)   (-64 <= v - c < 64)
+ *   two bytes w, w & 3 == 1:    v = c + ((int16_t)w >> 2)  (-2^13 <= v - c < 2^13)
+ *   three bytes u, u & 7 == 3:  v = c + ((int24)u >> 3)    (-2^20 <= v - c < 2^20)
  *   the byte 7, then v's low `width` bytes (extended as the flag says)
  * and the slot then holds v. The store into the slot follows the record's
  * commit, outside its sequence: the section .ae_vcupd lists each such

@@ -128,7 +128,7 @@ static void usage(void)
 		"  (-fno-ae-memfn: memcpy, strlen... instrumented like other code, to\n"
 		"  measure what expanding them saves; -fae-memfn-lib: the objects are\n"
 		"  the C library, whose global memcpy, strlen... are expanded;\n"
-		"  -fno-ae-vcache: 64-bit register records written whole, not coded\n"
+		"  -fno-ae-vcache: register records written whole, not coded\n"
 		"  against the thread's value cache).\n"
 		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");

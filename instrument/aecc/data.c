@@ -635,8 +635,9 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 
 /*
  * Bytes that hold r's value after x defines it: a zero-extending load of
- * a byte or word needs 1 or 2, any 32-bit write 4 (the upper half is 0),
- * a sign-extending load to 64 bits its source's size (*sext set).
+ * a byte or word needs 1 or 2, a 32-bit write 4 (the upper half is 0;
+ * not where the destination may be kept whole), a sign-extending load to
+ * 64 bits its source's size (*sext set).
  */
 static int def_width(const struct insn *x, int r, int *sext)
 {
@@ -653,7 +654,7 @@ static int def_width(const struct insn *x, int r, int *sext)
 	if (op->kind == AE_DF_MOVZX && (op->dw == 4 || op->dw == 8) &&
 	    (op->has_mem ? op->mem.size == 1 || op->mem.size == 2 : op->sw == 1 || op->sw == 2))
 		return op->has_mem ? op->mem.size : op->sw;
-	if (op->dw == 4 && op->kind != AE_DF_XCHG)
+	if (op->dw == 4 && op->kind != AE_DF_XCHG && !x->keeps_dst)
 		return 4;
 	return 8;
 }

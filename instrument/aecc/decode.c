@@ -66,8 +66,16 @@ static void flags_of(csh h, const cs_insn *ci, struct insn *x)
 		x->rd_any = 0xffff;
 		x->fl_rd = 1;
 		return;
-	case X86_INS_BSF: case X86_INS_BSR: case X86_INS_ADOX: case X86_INS_ADCX:
-		/* the destination is kept (a zero source) or added to */
+	case X86_INS_BSF: case X86_INS_BSR: case X86_INS_TZCNT: case X86_INS_LZCNT:
+	case X86_INS_CMPXCHG:
+		/* the destination may be kept, upper half included (a zero
+		 * source; tzcnt and lzcnt run as bsf and bsr on older CPUs; a
+		 * compare that fails): a 32-bit one is not zero-extended */
+		x->keeps_dst = 1;
+		x->rd_any |= x->writes;
+		break;
+	case X86_INS_ADOX: case X86_INS_ADCX:
+		/* the destination is added to */
 		x->rd_any |= x->writes;
 		break;
 	case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR: case X86_INS_SAR:

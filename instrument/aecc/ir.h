@@ -48,6 +48,8 @@ struct insn {
 	uint32_t rd_any;	/* gprs it may read (any width) */
 	int fl_rd;		/* may read a status flag */
 	int fl_kill;		/* writes all six status flags, reads none */
+	int keeps_dst;		/* may leave its 32-bit destination whole
+				 * (bsf/bsr of 0, a failed cmpxchg) */
 	int setjmp_entry;
 	int in_longjmp;
 	int in_sigsetjmp;

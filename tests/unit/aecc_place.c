@@ -501,7 +501,8 @@ static void widths_checks(const char *dir)
  * compare's flags are still to be read (cmov), the record stays plain.
  * A 32-bit write's and a movslq's 4-byte records are coded too (the
  * register is their value, extended), not the low half of a 64-bit
- * value that only a 32-bit lea reads.
+ * value that only a 32-bit lea reads, nor the destination of bsf or
+ * cmpxchg, which may keep its upper half.
  */
 static const char vcache_asm[] =
 	"\t.text\n"
@@ -515,7 +516,9 @@ static const char vcache_asm[] =
 	"\taddq\t%r11, %rax\n\tret\n"
 	"v32:\n\tmovl\t(%rdi), %eax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
 	"vsx:\n\tmovslq\t(%rdi), %rdx\n\tmovq\t(%rsi,%rdx,8), %rax\n\tret\n"
-	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n";
+	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n"
+	"vbsf:\n\tbsfl\t%esi, %r10d\n\tmovq\t(%rdi,%r10,8), %rax\n\tret\n"
+	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -555,6 +558,16 @@ static void vcache_checks(const char *dir)
 	result(ev && ev->a == 9 && ev->width == 4 &&
 	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
 	       "the low half of a 64-bit value: a plain 4-byte record");
+	/* a zero source leaves bsf's destination whole, a failed compare
+	 * cmpxchg's: its upper half is not zero */
+	k = insn_with(&c, "bsfl\t%esi, %r10d");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
+	result(ev && ev->a == 10 && ev->width == 8, "%s", "vcache",
+	       "bsf's 32-bit destination: all 8 bytes");
+	k = insn_with(&c, "cmpxchgl\t%esi, %r11d");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
+	result(ev && ev->a == 11 && ev->width == 8, "%s", "vcache",
+	       "cmpxchg's 32-bit destination: all 8 bytes");
 	ae_ctx_free(&c);
 }
 
