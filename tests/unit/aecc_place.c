@@ -522,6 +522,24 @@ static const char vcache_asm[] =
 
 static void vcache_checks(const char *dir)
 {
+	/* the record after each: which kind, of which register, how wide
+	 * (a zero source leaves bsf's destination whole, a failed compare
+	 * cmpxchg's: its upper half is not zero) */
+	static const struct {
+		const char *insn, *what;
+		int flag, reg, width;
+	} recs[] = {
+		{ "movl\t(%rdi), %eax", "a 32-bit load's 4 bytes: coded, a full value zero-extended",
+		  AE_VAL_REG_VC, 0, 4 },
+		{ "movslq\t(%rdi), %rdx", "movslq's 4 bytes: coded, a full value sign-extended",
+		  AE_VAL_REG_VC_SEXT, 2, 4 },
+		{ "movq\t(%rdi), %r9", "the low half of a 64-bit value: a plain 4-byte record",
+		  AE_VAL_REG, 9, 4 },
+		{ "bsfl\t%esi, %r10d", "bsf's 32-bit destination: all 8 bytes, coded",
+		  AE_VAL_REG_VC, 10, 8 },
+		{ "cmpxchgl\t%esi, %r11d", "cmpxchg's 32-bit destination: all 8 bytes, coded",
+		  AE_VAL_REG_VC, 11, 8 },
+	};
 	struct ae_ctx c;
 	const struct ae_event *ev;
 	int k;
@@ -545,29 +563,12 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 6, "%s", "vcache",
 	       "a register read as %dh is live: not the scratch (rsi is)");
-	k = insn_with(&c, "movl\t(%rdi), %eax");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && ev->a == 0 && ev->width == 4, "%s", "vcache",
-	       "a 32-bit load's 4 bytes: coded, a full value zero-extended");
-	k = insn_with(&c, "movslq\t(%rdi), %rdx");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC_SEXT) : NULL;
-	result(ev && ev->a == 2 && ev->width == 4, "%s", "vcache",
-	       "movslq's 4 bytes: coded, a full value sign-extended");
-	k = insn_with(&c, "movq\t(%rdi), %r9");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
-	result(ev && ev->a == 9 && ev->width == 4 &&
-	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
-	       "the low half of a 64-bit value: a plain 4-byte record");
-	/* a zero source leaves bsf's destination whole, a failed compare
-	 * cmpxchg's: its upper half is not zero */
-	k = insn_with(&c, "bsfl\t%esi, %r10d");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
-	result(ev && ev->a == 10 && ev->width == 8, "%s", "vcache",
-	       "bsf's 32-bit destination: all 8 bytes");
-	k = insn_with(&c, "cmpxchgl\t%esi, %r11d");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
-	result(ev && ev->a == 11 && ev->width == 8, "%s", "vcache",
-	       "cmpxchg's 32-bit destination: all 8 bytes");
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		k = insn_with(&c, recs[i].insn);
+		ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
+		result(ev && ev->flag == recs[i].flag && (int)ev->a == recs[i].reg &&
+		       ev->width == recs[i].width, "%s", "vcache", recs[i].what);
+	}
 	ae_ctx_free(&c);
 }
 
