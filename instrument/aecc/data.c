@@ -306,6 +306,31 @@ static int pick_scratch(uint32_t dead)
 static int def_width(const struct insn *x, int r, int *sext);
 
 /*
+ * Registers that a load in the straight run of plain instructions ending
+ * at `last` wrote and nothing read since: not for the cache's scratch.
+ * Natively harmless, but valgrind's VEX drops a load whose register is
+ * overwritten unread in the same superblock, so lackey, the same-run
+ * oracle, would miss an access that happened (Lua's `pop %rsi` freeing
+ * a call's stack arguments, then the scratch %rsi).
+ */
+static uint32_t loaded_unread(const struct ae_ctx *c, int last)
+{
+	uint32_t m = 0, rd = 0;
+
+	for (int j = last; j >= 0 && j > last - 64; j--) {
+		const struct insn *x = &c->in[j];
+
+		if (x->kind != IK_PLAIN)
+			break;
+		if ((x->df.has_mem && (x->df.mem.acc & AE_ACC_L)) || x->df.str ||
+		    x->df.kind == AE_DF_POP || x->df.kind == AE_DF_LEAVE)
+			m |= x->writes & ~rd;
+		rd |= x->rd_any;
+	}
+	return m;
+}
+
+/*
  * Which register records the value cache codes: those of a whole 64-bit
  * register, or of 4 bytes that the register holds extended (a 32-bit
  * write, movslq), where the flags are dead and a register is free for
@@ -339,12 +364,14 @@ static void vc_choose(struct plan *pl)
 		if (x->df.kind == AE_DF_SYSCALL)
 			a = 0;	/* a clone child's first record: its cache is new */
 		if (b && !(lin[k] & FL_BIT)) {
-			x->vc_scr_before = pick_scratch(~lin[k] & ~keep & 0xffffu);
+			x->vc_scr_before = pick_scratch(~lin[k] & ~keep & ~loaded_unread(c, k - 1) &
+							0xffffu);
 			if (x->vc_scr_before >= 0)
 				x->vc_before = b;
 		}
 		if (a && !(lout[k] & FL_BIT)) {
-			x->vc_scr_after = pick_scratch(~lout[k] & ~keep & 0xffffu);
+			x->vc_scr_after = pick_scratch(~lout[k] & ~keep & ~loaded_unread(c, k) &
+						       0xffffu);
 			if (x->vc_scr_after >= 0)
 				x->vc_after = a;
 		}

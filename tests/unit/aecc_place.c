@@ -518,7 +518,10 @@ static const char vcache_asm[] =
 	"vsx:\n\tmovslq\t(%rdi), %rdx\n\tmovq\t(%rsi,%rdx,8), %rax\n\tret\n"
 	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n"
 	"vbsf:\n\tbsfl\t%esi, %r10d\n\tmovq\t(%rdi,%r10,8), %rax\n\tret\n"
-	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n";
+	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n"
+	"vpop:\n\tpopq\t%rsi\n\tmovl\t(%rdi), %r11d\n\tmovq\t(%rdx,%r11,8), %rax\n"
+	"\taddq\t%r10, %rax\n\taddq\t%r9, %rax\n\taddq\t%r8, %rax\n\taddq\t%rcx, %rax\n"
+	"\taddq\t%rdx, %rax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -563,6 +566,10 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 6, "%s", "vcache",
 	       "a register read as %dh is live: not the scratch (rsi is)");
+	k = insn_with(&c, "movl\t(%rdi), %r11d");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && c.in[k].vc_scr_after == 7, "%s", "vcache",
+	       "a register just popped, unread, is not the scratch (valgrind would drop the pop's load): rdi is");
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		k = insn_with(&c, recs[i].insn);
 		ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
