@@ -61,9 +61,12 @@ static int load_maps(struct ae_program *p)
 
 		if (h->magic == AE_SCHEMA_MAGIC && h->version == 3)
 			return perr(p->prog.path, "built by an older aecc (schema version 3, another value-cache coding): build it again");
+		if (h->magic == AE_SCHEMA_MAGIC && h->version > AE_SCHEMA_VERSION_VC_LOW &&
+		    h->version < 256)
+			return perr(p->prog.path, "built by a newer aecc (a schema version this aetrace does not know): use that aecc's aetrace");
 		if (h->magic != AE_SCHEMA_MAGIC ||
 		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND &&
-		     h->version != AE_SCHEMA_VERSION_VC) ||
+		     h->version != AE_SCHEMA_VERSION_VC && h->version != AE_SCHEMA_VERSION_VC_LOW) ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
@@ -116,6 +119,10 @@ static int load_maps(struct ae_program *p)
 			      (ev[i].kind == AE_EV_VAL ? ev[i].flag != AE_VAL_REG_VC || ev[i].width != 8 :
 			       ev[i].flag == AE_VAL_REG_VC ? ev[i].width != 8 && ev[i].width != 4 :
 			       ev[i].width != 4))) ||
+			    (ev[i].flag == AE_VAL_REG_VC_LOW &&
+			     (ev[i].kind == AE_EV_VAL || ev[i].kind == AE_EV_VAL_AFTER) &&
+			     (h->version < AE_SCHEMA_VERSION_VC_LOW || !(h->flags & AE_SCHEMA_F_DATA) ||
+			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS || ev[i].width != 4)) ||
 			    (ev[i].flag == AE_VAL_REG_SEXT && (ev[i].kind != AE_EV_VAL_AFTER ||
 							       ev[i].a > 15 ||
 							       (ev[i].width != 1 && ev[i].width != 2 &&

@@ -51,6 +51,7 @@ struct vcache {
  * run when a signal came (ARCHITECTURE.md item 23). */
 struct vclast {
 	int valid;
+	int low;		/* the store writes the slot's low half only */
 	uint32_t slot;
 	uint64_t old, val;
 };
@@ -175,7 +176,8 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 	for (int i = 0; d && i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t v, at = g->pos;
-		int vcr = e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT;
+		int vcr = e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT ||
+			  e->flag == AE_VAL_REG_VC_LOW;
 
 		if (e->kind != AE_EV_VAL_AFTER ||
 		    (e->flag != AE_VAL_REG && e->flag != AE_VAL_REG_SEXT && !vcr))
@@ -196,7 +198,8 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %llu bytes%s\n", g->name,
 				df_names[e->a], (unsigned long long)v, (unsigned long long)pc,
 				(unsigned long long)(g->pos - at),
-				vcr ? " (value cache)" : "");
+				!vcr ? "" : e->flag == AE_VAL_REG_VC_LOW ? " (value cache, low half)" :
+				" (value cache)");
 		if (g->data)
 			ae_df_set(&g->ds, e->a, v, 8);
 	}
@@ -374,7 +377,8 @@ static int deliver(struct ae_regen *g)
 		/* the store runs when the handler returns; another signal
 		 * before it would find what this handler left */
 		g->vcl.old = g->vc->v[vslot];
-		g->vc->v[vslot] = vcl.val;
+		g->vc->v[vslot] = vcl.low ? (g->vcl.old & ~0xffffffffull) | (vcl.val & 0xffffffffull) :
+					    vcl.val;
 	}
 	return 0;
 }
@@ -449,7 +453,8 @@ static void vc_put(struct ae_regen *g)
 }
 
 /* A register's value record coded against slot e->b of the thread's
- * value cache (AE_VAL_REG_VC, _SEXT), which it updates. Returns 0 or -1. */
+ * value cache (AE_VAL_REG_VC, _SEXT, _LOW), which it updates. Returns 0
+ * or -1. */
 static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v)
 {
 	struct vcache *vc;
@@ -502,8 +507,15 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 		}
 		*v = old + d;
 	}
-	vc->v[e->b] = *v;
-	g->vcl = (struct vclast){ .valid = 1, .slot = e->b, .old = old, .val = *v };
+	if (e->flag == AE_VAL_REG_VC_LOW) {
+		/* low halves: the slot's upper half stays */
+		*v &= 0xffffffffull;
+		vc->v[e->b] = (old & ~0xffffffffull) | *v;
+	} else {
+		vc->v[e->b] = *v;
+	}
+	g->vcl = (struct vclast){ .valid = 1, .low = e->flag == AE_VAL_REG_VC_LOW, .slot = e->b,
+				  .old = old, .val = vc->v[e->b] };
 	g->st.value_bytes += nb;
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	return 0;
@@ -724,14 +736,18 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 		}
 		if (e->kind != AE_EV_VAL)
 			continue;
-		if (e->flag == AE_VAL_REG_VC) {
+		if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_LOW) {
+			uint64_t at = g->pos;
+
 			if (e->a > 15)
 				return rerr(g, pc, "register record names no register");
 			if (vc_value(g, e, pc, &v))
 				return -1;
 			if (g->debug)
-				fprintf(stderr, "aetrace: %sreg %s = %#llx (cached) before %#llx\n", g->name,
-					df_names[e->a], (unsigned long long)v, (unsigned long long)pc);
+				fprintf(stderr, "aetrace: %sreg %s = %#llx before %#llx, %llu bytes (value cache%s)\n",
+					g->name, df_names[e->a], (unsigned long long)v,
+					(unsigned long long)pc, (unsigned long long)(g->pos - at),
+					e->flag == AE_VAL_REG_VC_LOW ? ", low half" : "");
 			ae_df_set(&g->ds, e->a, v, 8);
 			continue;
 		}
@@ -802,7 +818,7 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 
 		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG ||
 		    e->flag == AE_VAL_REG_SEXT || e->flag == AE_VAL_REG_VC ||
-		    e->flag == AE_VAL_REG_VC_SEXT)
+		    e->flag == AE_VAL_REG_VC_SEXT || e->flag == AE_VAL_REG_VC_LOW)
 			continue;
 		if (consume(g, e->width, &after, pc))
 			return -1;

@@ -28,6 +28,8 @@
  * records (and anything a version 2 object may). Version 3 had another
  * value-cache coding (no 3-byte form, no 4-byte records): not read. */
 #define AE_SCHEMA_VERSION_VC		4
+/* version 5: an object that carries AE_VAL_REG_VC_LOW records */
+#define AE_SCHEMA_VERSION_VC_LOW	5
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -157,6 +159,10 @@ enum ae_value_kind {
 	/* as AE_VAL_REG_VC, width 4, after a sign-extending load of 4 bytes
 	 * to 64 bits: a full value is sign-extended */
 	AE_VAL_REG_VC_SEXT	= 13,
+	/* register a's low 4 bytes (width 4), where nothing reads its upper
+	 * half, coded against slot b's low 4 bytes: the difference of the
+	 * two as a signed 32-bit number; the slot's upper half stays */
+	AE_VAL_REG_VC_LOW	= 14,
 };
 
 /*

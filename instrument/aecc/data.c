@@ -332,9 +332,10 @@ static uint32_t loaded_unread(const struct ae_ctx *c, int last)
 
 /*
  * Which register records the value cache codes: those of a whole 64-bit
- * register, or of 4 bytes that the register holds extended (a 32-bit
- * write, movslq), where the flags are dead and a register is free for
- * computing the difference.
+ * register, of 4 bytes that the register holds extended (a 32-bit write,
+ * movslq), or of a low half that is all what follows reads (a 32-bit
+ * argument: AE_VAL_REG_VC_LOW), where the flags are dead and a register
+ * is free for computing the difference.
  */
 static void vc_choose(struct plan *pl)
 {
@@ -348,17 +349,14 @@ static void vc_choose(struct plan *pl)
 		struct insn *x = &c->in[k];
 		uint32_t recs = (x->rec_before | x->rec_after) & 0xffffu;
 		uint32_t keep = recs | (1u << AE_DF_RSP) | (1u << 15);
-		uint32_t b = x->rec_before & ~x->rec_low & 0xffffu, a = 0;
+		uint32_t b = x->rec_before & 0xffffu, a = 0;
 
 		if (x->memfn || x->memfn_body || x->memfn_call || x->exit_entry)
 			continue;
 		for (int r = 0; r < 16; r++) {
 			int sext, w = def_width(x, r, &sext);
 
-			/* the register is its record's value, extended: not
-			 * where only its low half is recorded */
-			if ((x->rec_after >> r) & 1 &&
-			    ((w == 8 && !((x->rec_after_low >> r) & 1)) || w == 4))
+			if ((x->rec_after >> r) & 1 && (w == 8 || w == 4))
 				a |= 1u << r;
 		}
 		if (x->df.kind == AE_DF_SYSCALL)
@@ -696,15 +694,22 @@ void ae_data_events(struct ae_ctx *c, int k,
 		add(c, k, AE_EV_VAL, 8, AE_VAL_FSBASE, 0, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->vc_before >> r) & 1)
-			add(c, k, AE_EV_VAL, 8, AE_VAL_REG_VC, r, ae_vc_slot(c->objid, k, r, 0));
+			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8,
+			    (x->rec_low >> r) & 1 ? AE_VAL_REG_VC_LOW : AE_VAL_REG_VC, r,
+			    ae_vc_slot(c->objid, k, r, 0));
 		else if ((x->rec_before >> r) & 1)
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->vc_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
+			int flag = sext ? AE_VAL_REG_VC_SEXT : AE_VAL_REG_VC;
 
-			add(c, k, AE_EV_VAL_AFTER, w, sext ? AE_VAL_REG_VC_SEXT : AE_VAL_REG_VC, r,
-			    ae_vc_slot(c->objid, k, r, 1));
+			/* what follows reads the low half only */
+			if (w == 8 && (x->rec_after_low >> r) & 1) {
+				w = 4;
+				flag = AE_VAL_REG_VC_LOW;
+			}
+			add(c, k, AE_EV_VAL_AFTER, w, flag, r, ae_vc_slot(c->objid, k, r, 1));
 		} else if ((x->rec_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
 

@@ -71,10 +71,27 @@ static void add_stub(struct out *o, char *text)
 }
 
 /*
+ * The start of a coding's sequence: the difference of register r and
+ * slot sl, plus bias, into t; on to label .L<next><n> unless at most max
+ * (the difference is in [-bias, max - bias]). sfx 'q' for 64 bits, 'l'
+ * for low halves (the difference wraps at 32 bits; t's upper half is
+ * then zero, as the leas that follow need).
+ */
+static void vc_prelude(FILE *f, char sfx, const char *r, const char *t, const char *sl,
+		       long bias, long max, const char *next, int n)
+{
+	fprintf(f, "\tmov%c\t%%%s, %%%s\n\tsub%c\t%s, %%%s\n\tadd%c\t$%ld, %%%s\n"
+		"\tcmp%c\t$%ld, %%%s\n\tja\t.L%s%d\n",
+		sfx, r, t, sfx, sl, t, sfx, bias, t, sfx, max, t, next, n);
+}
+
+/*
  * Register reg coded against its value-cache slot (schema.h AE_VC_*)
  * with scratch register scr and the flags, both dead here (data.c); a
  * full value is its low `width` bytes (8, or 4 where the register is
- * those extended). Four sequences, one per coding; each recomputes the
+ * those extended). With `low` (AE_VAL_REG_VC_LOW), only the low halves
+ * of the register and the slot count, and only the slot's low half is
+ * written. Four sequences, one per coding; each recomputes the
  * difference from the slot, so re-running one after a cut (invariant 2)
  * needs nothing from another. The slot is written after the commit,
  * outside every sequence: a cut before the commit leaves it alone, so a
@@ -82,9 +99,11 @@ static void add_stub(struct out *o, char *text)
  * for .ae_vcupd. The one-byte coding is inline; the others are out of
  * line with the stubs.
  */
-static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width)
+static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width, int low)
 {
-	const char *r = ae_reg64[reg], *t = ae_reg64[scr];
+	const char *r = low ? ae_reg32[reg] : ae_reg64[reg];
+	const char *t = low ? ae_reg32[scr] : ae_reg64[scr], *t64 = ae_reg64[scr];
+	char q = low ? 'l' : 'q';
 	int n = o->nvc;
 	char sl[64], *buf;
 	size_t bl;
@@ -97,13 +116,13 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	}
 	for (int i = 0; i < 4; i++)
 		o->vcslot[o->nvc++] = slot;
+	/* one byte: 2 * d */
 	seq_begin(o);
-	fprintf(o->f, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$64, %%%s\n"
-		"\tcmpq\t$127, %%%s\n\tja\t.Laevb%d\n\tleaq\t-128(%%%s,%%%s), %%%s\n"
-		"\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
-		r, t, sl, t, t, t, n, t, t, t, ae_reg8[scr]);
+	vc_prelude(o->f, q, r, t, sl, 64, 127, "aevb", n);
+	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
+		t64, t64, t64, ae_reg8[scr]);
 	seq_end(o);
-	fprintf(o->f, ".Laevu%d:\n\tmovq\t%%%s, %s\n.Laevr%d:\n", n, r, sl, n);
+	fprintf(o->f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n.Laevr%d:\n", n, q, r, sl, n);
 
 	sf = open_memstream(&buf, &bl);
 	if (!sf) {
@@ -112,27 +131,26 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	}
 	/* two bytes: 4 * d + 1 */
 	fprintf(sf, ".Laevb%d:\n.Lss%d:\n", n, o->nseq);
-	fprintf(sf, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$8192, %%%s\n"
-		"\tcmpq\t$16383, %%%s\n\tja\t.Laevt%d\n\tleaq\t-32767(,%%%s,4), %%%s\n"
-		"\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
-		r, t, sl, t, t, t, n, t, t, ae_reg16[scr]);
+	vc_prelude(sf, q, r, t, sl, 8192, 16383, "aevt", n);
+	fprintf(sf, "\tleaq\t-32767(,%%%s,4), %%%s\n\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
+		t64, t64, ae_reg16[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 1, r, sl, n);
+	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 1, q, r, sl, n);
 	/* three bytes: 8 * d + 3 */
 	fprintf(sf, ".Laevt%d:\n.Lss%d:\n", n, o->nseq);
-	fprintf(sf, "\tmovq\t%%%s, %%%s\n\tsubq\t%s, %%%s\n\taddq\t$0x100000, %%%s\n"
-		"\tcmpq\t$0x1fffff, %%%s\n\tja\t.Laevf%d\n\tleaq\t-0x7ffffd(,%%%s,8), %%%s\n"
-		"\tmovw\t%%%s, (%%r15)\n\tshrl\t$16, %%%s\n\tmovb\t%%%s, 2(%%r15)\n"
-		"\tleaq\t3(%%r15), %%r15\n",
-		r, t, sl, t, t, t, n, t, t, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
+	vc_prelude(sf, q, r, t, sl, 0x100000, 0x1fffff, "aevf", n);
+	fprintf(sf, "\tleaq\t-0x7ffffd(,%%%s,8), %%%s\n\tmovw\t%%%s, (%%r15)\n\tshrl\t$16, %%%s\n"
+		"\tmovb\t%%%s, 2(%%r15)\n\tleaq\t3(%%r15), %%r15\n",
+		t64, t64, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 2, r, sl, n);
+	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 2, q, r, sl, n);
 	/* the tag, then the value */
 	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
 	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmov%c\t%%%s, 1(%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
-		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : r, 1 + width);
+		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : ae_reg64[reg],
+		1 + width);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmovq\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 3, r, sl, n);
+	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 3, q, r, sl, n);
 	fclose(sf);
 	add_stub(o, buf);
 }
@@ -288,8 +306,9 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					emit_fsbase(&o, x);
 				} else if (ev->flag == AE_VAL_REG) {
 					emit_value_reg(&o, ev->a, ev->width);
-				} else if (ev->flag == AE_VAL_REG_VC) {
-					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width);
+				} else if (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) {
+					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width,
+						      ev->flag == AE_VAL_REG_VC_LOW);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
@@ -369,8 +388,10 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 			if (ev->kind == AE_EV_WIT_FALL)
 				emit_witness(&o, f, ev->a, ev->width);
 			else if (ev->kind == AE_EV_VAL_AFTER &&
-				 (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_SEXT))
-				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b, ev->width);
+				 (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_SEXT ||
+				  ev->flag == AE_VAL_REG_VC_LOW))
+				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b, ev->width,
+					      ev->flag == AE_VAL_REG_VC_LOW);
 			else if (ev->kind == AE_EV_VAL_AFTER)
 				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
 					       (int)ev->a : 1,

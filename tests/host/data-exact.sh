@@ -292,22 +292,30 @@ real() {
 # push/pop of memory, call through memory, TLS, longjmp) regenerates, acts
 # like its twin, equals lackey on the same run, and its trace does hold
 # 10-byte x87 and 16-byte SSE loads and stores and modifies.
-kinds() {
-	local d=$work/access_kinds k
+# data_prog NAME: build tests/data/NAME.c with -fae-data into
+# $work/NAME/i/p, its twin into o/p, trace it (t.zst) and compare the
+# two runs' output. Returns non-zero when it could not build.
+data_prog() {
+	local d=$work/$1
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/access_kinds.c" >"$d/aecc.log" 2>&1; then
-		{ echo "not ok - access_kinds: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
-		return
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/$1.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - $1: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return 1
 	fi
 	cp "$d/i/p.orig" "$d/o/p"
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out.aerun" 2>/dev/null)
 	$clean_env "$d/o/p" >"$d/out.twin" 2>/dev/null
 	if cmp -s "$d/out.aerun" "$d/out.twin" && [ -s "$d/out.twin" ]; then
-		echo "ok - access_kinds: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
+		echo "ok - $1: traced run and twin agree ($(cat "$d/out.twin"))" >>"$d/res"
 	else
-		echo "not ok - access_kinds: traced run and twin differ" >>"$d/res"
+		echo "not ok - $1: traced run and twin differ" >>"$d/res"
 	fi
+}
+
+kinds() {
+	local d=$work/access_kinds k
+	data_prog access_kinds || return
 	if "$aetrace" regen "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
 		k=$(awk -F, '/^ [LSM]/ { split($1, a, " "); s[a[1] $2] = 1 }
 			END { printf "%s", (s["L10"] && s["S10"] && s["L16"] && s["S16"] && s["M8"]) ? "yes" : "no" }' "$d/regen")
@@ -388,6 +396,34 @@ sigmemfn() {
 		{ echo "not ok - signal_memfn: regen failed"; grep -v '^aetrace: .*\(reg \|signal \|setjmp\|longjmp\)' "$d/err" | head -3 | sed 's/^/# /'; } >>"$d/res"
 	fi
 	rm -f "$d/t.zst" "$d/err"
+}
+
+# vclow: tests/data/vc_low.c, 32-bit values coded as low halves
+# (AE_VAL_REG_VC_LOW): an argument before an instruction and a loaded
+# value after one each take all four codings (1, 2, 3 and 5 bytes), and
+# the regeneration equals the stepper and lackey on the same run.
+vclow() {
+	local d=$work/vc_low w where ok=1
+	data_prog vc_low || return
+	AETRACE_DEBUG=1 "$aetrace" stats "$d/t.zst" "$d/i/p" 2>&1 >/dev/null |
+		sed -n 's/.* \(before\|after\) 0x[0-9a-f]*, \([0-9]\) bytes (value cache, low half)$/\1 \2/p' |
+		sort | uniq -c >"$d/low"
+	for where in before after; do
+		for w in 1 2 3 5; do
+			grep -q " $where $w\$" "$d/low" || ok=
+		done
+	done
+	if [ -n "$ok" ]; then
+		echo "ok - vc_low: low halves coded in 1, 2, 3 and 5 bytes, before and after ($(awk '{ n += $1 } END { print n }' "$d/low") records)" >>"$d/res"
+	else
+		{ echo "not ok - vc_low: some low-half coding is missing"; sed 's/^/# /' "$d/low"; } >>"$d/res"
+	fi
+	if ! "$aetrace" regen "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		{ echo "not ok - vc_low: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	stepper vc_low "$d"
+	same_run vc_low "$d"
 }
 
 # vcsig: tests/data/vc_signal.c, signals between a value-cache record
@@ -543,14 +579,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds sigmemfn vcsig vcstats ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload kinds sigmemfn vcsig vcstats ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn vcsig vcstats ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn vcsig vcstats ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcstats) name=vc_stats ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcstats) name=vc_stats ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -500,9 +500,10 @@ static void widths_checks(const char *dir)
  * flags are dead, with a scratch register nothing reads later; where a
  * compare's flags are still to be read (cmov), the record stays plain.
  * A 32-bit write's and a movslq's 4-byte records are coded too (the
- * register is their value, extended), not the low half of a 64-bit
- * value that only a 32-bit lea reads, nor the destination of bsf or
- * cmpxchg, which may keep its upper half.
+ * register is their value, extended), and so is the low half of a 64-bit
+ * value that only a 32-bit lea reads, or a 32-bit argument's, as low
+ * halves (AE_VAL_REG_VC_LOW: their upper halves are unknown). bsf's and
+ * cmpxchg's destinations may keep their upper half: all 8 bytes.
  */
 static const char vcache_asm[] =
 	"\t.text\n"
@@ -517,6 +518,7 @@ static const char vcache_asm[] =
 	"v32:\n\tmovl\t(%rdi), %eax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
 	"vsx:\n\tmovslq\t(%rdi), %rdx\n\tmovq\t(%rsi,%rdx,8), %rax\n\tret\n"
 	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n"
+	"varg:\n\tleal\t1(%rsi), %eax\n\tmovzbl\t(%rdi,%rax), %eax\n\tret\n"
 	"vbsf:\n\tbsfl\t%esi, %r10d\n\tmovq\t(%rdi,%r10,8), %rax\n\tret\n"
 	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n"
 	"vpop:\n\tpopq\t%rsi\n\tmovl\t(%rdi), %r11d\n\tmovq\t(%rdx,%r11,8), %rax\n"
@@ -536,8 +538,8 @@ static void vcache_checks(const char *dir)
 		  AE_VAL_REG_VC, 0, 4 },
 		{ "movslq\t(%rdi), %rdx", "movslq's 4 bytes: coded, a full value sign-extended",
 		  AE_VAL_REG_VC_SEXT, 2, 4 },
-		{ "movq\t(%rdi), %r9", "the low half of a 64-bit value: a plain 4-byte record",
-		  AE_VAL_REG, 9, 4 },
+		{ "movq\t(%rdi), %r9", "the low half of a 64-bit value: coded, low halves only",
+		  AE_VAL_REG_VC_LOW, 9, 4 },
 		{ "bsfl\t%esi, %r10d", "bsf's 32-bit destination: all 8 bytes, coded",
 		  AE_VAL_REG_VC, 10, 8 },
 		{ "cmpxchgl\t%esi, %r11d", "cmpxchg's 32-bit destination: all 8 bytes, coded",
@@ -570,6 +572,11 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 7, "%s", "vcache",
 	       "a register just popped, unread, is not the scratch (valgrind would drop the pop's load): rdi is");
+	k = insn_with(&c, "leal\t1(%rsi), %eax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL, AE_VAL_REG_VC_LOW) : NULL;
+	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
+	       !event_at(&c, k, AE_EV_VAL, AE_VAL_REG), "%s", "vcache",
+	       "a 32-bit argument's low half before a 32-bit lea: coded, low halves only");
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		k = insn_with(&c, recs[i].insn);
 		ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
