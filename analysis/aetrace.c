@@ -257,8 +257,10 @@ static int cmd_stats(int argc, char **argv)
 			sum.value_recs[k] += x->st.value_recs[k];
 		for (int k = 0; k < 5; k++)
 			sum.vc_recs[k] += x->st.vc_recs[k];
+		sum.lc_hits += x->st.lc_hits;
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
+		sum.lc_signals += x->st.lc_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
 	}
@@ -275,10 +277,13 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.vc_recs[0], (unsigned long long)sum.vc_recs[1],
 	       (unsigned long long)sum.vc_recs[2], (unsigned long long)sum.vc_recs[3],
 	       (unsigned long long)sum.vc_recs[4]);
+	printf("address cache    %llu hits (value-cache records of 1 byte)\n",
+	       (unsigned long long)sum.lc_hits);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
-	printf("signals          %llu (%llu before a value-cache store)\n",
-	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals);
+	printf("signals          %llu (%llu before a value-cache store, %llu of them before an address-cache store)\n",
+	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
+	       (unsigned long long)sum.lc_signals);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

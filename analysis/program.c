@@ -43,6 +43,37 @@ static int ev_addr_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/*
+ * Is e a value-cache record (AE_VAL_REG_VC, _SEXT, _LOW) that object h
+ * cannot carry? Its slot, register, width, and the schema version that
+ * brought its kind (and AE_VC_BY_ADDR, after loads only).
+ */
+static int vc_event_bad(const struct ae_schema_obj *h, const struct ae_event *e)
+{
+	int by_addr = !!(e->b & AE_VC_BY_ADDR);
+	uint32_t need = by_addr ? AE_SCHEMA_VERSION_VC_ADDR :
+			e->flag == AE_VAL_REG_VC_LOW ? AE_SCHEMA_VERSION_VC_LOW : AE_SCHEMA_VERSION_VC;
+
+	if ((e->kind != AE_EV_VAL && e->kind != AE_EV_VAL_AFTER) ||
+	    (e->flag != AE_VAL_REG_VC && e->flag != AE_VAL_REG_VC_SEXT &&
+	     e->flag != AE_VAL_REG_VC_LOW))
+		return 0;
+	if (!(h->flags & AE_SCHEMA_F_DATA) || h->version < need || e->a > 15 ||
+	    (e->b & ~AE_VC_BY_ADDR) >= AE_VC_SLOTS ||
+	    (by_addr && (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG_VC_LOW)))
+		return 1;
+	/* before an instruction: 64 bits or a low half; after: 64 bits, 32
+	 * bits extended, or a low half */
+	switch (e->flag) {
+	case AE_VAL_REG_VC:
+		return e->width != 8 && (e->kind == AE_EV_VAL || e->width != 4);
+	case AE_VAL_REG_VC_SEXT:
+		return e->kind != AE_EV_VAL_AFTER || e->width != 4;
+	default:
+		return e->width != 4;
+	}
+}
+
 static int load_maps(struct ae_program *p)
 {
 	size_t slen, plen, olen;
@@ -61,12 +92,13 @@ static int load_maps(struct ae_program *p)
 
 		if (h->magic == AE_SCHEMA_MAGIC && h->version == 3)
 			return perr(p->prog.path, "built by an older aecc (schema version 3, another value-cache coding): build it again");
-		if (h->magic == AE_SCHEMA_MAGIC && h->version > AE_SCHEMA_VERSION_VC_LOW &&
+		if (h->magic == AE_SCHEMA_MAGIC && h->version > AE_SCHEMA_VERSION_VC_ADDR &&
 		    h->version < 256)
 			return perr(p->prog.path, "built by a newer aecc (a schema version this aetrace does not know): use that aecc's aetrace");
 		if (h->magic != AE_SCHEMA_MAGIC ||
 		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND &&
-		     h->version != AE_SCHEMA_VERSION_VC && h->version != AE_SCHEMA_VERSION_VC_LOW) ||
+		     h->version != AE_SCHEMA_VERSION_VC && h->version != AE_SCHEMA_VERSION_VC_LOW &&
+		     h->version != AE_SCHEMA_VERSION_VC_ADDR) ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
@@ -110,19 +142,7 @@ static int load_maps(struct ae_program *p)
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||
-			    ((ev[i].flag == AE_VAL_REG_VC || ev[i].flag == AE_VAL_REG_VC_SEXT) &&
-			     (ev[i].kind == AE_EV_VAL || ev[i].kind == AE_EV_VAL_AFTER) &&
-			     (h->version < AE_SCHEMA_VERSION_VC || !(h->flags & AE_SCHEMA_F_DATA) ||
-			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS ||
-			      /* before an instruction: 64 bits; after: 64, or
-			       * 32 bits extended */
-			      (ev[i].kind == AE_EV_VAL ? ev[i].flag != AE_VAL_REG_VC || ev[i].width != 8 :
-			       ev[i].flag == AE_VAL_REG_VC ? ev[i].width != 8 && ev[i].width != 4 :
-			       ev[i].width != 4))) ||
-			    (ev[i].flag == AE_VAL_REG_VC_LOW &&
-			     (ev[i].kind == AE_EV_VAL || ev[i].kind == AE_EV_VAL_AFTER) &&
-			     (h->version < AE_SCHEMA_VERSION_VC_LOW || !(h->flags & AE_SCHEMA_F_DATA) ||
-			      ev[i].a > 15 || ev[i].b >= AE_VC_SLOTS || ev[i].width != 4)) ||
+			    vc_event_bad(h, &ev[i]) ||
 			    (ev[i].flag == AE_VAL_REG_SEXT && (ev[i].kind != AE_EV_VAL_AFTER ||
 							       ev[i].a > 15 ||
 							       (ev[i].width != 1 && ev[i].width != 2 &&
@@ -210,7 +230,7 @@ static int load_vcupd(struct ae_program *p)
 		return perr(p->prog.path, "out of memory");
 	memcpy(p->vcupd, t, len);
 	for (size_t i = 0; i < p->nvcupd; i++)
-		if (p->vcupd[2 * i + 1] >= AE_VC_SLOTS)
+		if (p->vcupd[2 * i + 1] >= AE_VC_SLOTS && p->vcupd[2 * i + 1] != AE_VC_ADDR_STORE)
 			return perr(p->prog.path, "corrupt .ae_vcupd section (slot out of range)");
 	qsort(p->vcupd, p->nvcupd, 8, pair_cmp);
 	return 0;
@@ -228,7 +248,9 @@ int ae_vc_update_at(const struct ae_program *p, uint64_t prog_addr)
 		else
 			hi = m;
 	}
-	return lo < p->nvcupd && p->vcupd[2 * lo] == prog_addr ? (int)p->vcupd[2 * lo + 1] : -1;
+	if (lo == p->nvcupd || p->vcupd[2 * lo] != prog_addr)
+		return -1;
+	return p->vcupd[2 * lo + 1] == AE_VC_ADDR_STORE ? AE_VC_SLOTS : (int)p->vcupd[2 * lo + 1];
 }
 
 int ae_program_load(struct ae_program **pp, const char *prog)

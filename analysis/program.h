@@ -70,7 +70,8 @@ struct ae_program {
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
 /* The value-cache slot whose store is the instruction at prog_addr (a
- * .ae_vcupd entry), or -1. */
+ * .ae_vcupd entry), AE_VC_SLOTS for a store into the address cache, or
+ * -1. */
 int ae_vc_update_at(const struct ae_program *p, uint64_t prog_addr);
 struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
 int ae_is_original(struct ae_program *p, uint64_t addr);

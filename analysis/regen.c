@@ -45,6 +45,7 @@ struct vcache {
 	const struct ae_regen *vfork[VC_VFORKS];
 	int nvfork;
 	uint64_t v[AE_VC_SLOTS];
+	uint64_t lc[AE_LC_SLOTS];	/* the address cache (AE_VC_BY_ADDR) */
 };
 
 /* The last value-cache record of a level: its slot's store may not have
@@ -52,8 +53,9 @@ struct vcache {
 struct vclast {
 	int valid;
 	int low;		/* the store writes the slot's low half only */
-	uint32_t slot;
-	uint64_t old, val;
+	int lc;			/* the address cache's store follows */
+	uint32_t slot, lslot;
+	uint64_t old, val, lold;
 };
 
 struct sj {
@@ -106,6 +108,7 @@ struct ae_regen {
 				 * its argument records (AE_EV_ARGS_AT_CALL) */
 	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
 	struct vclast vcl;
+	uint64_t ld_addr;	/* the last instruction's first access */
 };
 
 /* What one instruction's records said. */
@@ -199,7 +202,7 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 				df_names[e->a], (unsigned long long)v, (unsigned long long)pc,
 				(unsigned long long)(g->pos - at),
 				!vcr ? "" : e->flag == AE_VAL_REG_VC_LOW ? " (value cache, low half)" :
-				" (value cache)");
+				e->b & AE_VC_BY_ADDR ? " (value cache, by address)" : " (value cache)");
 		if (g->data)
 			ae_df_set(&g->ds, e->a, v, 8);
 	}
@@ -245,6 +248,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 			 df_names[miss < 0 || miss > 17 ? 17 : miss]);
 		return rerr(g, pc, msg);
 	}
+	g->ld_addr = n > 0 ? a[0].addr : 0;
 	if (op->kind == AE_DF_BTREG && !g->sink->vex_bt)
 		n = 0;		/* VEX's phantom stack records: no real access */
 	for (int i = 0; g->sink->mem && i < n; i++)
@@ -318,6 +322,7 @@ static int deliver(struct ae_regen *g)
 	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
+	uint64_t ld_addr;
 	int ret, vslot;
 
 	if (!handler) {
@@ -334,16 +339,27 @@ static int deliver(struct ae_regen *g)
 		return rerr(g, handler, "signal handlers nested too deeply");
 	vslot = ae_vc_update_at(g->p, m->ip);
 	if (vslot >= 0) {
-		/* it came between a record's commit and its slot's store: the
-		 * handler finds the slot's old value */
-		if (!g->vcl.valid || g->vcl.slot != (uint32_t)vslot || !g->vc)
+		/* it came between a record's commit and its slots' stores:
+		 * the handler finds the old values of those still to run
+		 * (AE_VC_SLOTS: the address cache's, after the value slot's) */
+		if (!g->vcl.valid || !g->vc ||
+		    (vslot == AE_VC_SLOTS ? !g->vcl.lc : g->vcl.slot != (uint32_t)vslot))
 			return rerr(g, m->ip, "a signal at a value-cache store that no record before it explains");
-		g->vc->v[vslot] = g->vcl.old;
+		if (vslot < AE_VC_SLOTS)
+			g->vc->v[vslot] = g->vcl.old;
+		if (g->vcl.lc) {
+			g->vc->lc[g->vcl.lslot] = g->vcl.lold;
+			g->st.lc_signals++;
+		}
 		g->st.vc_signals++;
-		if (g->debug)
+		if (g->debug && vslot < AE_VC_SLOTS)
 			fprintf(stderr, "aetrace: %ssignal came before the store into value-cache slot %d\n",
 				g->name, vslot);
+		if (g->debug && g->vcl.lc)
+			fprintf(stderr, "aetrace: %ssignal came before the store into address-cache slot %u\n",
+				g->name, g->vcl.lslot);
 	}
+	ld_addr = g->ld_addr;
 	vcl = g->vcl;
 	g->vcl.valid = 0;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
@@ -372,13 +388,18 @@ static int deliver(struct ae_regen *g)
 	g->loaded_target = loaded;
 	g->args_at_call = args_at_call;
 	g->ds = saved_ds;
+	g->ld_addr = ld_addr;
 	g->vcl = vcl;
-	if (vslot >= 0) {
-		/* the store runs when the handler returns; another signal
-		 * before it would find what this handler left */
+	if (vslot >= 0 && vslot < AE_VC_SLOTS) {
+		/* the stores run when the handler returns; another signal
+		 * before them would find what this handler left */
 		g->vcl.old = g->vc->v[vslot];
 		g->vc->v[vslot] = vcl.low ? (g->vcl.old & ~0xffffffffull) | (vcl.val & 0xffffffffull) :
 					    vcl.val;
+	}
+	if (vslot >= 0 && vcl.lc) {
+		g->vcl.lold = g->vc->lc[vcl.lslot];
+		g->vc->lc[vcl.lslot] = vcl.val;
 	}
 	return 0;
 }
@@ -453,10 +474,13 @@ static void vc_put(struct ae_regen *g)
 }
 
 /* A register's value record coded against slot e->b of the thread's
- * value cache (AE_VAL_REG_VC, _SEXT, _LOW), which it updates. Returns 0
- * or -1. */
+ * value cache (AE_VAL_REG_VC, _SEXT, _LOW) or, with AE_VC_BY_ADDR, the
+ * address cache's slot of the load just regenerated; updates them.
+ * Returns 0 or -1. */
 static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v)
 {
+	int by_addr = !!(e->b & AE_VC_BY_ADDR);
+	uint32_t slot = e->b & ~AE_VC_BY_ADDR, lslot = ae_lc_slot(g->ld_addr);
 	struct vcache *vc;
 	uint64_t t, hi, old;
 	int64_t d = 0;
@@ -470,6 +494,8 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 		nb = 1 + e->width;
 		if (e->flag == AE_VAL_REG_VC_SEXT && (*v >> 31) & 1)
 			*v |= ~0ull << 32;
+	} else if (t == AE_VC_BY_ADDR_HIT && by_addr) {
+		/* below */
 	} else if ((t & 7) == 3) {
 		if (consume(g, 2, &hi, pc))
 			return -1;
@@ -496,7 +522,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
 		if (wait_more(g))
 			return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
-	old = vc->v[e->b];
+	old = vc->v[slot];
 	if (t != AE_VC_FULL) {
 		if (vc->unknown) {
 			char msg[200];
@@ -505,19 +531,28 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 				 vc->unknown);
 			return rerr(g, pc, msg);
 		}
-		*v = old + d;
+		*v = t == AE_VC_BY_ADDR_HIT && by_addr ? vc->lc[lslot] : old + d;
 	}
 	if (e->flag == AE_VAL_REG_VC_LOW) {
 		/* low halves: the slot's upper half stays */
 		*v &= 0xffffffffull;
-		vc->v[e->b] = (old & ~0xffffffffull) | *v;
+		vc->v[slot] = (old & ~0xffffffffull) | *v;
 	} else {
-		vc->v[e->b] = *v;
+		vc->v[slot] = *v;
 	}
-	g->vcl = (struct vclast){ .valid = 1, .low = e->flag == AE_VAL_REG_VC_LOW, .slot = e->b,
-				  .old = old, .val = vc->v[e->b] };
+	g->vcl = (struct vclast){ .valid = 1, .low = e->flag == AE_VAL_REG_VC_LOW, .slot = slot,
+				  .old = old, .val = vc->v[slot] };
+	/* past the one-byte difference, the address slot takes it too */
+	if (by_addr && (t & 1)) {
+		g->vcl.lc = 1;
+		g->vcl.lslot = lslot;
+		g->vcl.lold = vc->lc[lslot];
+		vc->lc[lslot] = *v;
+	}
 	g->st.value_bytes += nb;
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
+	if (t == AE_VC_BY_ADDR_HIT && by_addr)
+		g->st.lc_hits++;
 	return 0;
 }
 

@@ -30,6 +30,8 @@
 #define AE_SCHEMA_VERSION_VC		4
 /* version 5: an object that carries AE_VAL_REG_VC_LOW records */
 #define AE_SCHEMA_VERSION_VC_LOW	5
+/* version 6: an object that carries AE_VC_BY_ADDR records */
+#define AE_SCHEMA_VERSION_VC_ADDR	6
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -179,10 +181,31 @@ enum ae_value_kind {
  * commit, outside its sequence: the section .ae_vcupd lists each such
  * store's address with its slot (u32 pairs), so that a signal taken
  * between the two can be given the slot's old value.
+ *
+ * A record after a load whose event has AE_VC_BY_ADDR in b also has the
+ * address cache: AE_LC_SLOTS 8-byte slots in the TLS common symbol
+ * AE_LC_SYMBOL, slot (address >> 2) % AE_LC_SLOTS of the load's address.
+ * Where the one-byte difference does not reach, the byte AE_VC_BY_ADDR_HIT
+ * says v is what that slot holds (Lua's bytecode word: a loop's loads of
+ * one address); then, as after the two-, three-byte and full codings, both
+ * slots take v (after the one-byte difference, the address slot is left
+ * alone). The store into the address slot follows the value slot's; its
+ * .ae_vcupd entry has the slot AE_VC_ADDR_STORE.
  */
 #define AE_VC_SLOTS		4096
 #define AE_VC_SYMBOL		"__ae_vc"
 #define AE_VC_FULL		7
+#define AE_VC_BY_ADDR		0x80000000u
+#define AE_VC_BY_ADDR_HIT	0x0f
+#define AE_VC_ADDR_STORE	0xffffffffu
+#define AE_LC_SLOTS		4096
+#define AE_LC_SYMBOL		"__ae_lc"
+
+/* The address cache's slot of a load from address a. */
+static inline uint32_t ae_lc_slot(uint64_t a)
+{
+	return (uint32_t)(a >> 2) % AE_LC_SLOTS;
+}
 
 /* The slot of register r's record before (after: 1) instruction k of
  * object objid. Places that share a slot cost hits, not correctness. */

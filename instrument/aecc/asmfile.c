@@ -285,3 +285,26 @@ void ae_insn_split(const char *text, char *mnem, size_t mlen, const char **ops)
 	}
 	*ops = p;
 }
+
+const char *ae_load_operand(const char *text, char *buf, size_t len)
+{
+	char m[32];
+	const char *ops;
+	int depth = 0;
+	size_t i;
+
+	ae_insn_split(text, m, sizeof(m), &ops);
+	for (i = 0; ops[i] && i + 1 < len; i++) {
+		if (ops[i] == '(')
+			depth++;
+		else if (ops[i] == ')')
+			depth--;
+		else if (ops[i] == ',' && !depth)
+			break;
+		buf[i] = ops[i];
+	}
+	buf[i] = 0;
+	if (ops[i] != ',' || !strchr(buf, '(') || !strchr(buf, '%') || strchr(buf, ':'))
+		return NULL;
+	return buf;
+}

@@ -330,6 +330,35 @@ static uint32_t loaded_unread(const struct ae_ctx *c, int last)
 	return m;
 }
 
+/* The registers x's memory operand's address is made of. */
+static uint32_t addr_regs(const struct insn *x)
+{
+	return (x->df.mem.base >= 0 ? 1u << x->df.mem.base : 0) |
+	       (x->df.mem.index >= 0 ? 1u << x->df.mem.index : 0);
+}
+
+/*
+ * A load whose record the address cache may code: mov, movzx or movslq
+ * from an address computed from registers (a static address is one
+ * place's: the value cache does that), other than the destination, whose
+ * whole value (not a low half) is recorded.
+ */
+static int lc_load(const struct ae_ctx *c, const struct insn *x)
+{
+	const struct ae_df_op *op = &x->df;
+	char buf[AE_LOAD_OPERAND_MAX];
+	int sext, w;
+
+	if (x->kind != IK_PLAIN || !op->has_mem || op->mem.acc != AE_ACC_L || op->str ||
+	    op->rep || op->mem.rip || op->mem.fs || op->dst < 0 || op->dst > 15 ||
+	    (op->mem.base < 0 && op->mem.index < 0) || (addr_regs(x) >> op->dst) & 1 ||
+	    (x->rec_after_low >> op->dst) & 1 ||
+	    (op->kind != AE_DF_MOV && op->kind != AE_DF_MOVZX && op->kind != AE_DF_MOVSX))
+		return 0;
+	w = def_width(x, op->dst, &sext);
+	return (w == 8 || w == 4) && ae_load_operand(c->a.st[x->stmt].text, buf, sizeof(buf));
+}
+
 /*
  * Which register records the value cache codes: those of a whole 64-bit
  * register, of 4 bytes that the register holds extended (a 32-bit write,
@@ -351,6 +380,8 @@ static void vc_choose(struct plan *pl)
 		uint32_t keep = recs | (1u << AE_DF_RSP) | (1u << 15);
 		uint32_t b = x->rec_before & 0xffffu, a = 0;
 
+		x->lc_scr = -1;
+		x->vc_scr_after = -1;
 		if (x->memfn || x->memfn_body || x->memfn_call || x->exit_entry)
 			continue;
 		for (int r = 0; r < 16; r++) {
@@ -368,8 +399,20 @@ static void vc_choose(struct plan *pl)
 				x->vc_before = b;
 		}
 		if (a && !(lout[k] & FL_BIT)) {
-			x->vc_scr_after = pick_scratch(~lout[k] & ~keep & ~loaded_unread(c, k) &
-						       0xffffu);
+			uint32_t dead = ~lout[k] & ~keep & ~loaded_unread(c, k) & 0xffffu;
+
+			/* the address cache's code recomputes the load's address
+			 * after it: both scratch registers outside that address */
+			if (lc_load(c, x) && (a >> x->df.dst) & 1) {
+				x->vc_scr_after = pick_scratch(dead & ~addr_regs(x));
+				if (x->vc_scr_after >= 0)
+					x->lc_scr = pick_scratch(dead & ~addr_regs(x) &
+								 ~(1u << x->vc_scr_after));
+				if (x->lc_scr < 0)
+					x->vc_scr_after = -1;
+			}
+			if (x->vc_scr_after < 0)
+				x->vc_scr_after = pick_scratch(dead);
 			if (x->vc_scr_after >= 0)
 				x->vc_after = a;
 		}
@@ -709,7 +752,8 @@ void ae_data_events(struct ae_ctx *c, int k,
 				w = 4;
 				flag = AE_VAL_REG_VC_LOW;
 			}
-			add(c, k, AE_EV_VAL_AFTER, w, flag, r, ae_vc_slot(c->objid, k, r, 1));
+			add(c, k, AE_EV_VAL_AFTER, w, flag, r, ae_vc_slot(c->objid, k, r, 1) |
+			    (x->lc_scr >= 0 && r == x->df.dst ? AE_VC_BY_ADDR : 0));
 		} else if ((x->rec_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);
 

@@ -22,8 +22,11 @@ struct out {
 	int nseq;
 	int nstub;
 	int ncmp;
-	/* value-cache records: the slot of each, for .ae_vcupd */
+	/* value-cache records: the slot of each store .Laevu<i>, and
+	 * whether a store into the address cache .Laevw<i> follows it, for
+	 * .ae_vcupd */
 	uint32_t *vcslot;
+	uint8_t *vclc;
 	int nvc, capvc;
 	/* pending taken-edge stubs of the current section */
 	char **stub;
@@ -85,24 +88,44 @@ static void vc_prelude(FILE *f, char sfx, const char *r, const char *t, const ch
 		sfx, r, t, sfx, sl, t, sfx, bias, t, sfx, max, t, next, n);
 }
 
+/* After a coding's commit: the stores into the value slot sl and, with
+ * the address cache (index in lt), its slot; then back to .Laevr<n>. */
+static void vc_stores(struct out *o, FILE *f, char q, const char *r, const char *sl,
+		      const char *lt, int n)
+{
+	int i = o->nvc++;
+
+	o->vcslot[i] = o->vcslot[n];
+	o->vclc[i] = !!lt;
+	fprintf(f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n", i, q, r, sl);
+	if (lt)
+		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n", i, r, AE_LC_SYMBOL, lt);
+	fprintf(f, "\tjmp\t.Laevr%d\n", n);
+}
+
 /*
  * Register reg coded against its value-cache slot (schema.h AE_VC_*)
  * with scratch register scr and the flags, both dead here (data.c); a
  * full value is its low `width` bytes (8, or 4 where the register is
  * those extended). With `low` (AE_VAL_REG_VC_LOW), only the low halves
  * of the register and the slot count, and only the slot's low half is
- * written. Four sequences, one per coding; each recomputes the
- * difference from the slot, so re-running one after a cut (invariant 2)
- * needs nothing from another. The slot is written after the commit,
- * outside every sequence: a cut before the commit leaves it alone, so a
- * re-run codes against the same value. .Laevu labels each such store,
- * for .ae_vcupd. The one-byte coding is inline; the others are out of
+ * written. With `memop` (AE_VC_BY_ADDR), the load just done from that
+ * operand: where the one-byte difference does not reach, the address
+ * cache's slot is tried first (its index in lscr, dead here too). One
+ * sequence per coding; each recomputes its comparison from the slots,
+ * so re-running one after a cut (invariant 2) needs nothing from
+ * another. The slots are written after the commit, outside every
+ * sequence: a cut before the commit leaves them alone, so a re-run codes
+ * against the same values. .Laevu and .Laevw label such stores, for
+ * .ae_vcupd. The one-byte difference is inline; the others are out of
  * line with the stubs.
  */
-static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width, int low)
+static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width, int low,
+			  int lscr, const char *memop)
 {
 	const char *r = low ? ae_reg32[reg] : ae_reg64[reg];
 	const char *t = low ? ae_reg32[scr] : ae_reg64[scr], *t64 = ae_reg64[scr];
+	const char *lt = memop ? ae_reg64[lscr] : NULL;
 	char q = low ? 'l' : 'q';
 	int n = o->nvc;
 	char sl[64], *buf;
@@ -110,15 +133,16 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	FILE *sf;
 
 	snprintf(sl, sizeof(sl), "%%fs:%s@tpoff+%u", AE_VC_SYMBOL, 8 * slot);
-	if (o->nvc + 4 > o->capvc) {
+	if (o->nvc + 5 > o->capvc) {
 		o->capvc = o->capvc ? o->capvc * 2 : 256;
 		o->vcslot = ae_xrealloc(o->vcslot, o->capvc * sizeof(uint32_t));
+		o->vclc = ae_xrealloc(o->vclc, o->capvc);
 	}
-	for (int i = 0; i < 4; i++)
-		o->vcslot[o->nvc++] = slot;
+	o->vcslot[o->nvc] = slot;
+	o->vclc[o->nvc++] = 0;
 	/* one byte: 2 * d */
 	seq_begin(o);
-	vc_prelude(o->f, q, r, t, sl, 64, 127, "aevb", n);
+	vc_prelude(o->f, q, r, t, sl, 64, 127, memop ? "aeva" : "aevb", n);
 	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
 		t64, t64, t64, ae_reg8[scr]);
 	seq_end(o);
@@ -129,13 +153,23 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
 		abort();
 	}
+	if (memop) {
+		/* the address slot's index, then: does it hold the value? */
+		fprintf(sf, ".Laeva%d:\n\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
+			n, memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
+		fprintf(sf, ".Lss%d:\n\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.Laevb%d\n"
+			"\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
+			o->nseq, ae_reg64[reg], AE_LC_SYMBOL, lt, n, AE_VC_BY_ADDR_HIT);
+		fprintf(sf, ".Lse%d:\n", o->nseq++);
+		vc_stores(o, sf, q, r, sl, lt, n);
+	}
 	/* two bytes: 4 * d + 1 */
 	fprintf(sf, ".Laevb%d:\n.Lss%d:\n", n, o->nseq);
 	vc_prelude(sf, q, r, t, sl, 8192, 16383, "aevt", n);
 	fprintf(sf, "\tleaq\t-32767(,%%%s,4), %%%s\n\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 1, q, r, sl, n);
+	vc_stores(o, sf, q, r, sl, lt, n);
 	/* three bytes: 8 * d + 3 */
 	fprintf(sf, ".Laevt%d:\n.Lss%d:\n", n, o->nseq);
 	vc_prelude(sf, q, r, t, sl, 0x100000, 0x1fffff, "aevf", n);
@@ -143,14 +177,14 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		"\tmovb\t%%%s, 2(%%r15)\n\tleaq\t3(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 2, q, r, sl, n);
+	vc_stores(o, sf, q, r, sl, lt, n);
 	/* the tag, then the value */
 	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
 	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmov%c\t%%%s, 1(%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
 		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : ae_reg64[reg],
 		1 + width);
 	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	fprintf(sf, ".Laevu%d:\n\tmov%c\t%%%s, %s\n\tjmp\t.Laevr%d\n", n + 3, q, r, sl, n);
+	vc_stores(o, sf, q, r, sl, lt, n);
 	fclose(sf);
 	add_stub(o, buf);
 }
@@ -258,7 +292,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 {
 	struct out o = { .f = f };
 	int *ev_first = ae_xmalloc((c->n + 1) * sizeof(int));
-	char m[32], numbuf[48];
+	char m[32], numbuf[48], opbuf[AE_LOAD_OPERAND_MAX];
 
 	/* events are sorted by instruction; index the first of each */
 	for (int k = 0; k <= c->n; k++)
@@ -308,7 +342,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					emit_value_reg(&o, ev->a, ev->width);
 				} else if (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) {
 					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width,
-						      ev->flag == AE_VAL_REG_VC_LOW);
+						      ev->flag == AE_VAL_REG_VC_LOW, -1, NULL);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
@@ -390,8 +424,10 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 			else if (ev->kind == AE_EV_VAL_AFTER &&
 				 (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_SEXT ||
 				  ev->flag == AE_VAL_REG_VC_LOW))
-				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b, ev->width,
-					      ev->flag == AE_VAL_REG_VC_LOW);
+				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b & ~AE_VC_BY_ADDR,
+					      ev->width, ev->flag == AE_VAL_REG_VC_LOW, c->in[k].lc_scr,
+					      ev->b & AE_VC_BY_ADDR ?
+					      ae_load_operand(s->text, opbuf, sizeof(opbuf)) : NULL);
 			else if (ev->kind == AE_EV_VAL_AFTER)
 				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
 					       (int)ev->a : 1,
@@ -404,13 +440,18 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 	free(ev_first);
 
 	if (c->vcache)
-		fprintf(f, "\t.tls_common\t%s, %d, 64\n", AE_VC_SYMBOL, 8 * AE_VC_SLOTS);
+		fprintf(f, "\t.tls_common\t%s, %d, 64\n\t.tls_common\t%s, %d, 64\n",
+			AE_VC_SYMBOL, 8 * AE_VC_SLOTS, AE_LC_SYMBOL, 8 * AE_LC_SLOTS);
 	if (o.nvc) {
 		fprintf(f, "\t.section\t.ae_vcupd,\"\",@progbits\n\t.balign 4\n");
-		for (int i = 0; i < o.nvc; i++)
+		for (int i = 0; i < o.nvc; i++) {
 			fprintf(f, "\t.long\t.Laevu%d, %u\n", i, o.vcslot[i]);
+			if (o.vclc[i])
+				fprintf(f, "\t.long\t.Laevw%d, %#x\n", i, AE_VC_ADDR_STORE);
+		}
 	}
 	free(o.vcslot);
+	free(o.vclc);
 
 	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
 		c->objid, c->n);
@@ -444,7 +485,8 @@ static void write_orig(struct ae_ctx *c, FILE *f, const char *orig_o,
 	}
 	/* the same TLS layout as the program's */
 	if (c->vcache)
-		fprintf(f, "\t.tls_common\t%s, %d, 64\n", AE_VC_SYMBOL, 8 * AE_VC_SLOTS);
+		fprintf(f, "\t.tls_common\t%s, %d, 64\n\t.tls_common\t%s, %d, 64\n",
+			AE_VC_SYMBOL, 8 * AE_VC_SLOTS, AE_LC_SYMBOL, 8 * AE_LC_SLOTS);
 	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
 		c->objid, c->a.ninsn);
 	for (int k = 0; k < c->a.ninsn; k++)

@@ -67,6 +67,8 @@ struct insn {
 	uint32_t vc_after;	/* of rec_after: the same */
 	int vc_scr_before;	/* a gpr dead there, for the cache's code */
 	int vc_scr_after;
+	int lc_scr;		/* a second one after a load whose record also
+				 * has the address cache (AE_VC_BY_ADDR), or -1 */
 	struct ae_df_op df;
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */

@@ -29,8 +29,12 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 			hd.version = AE_SCHEMA_VERSION_VC;
 	for (int i = 0; i < c->nev; i++)
 		if ((c->ev[i].kind == AE_EV_VAL || c->ev[i].kind == AE_EV_VAL_AFTER) &&
-		    c->ev[i].flag == AE_VAL_REG_VC_LOW)
+		    c->ev[i].flag == AE_VAL_REG_VC_LOW && hd.version < AE_SCHEMA_VERSION_VC_LOW)
 			hd.version = AE_SCHEMA_VERSION_VC_LOW;
+	for (int i = 0; i < c->nev; i++)
+		if (c->ev[i].kind == AE_EV_VAL_AFTER && c->ev[i].b & AE_VC_BY_ADDR &&
+		    (c->ev[i].flag == AE_VAL_REG_VC || c->ev[i].flag == AE_VAL_REG_VC_SEXT))
+			hd.version = AE_SCHEMA_VERSION_VC_ADDR;
 
 	if (!f)
 		return ae_err(c, 0, "cannot create %s: %s", path, strerror(errno));

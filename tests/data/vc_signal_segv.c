@@ -1,6 +1,6 @@
 /* The SIGSEGV handler of vc_signal.c, built with -fno-ae-vcache: a fault
- * on a store into the read-only value cache (or elsewhere on its pages)
- * makes the cache writable again, then runs touch() as the interrupted
+ * on a store into the cache main made read-only (or elsewhere on its
+ * pages: vc_lo, vc_hi) makes it writable again, then runs touch() as the interrupted
  * code did. Installed here, where its address is taken, so that its entry
  * records %rsp. SIGALRM waits while it runs: that handler's stores would
  * fault again. */

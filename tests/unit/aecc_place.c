@@ -518,6 +518,8 @@ static const char vcache_asm[] =
 	"v32:\n\tmovl\t(%rdi), %eax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
 	"vsx:\n\tmovslq\t(%rdi), %rdx\n\tmovq\t(%rsi,%rdx,8), %rax\n\tret\n"
 	"vlow:\n\tmovq\t(%rdi), %r9\n\tleal\t1(%r9), %eax\n\tmovzbl\t(%rsi,%rax), %eax\n\tret\n"
+	"vr11:\n\tleaq\t8(%rdi), %r11\n\tmovq\t(%r11), %rax\n\tmovq\t(%rax), %rax\n\tret\n"
+	"vself:\n\tmovq\t8(%rdi), %rdi\n\tmovq\t(%rdi), %rax\n\tret\n"
 	"varg:\n\tleal\t1(%rsi), %eax\n\tmovzbl\t(%rdi,%rax), %eax\n\tret\n"
 	"vbsf:\n\tbsfl\t%esi, %r10d\n\tmovq\t(%rdi,%r10,8), %rax\n\tret\n"
 	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n"
@@ -554,8 +556,20 @@ static void vcache_checks(const char *dir)
 	k = insn_with(&c, "movq\t(%rdi), %rax");
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && ev->a == 0 && ev->width == 8 &&
-	       ev->b == ae_vc_slot(c.objid, k, 0, 1), "%s", "vcache",
+	       (ev->b & ~AE_VC_BY_ADDR) == ae_vc_slot(c.objid, k, 0, 1), "%s", "vcache",
 	       "a loaded pointer: coded against its slot");
+	result(ev && ev->b & AE_VC_BY_ADDR && c.in[k].lc_scr >= 0 && c.in[k].lc_scr != 7 &&
+	       c.in[k].vc_scr_after != 7 && c.in[k].lc_scr != c.in[k].vc_scr_after, "%s", "vcache",
+	       "... and the address cache's: two scratch registers, neither the address's %rdi");
+	k = insn_with(&c, "movq\t(%r11), %rax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && ev->b & AE_VC_BY_ADDR && c.in[k].vc_scr_after != 11 && c.in[k].lc_scr >= 0 &&
+	       c.in[k].lc_scr != 11, "%s", "vcache",
+	       "the address cache's scratch registers: not the address's %r11, dead after the load");
+	k = insn_with(&c, "movq\t8(%rdi), %rdi");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && !(ev->b & AE_VC_BY_ADDR) && c.in[k].lc_scr < 0, "%s", "vcache",
+	       "a load that overwrites its address register: not the address cache's");
 	k = insn_with(&c, "movq\t(%rdi), %rdx");
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
 	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
