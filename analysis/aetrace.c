@@ -261,6 +261,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
 		sum.lc_signals += x->st.lc_signals;
+		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
 	}
@@ -281,9 +282,9 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.lc_hits);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
-	printf("signals          %llu (%llu before a value-cache store, %llu of them before an address-cache store)\n",
+	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
-	       (unsigned long long)sum.lc_signals);
+	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

@@ -349,7 +349,10 @@ static int deliver(struct ae_regen *g)
 			g->vc->v[vslot] = g->vcl.old;
 		if (g->vcl.lc) {
 			g->vc->lc[g->vcl.lslot] = g->vcl.lold;
-			g->st.lc_signals++;
+			if (vslot < AE_VC_SLOTS)
+				g->st.lc_signals++;
+			else
+				g->st.lcw_signals++;
 		}
 		g->st.vc_signals++;
 		if (g->debug && vslot < AE_VC_SLOTS)

@@ -306,5 +306,16 @@ const char *ae_load_operand(const char *text, char *buf, size_t len)
 	buf[i] = 0;
 	if (ops[i] != ',' || !strchr(buf, '(') || !strchr(buf, '%') || strchr(buf, ':'))
 		return NULL;
+	/* a numeric label ("1b", "2f") would mean another label elsewhere */
+	for (i = 0; buf[i]; i++)
+		if (isdigit((unsigned char)buf[i]) && (!i || !isalnum((unsigned char)buf[i - 1]))) {
+			size_t j = i;
+
+			while (isdigit((unsigned char)buf[j]))
+				j++;
+			if ((buf[j] == 'b' || buf[j] == 'f') && !isalnum((unsigned char)buf[j + 1]) &&
+			    buf[j + 1] != '_')
+				return NULL;
+		}
 	return buf;
 }

@@ -46,7 +46,7 @@ void ae_insn_split(const char *text, char *mnem, size_t mlen, const char **ops);
  * The memory operand of a two-operand load "mov SRC, DST" (its text up
  * to the first comma outside parentheses), into buf of len bytes.
  * Returns buf, or NULL when that is no register-based memory operand
- * (or longer than len - 1, or with a segment).
+ * (or longer than len - 1, with a segment, or naming a numeric label).
  */
 const char *ae_load_operand(const char *text, char *buf, size_t len);
 #define AE_LOAD_OPERAND_MAX	128

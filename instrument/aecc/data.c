@@ -338,10 +338,11 @@ static uint32_t addr_regs(const struct insn *x)
 }
 
 /*
- * A load whose record the address cache may code: mov, movzx or movslq
- * from an address computed from registers (a static address is one
- * place's: the value cache does that), other than the destination, whose
- * whole value (not a low half) is recorded.
+ * A load whose record the address cache may code: a mov of 4 or 8 bytes
+ * or a movslq (narrower loads keep plain 1- or 2-byte records) from an
+ * address computed from registers (a static address is one place's: the
+ * value cache does that) other than the destination, whose whole value
+ * (not the low half of 8 bytes) is recorded.
  */
 static int lc_load(const struct ae_ctx *c, const struct insn *x)
 {
@@ -352,11 +353,11 @@ static int lc_load(const struct ae_ctx *c, const struct insn *x)
 	if (x->kind != IK_PLAIN || !op->has_mem || op->mem.acc != AE_ACC_L || op->str ||
 	    op->rep || op->mem.rip || op->mem.fs || op->dst < 0 || op->dst > 15 ||
 	    (op->mem.base < 0 && op->mem.index < 0) || (addr_regs(x) >> op->dst) & 1 ||
-	    (x->rec_after_low >> op->dst) & 1 ||
 	    (op->kind != AE_DF_MOV && op->kind != AE_DF_MOVZX && op->kind != AE_DF_MOVSX))
 		return 0;
 	w = def_width(x, op->dst, &sext);
-	return (w == 8 || w == 4) && ae_load_operand(c->a.st[x->stmt].text, buf, sizeof(buf));
+	return (w == 4 || (w == 8 && !((x->rec_after_low >> op->dst) & 1))) &&
+	       ae_load_operand(c->a.st[x->stmt].text, buf, sizeof(buf));
 }
 
 /*

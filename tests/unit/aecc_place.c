@@ -547,6 +547,19 @@ static void vcache_checks(const char *dir)
 		{ "cmpxchgl\t%esi, %r11d", "cmpxchg's 32-bit destination: all 8 bytes, coded",
 		  AE_VAL_REG_VC, 11, 8 },
 	};
+	/* the operand the address cache's code recomputes the address of */
+	static const struct {
+		const char *insn, *want, *what;
+	} ops[] = {
+		{ "movq\t0x10(%rax,%rbx,4), %rcx", "0x10(%rax,%rbx,4)",
+		  "a load's operand, commas inside parentheses" },
+		{ "movl\t-8(%rbp), %eax", "-8(%rbp)", "a negative displacement" },
+		{ "movq\ttab+16(,%rdx,8), %rax", "tab+16(,%rdx,8)", "a symbol and an index" },
+		{ "movq\t1b(%rax), %rcx", NULL, "a numeric label: another label out of line, refused" },
+		{ "movq\t%fs:8(%rax), %rcx", NULL, "a segment: refused" },
+		{ "movq\t%rax, %rcx", NULL, "no memory operand: refused" },
+	};
+	char buf[AE_LOAD_OPERAND_MAX];
 	struct ae_ctx c;
 	const struct ae_event *ev;
 	int k;
@@ -591,6 +604,12 @@ static void vcache_checks(const char *dir)
 	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
 	       !event_at(&c, k, AE_EV_VAL, AE_VAL_REG), "%s", "vcache",
 	       "a 32-bit argument's low half before a 32-bit lea: coded, low halves only");
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		const char *got = ae_load_operand(ops[i].insn, buf, sizeof(buf));
+
+		result(ops[i].want ? got && !strcmp(got, ops[i].want) : !got, "%s", "vcache",
+		       ops[i].what);
+	}
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		k = insn_with(&c, recs[i].insn);
 		ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, -1) : NULL;
