@@ -51,14 +51,12 @@ static int ev_addr_cmp(const void *a, const void *b)
 static int vc_event_bad(const struct ae_schema_obj *h, const struct ae_event *e)
 {
 	int by_addr = !!(e->b & AE_VC_BY_ADDR);
-	uint32_t need = by_addr ? AE_SCHEMA_VERSION_VC_ADDR :
-			e->flag == AE_VAL_REG_VC_LOW ? AE_SCHEMA_VERSION_VC_LOW : AE_SCHEMA_VERSION_VC;
 
 	if ((e->kind != AE_EV_VAL && e->kind != AE_EV_VAL_AFTER) ||
 	    (e->flag != AE_VAL_REG_VC && e->flag != AE_VAL_REG_VC_SEXT &&
 	     e->flag != AE_VAL_REG_VC_LOW))
 		return 0;
-	if (!(h->flags & AE_SCHEMA_F_DATA) || h->version < need || e->a > 15 ||
+	if (!(h->flags & AE_SCHEMA_F_DATA) || e->a > 15 ||
 	    (e->b & ~AE_VC_BY_ADDR) >= AE_VC_SLOTS ||
 	    (by_addr && (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG_VC_LOW)))
 		return 1;
@@ -92,13 +90,12 @@ static int load_maps(struct ae_program *p)
 
 		if (h->magic == AE_SCHEMA_MAGIC && h->version == 3)
 			return perr(p->prog.path, "built by an older aecc (schema version 3, another value-cache coding): build it again");
-		if (h->magic == AE_SCHEMA_MAGIC && h->version > AE_SCHEMA_VERSION_VC_ADDR &&
+		if (h->magic == AE_SCHEMA_MAGIC && h->version > AE_SCHEMA_VERSION_MAX &&
 		    h->version < 256)
 			return perr(p->prog.path, "built by a newer aecc (a schema version this aetrace does not know): use that aecc's aetrace");
 		if (h->magic != AE_SCHEMA_MAGIC ||
-		    (h->version != AE_SCHEMA_VERSION && h->version != AE_SCHEMA_VERSION_EXPAND &&
-		     h->version != AE_SCHEMA_VERSION_VC && h->version != AE_SCHEMA_VERSION_VC_LOW &&
-		     h->version != AE_SCHEMA_VERSION_VC_ADDR) ||
+		    h->version < AE_SCHEMA_VERSION ||
+		    h->version > AE_SCHEMA_VERSION_MAX ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
 		nev += h->nev;
@@ -133,10 +130,10 @@ static int load_maps(struct ae_program *p)
 
 			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
 			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_ARGS_AT_CALL ||
-			    (ev[i].kind == AE_EV_ARGS_AT_CALL &&
-			     (h->version < AE_SCHEMA_VERSION_EXPAND || !ae_memfn_args(ev[i].a))) ||
+			    h->version < ae_event_version(&ev[i]) ||
+			    (ev[i].kind == AE_EV_ARGS_AT_CALL && !ae_memfn_args(ev[i].a)) ||
 			    (ev[i].kind == AE_EV_EXPAND &&
-			     (h->version < AE_SCHEMA_VERSION_EXPAND || !(h->flags & AE_SCHEMA_F_DATA) ||
+			     (!(h->flags & AE_SCHEMA_F_DATA) ||
 			      !ae_memfn_args(ev[i].a) || ev[i].width != ae_memfn_result_width(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||

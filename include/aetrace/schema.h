@@ -32,6 +32,8 @@
 #define AE_SCHEMA_VERSION_VC_LOW	5
 /* version 6: an object that carries AE_VC_BY_ADDR records */
 #define AE_SCHEMA_VERSION_VC_ADDR	6
+/* the newest version this header describes */
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_VC_ADDR
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -225,5 +227,21 @@ struct ae_event {
 	uint32_t a;
 	uint32_t b;
 };
+
+/* The schema version an object carrying event e needs. Returns it (1
+ * for events every version has). */
+static inline uint32_t ae_event_version(const struct ae_event *e)
+{
+	if (e->kind == AE_EV_EXPAND || e->kind == AE_EV_ARGS_AT_CALL)
+		return AE_SCHEMA_VERSION_EXPAND;
+	if (e->kind != AE_EV_VAL && e->kind != AE_EV_VAL_AFTER)
+		return AE_SCHEMA_VERSION;
+	if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT ||
+	    e->flag == AE_VAL_REG_VC_LOW)
+		return e->b & AE_VC_BY_ADDR ? AE_SCHEMA_VERSION_VC_ADDR :
+		       e->flag == AE_VAL_REG_VC_LOW ? AE_SCHEMA_VERSION_VC_LOW :
+		       AE_SCHEMA_VERSION_VC;
+	return AE_SCHEMA_VERSION;
+}
 
 #endif /* AETRACE_SCHEMA_H */

@@ -20,21 +20,8 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 	int ok;
 
 	for (int i = 0; i < c->nev; i++)
-		if (c->ev[i].kind == AE_EV_EXPAND || c->ev[i].kind == AE_EV_ARGS_AT_CALL)
-			hd.version = AE_SCHEMA_VERSION_EXPAND;
-	for (int i = 0; i < c->nev; i++)
-		if ((c->ev[i].kind == AE_EV_VAL || c->ev[i].kind == AE_EV_VAL_AFTER) &&
-		    (c->ev[i].flag == AE_VAL_REG_VC || c->ev[i].flag == AE_VAL_REG_VC_SEXT) &&
-		    hd.version < AE_SCHEMA_VERSION_VC)
-			hd.version = AE_SCHEMA_VERSION_VC;
-	for (int i = 0; i < c->nev; i++)
-		if ((c->ev[i].kind == AE_EV_VAL || c->ev[i].kind == AE_EV_VAL_AFTER) &&
-		    c->ev[i].flag == AE_VAL_REG_VC_LOW && hd.version < AE_SCHEMA_VERSION_VC_LOW)
-			hd.version = AE_SCHEMA_VERSION_VC_LOW;
-	for (int i = 0; i < c->nev; i++)
-		if (c->ev[i].kind == AE_EV_VAL_AFTER && c->ev[i].b & AE_VC_BY_ADDR &&
-		    (c->ev[i].flag == AE_VAL_REG_VC || c->ev[i].flag == AE_VAL_REG_VC_SEXT))
-			hd.version = AE_SCHEMA_VERSION_VC_ADDR;
+		if (ae_event_version(&c->ev[i]) > hd.version)
+			hd.version = ae_event_version(&c->ev[i]);
 
 	if (!f)
 		return ae_err(c, 0, "cannot create %s: %s", path, strerror(errno));

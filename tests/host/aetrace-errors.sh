@@ -76,6 +76,38 @@ fi
 cp p badown && cp p.orig badown.orig && objcopy --update-section .ae_check=badown.bin badown
 expect_error "own-routine mask with a bit for no routine" "badown: corrupt .ae_check" \
 	"$top/bin/aetrace" regen t.zst badown
+# Schema versions: a record coding needs the version that brought it
+# (schema.h ae_event_version); an object claiming an older one is corrupt,
+# one newer than this aetrace knows is refused by name. schema_patch.py
+# rewrites an object's version and the .ae_check hash ("same": the hash
+# alone, which must leave the program usable).
+"$top/bin/aecc" -fae-data -O2 -o vl "$top/tests/data/vc_low.c" || exit 1
+"$top/bin/aecc" -fae-data -fno-ae-vcache -O2 -c -o segv.o "$top/tests/data/vc_signal_segv.c" || exit 1
+"$top/bin/aecc" -fae-data -O2 -o vs "$top/tests/data/vc_signal.c" segv.o || exit 1
+"$top/bin/aerun" -q -o vl.zst -- ./vl >/dev/null || exit 1
+"$top/bin/aerun" -q -o vs.zst -- ./vs >/dev/null || exit 1
+# schema_case NAME WHAT PROG: a copy of PROG (and twin) as NAME, patched
+schema_case() {
+	cp "$3" "$1" && cp "$3.orig" "$1.orig" &&
+	python3 "$top/tests/host/schema_patch.py" "$1" "$2" >/dev/null
+}
+"$top/bin/aetrace" regen --format=lackey vl.zst vl > vl.good || exit 1
+if schema_case same same vl && "$top/bin/aetrace" regen --format=lackey vl.zst same > out 2> err &&
+   cmp -s out vl.good; then
+	ok "schema rewritten with its own version and a new hash: the same trace"
+else
+	not_ok "schema rewritten with its own version and a new hash: the same trace"
+	sed 's/^/# /' err | head -3
+fi
+schema_case low4 low-at-4 vl || exit 1
+expect_error "low-half records in a version 4 object" "low4: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vl.zst low4
+schema_case addr5 addr-at-5 vs || exit 1
+expect_error "address-cache records in a version 5 object" "addr5: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vs.zst addr5
+schema_case newer newer vl || exit 1
+expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
+	"$top/bin/aetrace" regen --format=lackey vl.zst newer
 cp p st && cp p.orig st.orig && strip -g st st.orig
 if "$top/bin/aetrace" regen t.zst st > out 2> err && cmp -s out good; then
 	ok "strip -g: program and twin still regenerate the same trace"

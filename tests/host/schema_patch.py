@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""schema_patch.py PROG WHAT - rewrite one object's .ae_schema version in
+PROG in place, then its .ae_check program hash (include/aetrace/imgcheck.h),
+so that aetrace reads the schema instead of refusing a changed file. A test
+helper for tests/host/aetrace-errors.sh. WHAT:
+  low-at-4    the first object with an AE_VAL_REG_VC_LOW record: version 4
+  addr-at-5   the first object with an AE_VC_BY_ADDR record: version 5
+  newer       the first object: the version after the newest aetrace reads
+  same        the first object: its own version (the hash alone rewritten)
+Prints the object's old and new version; exits 1 if there is no such object."""
+import struct
+import sys
+
+EV_VAL, EV_VAL_AFTER = 5, 6
+VAL_REG_VC, VAL_REG_VC_SEXT, VAL_REG_VC_LOW = 12, 13, 14
+VC_BY_ADDR = 0x80000000
+NEWER = 7
+
+
+def sections(img):
+    shoff, = struct.unpack_from("<Q", img, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", img, 0x3a)
+    hdrs = [struct.unpack_from("<IIQQQQ", img, shoff + i * shentsize) for i in range(shnum)]
+    stroff = hdrs[shstrndx][4]
+    for name, typ, flags, _, off, size in hdrs:
+        end = img.index(b"\0", stroff + name)
+        yield img[stroff + name:end].decode(), typ, flags, off, size
+
+
+def check_hash(img):
+    """FNV-1a 64 over the loaded sections and the two aetrace tables."""
+    h = 0xcbf29ce484222325
+    for name, typ, flags, off, size in sections(img):
+        if not ((flags & 2) and typ != 8) and name not in (".ae_schema", ".ae_imap"):
+            continue
+        for byte in name.encode() + b"\0" + struct.pack("<Q", size) + img[off:off + size]:
+            h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
+def main():
+    path, what = sys.argv[1], sys.argv[2]
+    img = bytearray(open(path, "rb").read())
+    sec = {name: (off, size) for name, _, _, off, size in sections(img)}
+    so, slen = sec[".ae_schema"]
+    pos = 0
+    while pos + 32 <= slen:
+        magic, version, size, _, _, nev = struct.unpack_from("<6I", img, so + pos)
+        evs = [struct.unpack_from("<IHBBII", img, so + pos + 32 + 16 * i) for i in range(nev)]
+        hit = what in ("newer", "same") or any(
+            kind in (EV_VAL, EV_VAL_AFTER) and
+            ((what == "low-at-4" and flag == VAL_REG_VC_LOW) or
+             (what == "addr-at-5" and flag in (VAL_REG_VC, VAL_REG_VC_SEXT) and b & VC_BY_ADDR))
+            for _, kind, _, flag, _, b in evs)
+        if hit:
+            new = {"low-at-4": 4, "addr-at-5": 5, "newer": NEWER, "same": version}[what]
+            struct.pack_into("<I", img, so + pos + 4, new)
+            co, _ = sec[".ae_check"]
+            struct.pack_into("<Q", img, co + 8, check_hash(img))
+            open(path, "wb").write(img)
+            print(f"{path}: schema object at {pos}: version {version} -> {new}")
+            return 0
+        pos += (size + 3) & ~3
+    print(f"{path}: no schema object for {what}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
