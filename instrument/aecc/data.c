@@ -422,6 +422,67 @@ static void vc_choose(struct plan *pl)
 	free(lout);
 }
 
+/*
+ * A register recorded after k where the flags are live (a load between a
+ * compare and its branch: `cmpb; mov (%rdx),%rsi; jne`) cannot have the
+ * value cache, whose code needs them dead. Where k's only successor is
+ * that branch and each side of it either does not read the register or
+ * is entered from the branch alone, with the flags dead: record it
+ * before each such side instead (the same value; nothing between reads
+ * it), and the cache codes it there.
+ */
+static void sink_past_flags(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n, *nsucc = ae_xcalloc(n + 1, sizeof(int)), *succ = ae_xcalloc(2 * n + 2, sizeof(int));
+	uint32_t *lin = ae_xcalloc(n + 1, sizeof(uint32_t));
+	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
+
+	backward(pl, lin, lout, live_in);
+	for (int k = 0; k < n; k++)
+		for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
+			int p = pl->preds[i];
+
+			if (nsucc[p] < 2)
+				succ[2 * p + nsucc[p]] = k;
+			nsucc[p]++;
+		}
+	for (int k = 0; k < n; k++) {
+		struct insn *x = &c->in[k];
+		uint32_t a = x->rec_after & 0xffffu & ~(1u << AE_DF_RSP);
+		int j = succ[2 * k], ok = 1;
+
+		if (!a || !(lout[k] & FL_BIT) || nsucc[k] != 1 || x->kind != IK_PLAIN ||
+		    x->memfn || x->memfn_body || x->df.kind == AE_DF_SYSCALL)
+			continue;
+		if (c->in[j].kind != IK_JCC || nsucc[j] != 2 || pl->entry[j] ||
+		    pl->pstart[j + 1] - pl->pstart[j] != 1 || (c->in[j].writes & a))
+			continue;
+		for (int i = 0; i < 2 && ok; i++) {
+			int t = succ[2 * j + i];
+			const struct insn *y = &c->in[t];
+
+			if (!(lin[t] & a))
+				continue;
+			ok = !pl->entry[t] && pl->pstart[t + 1] - pl->pstart[t] == 1 &&
+			     !(lin[t] & FL_BIT) && !y->memfn && !y->memfn_body && !y->memfn_call &&
+			     !y->exit_entry;
+		}
+		if (!ok)
+			continue;
+		x->rec_after &= ~a;
+		for (int i = 0; i < 2; i++) {
+			int t = succ[2 * j + i];
+
+			c->in[t].rec_before |= a & lin[t];
+		}
+	}
+	free(nsucc);
+	free(succ);
+	free(lin);
+	free(lout);
+}
+
 /* The instruction whose bytes hold (sec, off), or -1. */
 static int insn_covering(const struct ae_ctx *c, int sec, uint64_t off)
 {
@@ -667,6 +728,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		if (++rounds > 64 && added && !ret)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
+	if (!ret && c->vcache)
+		sink_past_flags(&pl);
 	if (!ret) {
 		uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
 

@@ -503,7 +503,8 @@ static void widths_checks(const char *dir)
  * register is their value, extended), and so is the low half of a 64-bit
  * value that only a 32-bit lea reads, or a 32-bit argument's, as low
  * halves (AE_VAL_REG_VC_LOW: their upper halves are unknown). bsf's and
- * cmpxchg's destinations may keep their upper half: all 8 bytes.
+ * cmpxchg's destinations may keep their upper half: all 8 bytes. A load
+ * between a compare and its branch is recorded on the branch's sides.
  */
 static const char vcache_asm[] =
 	"\t.text\n"
@@ -525,7 +526,12 @@ static const char vcache_asm[] =
 	"vcx:\n\tmovl\t%esi, %eax\n\tcmpxchgl\t%esi, %r11d\n\tmovq\t(%rdi,%r11,8), %rax\n\tret\n"
 	"vpop:\n\tpopq\t%rsi\n\tmovl\t(%rdi), %r11d\n\tmovq\t(%rdx,%r11,8), %rax\n"
 	"\taddq\t%r10, %rax\n\taddq\t%r9, %rax\n\taddq\t%r8, %rax\n\taddq\t%rcx, %rax\n"
-	"\taddq\t%rdx, %rax\n\tret\n";
+	"\taddq\t%rdx, %rax\n\tret\n"
+	"vsink:\n\tcmpb\t$0x45, 8(%r9)\n\tmovq\t(%rdx), %rsi\n\tjne\t1f\n"
+	"\tmovq\t(%r9), %rdi\n\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n1:\n\txorl\t%eax, %eax\n\tret\n"
+	"vjoin:\n\ttestq\t%rcx, %rcx\n\tje\t2f\n\tcmpb\t$0x45, 8(%r8)\n\tmovq\t(%r10), %rsi\n"
+	"\tjne\t2f\n\tmovq\t(%r8), %rdi\n\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n"
+	"2:\n\tmovq\t(%rsi), %rax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -599,6 +605,19 @@ static void vcache_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
 	result(ev && c.in[k].vc_scr_after == 7, "%s", "vcache",
 	       "a register just popped, unread, is not the scratch (valgrind would drop the pop's load): rdi is");
+	k = insn_with(&c, "movq\t(%rdx), %rsi");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "vcache",
+	       "a load between a compare and its branch: no record there, the flags are live");
+	k = insn_with(&c, "movq\t(%r9), %rdi");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL, AE_VAL_REG_VC) : NULL;
+	result(ev && ev->a == 6 && ev->width == 8 && ev->b == ae_vc_slot(c.objid, k, 6, 0),
+	       "%s", "vcache", "... but before the branch's side that reads it, coded");
+	k = insn_with(&c, "xorl\t%eax, %eax");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL, -1), "%s", "vcache",
+	       "... and none on the side that does not read it");
+	k = insn_with(&c, "movq\t(%r10), %rsi");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "vcache",
+	       "a side entered from elsewhere too reads it: the plain record stays");
 	k = insn_with(&c, "leal\t1(%rsi), %eax");
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL, AE_VAL_REG_VC_LOW) : NULL;
 	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
