@@ -427,9 +427,10 @@ static void vc_choose(struct plan *pl)
  * compare and its branch: `cmpb; mov (%rdx),%rsi; jne`) cannot have the
  * value cache, whose code needs them dead. Where k's only successor is
  * that branch and each side of it either does not read the register or
- * is entered from the branch alone, with the flags dead: record it
- * before each such side instead (the same value; nothing between reads
- * it), and the cache codes it there.
+ * is entered from the branch alone, with the flags dead and a register
+ * free: record it before each such side instead (the same value; nothing
+ * between reads it), and the cache codes it there. Only 64-bit values:
+ * a before-record is 8 bytes or a low half.
  */
 static void sink_past_flags(struct plan *pl)
 {
@@ -455,18 +456,29 @@ static void sink_past_flags(struct plan *pl)
 		if (!a || !(lout[k] & FL_BIT) || nsucc[k] != 1 || x->kind != IK_PLAIN ||
 		    x->memfn || x->memfn_body || x->df.kind == AE_DF_SYSCALL)
 			continue;
+		/* only whole 64-bit values: a narrower one's record after k
+		 * (a byte's, zero-extended) is smaller than a coded one */
+		for (int r = 0; r < 16 && ok; r++) {
+			int sext;
+
+			ok = !((a >> r) & 1) || (def_width(x, r, &sext) == 8 && !sext);
+		}
 		if (c->in[j].kind != IK_JCC || nsucc[j] != 2 || pl->entry[j] ||
 		    pl->pstart[j + 1] - pl->pstart[j] != 1 || (c->in[j].writes & a))
 			continue;
 		for (int i = 0; i < 2 && ok; i++) {
 			int t = succ[2 * j + i];
 			const struct insn *y = &c->in[t];
+			uint32_t dead;
 
 			if (!(lin[t] & a))
 				continue;
+			/* and a scratch register for the cache's code there */
+			dead = ~lin[t] & ~(y->rec_before | y->rec_after | a) & ~(1u << AE_DF_RSP) &
+			       ~(1u << 15) & ~loaded_unread(c, t - 1) & 0xffffu;
 			ok = !pl->entry[t] && pl->pstart[t + 1] - pl->pstart[t] == 1 &&
 			     !(lin[t] & FL_BIT) && !y->memfn && !y->memfn_body && !y->memfn_call &&
-			     !y->exit_entry;
+			     !y->exit_entry && pick_scratch(dead) >= 0;
 		}
 		if (!ok)
 			continue;

@@ -531,7 +531,9 @@ static const char vcache_asm[] =
 	"\tmovq\t(%r9), %rdi\n\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n1:\n\txorl\t%eax, %eax\n\tret\n"
 	"vjoin:\n\ttestq\t%rcx, %rcx\n\tje\t2f\n\tcmpb\t$0x45, 8(%r8)\n\tmovq\t(%r10), %rsi\n"
 	"\tjne\t2f\n\tmovq\t(%r8), %rdi\n\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n"
-	"2:\n\tmovq\t(%rsi), %rax\n\tret\n";
+	"2:\n\tmovq\t(%rsi), %rax\n\tret\n"
+	"vbyte:\n\tcmpb\t$0x45, 8(%r11)\n\tmovzbl\t(%rdx), %esi\n\tjne\t3f\n"
+	"\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n3:\n\txorl\t%eax, %eax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -615,6 +617,10 @@ static void vcache_checks(const char *dir)
 	k = insn_with(&c, "xorl\t%eax, %eax");
 	result(k >= 0 && !event_at(&c, k, AE_EV_VAL, -1), "%s", "vcache",
 	       "... and none on the side that does not read it");
+	k = insn_with(&c, "movzbl\t(%rdx), %esi");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->width == 1, "%s", "vcache",
+	       "a byte loaded there keeps its 1-byte record (a coded one would be larger)");
 	k = insn_with(&c, "movq\t(%r10), %rsi");
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "vcache",
 	       "a side entered from elsewhere too reads it: the plain record stays");
