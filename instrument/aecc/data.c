@@ -330,6 +330,17 @@ static uint32_t loaded_unread(const struct ae_ctx *c, int last)
 	return m;
 }
 
+/*
+ * The registers free for the cache's code at a point where `live` is
+ * live and `recs` are recorded: not %rsp, not %r15 (the trace cursor),
+ * and not one that a load just before it (ending at `last`) left unread.
+ */
+static uint32_t scratch_free(const struct ae_ctx *c, uint32_t live, uint32_t recs, int last)
+{
+	return ~live & ~recs & ~(1u << AE_DF_RSP) & ~(1u << 15) & ~loaded_unread(c, last) &
+	       0xffffu;
+}
+
 /* The registers x's memory operand's address is made of. */
 static uint32_t addr_regs(const struct insn *x)
 {
@@ -378,7 +389,6 @@ static void vc_choose(struct plan *pl)
 	for (int k = 0; k < n; k++) {
 		struct insn *x = &c->in[k];
 		uint32_t recs = (x->rec_before | x->rec_after) & 0xffffu;
-		uint32_t keep = recs | (1u << AE_DF_RSP) | (1u << 15);
 		uint32_t b = x->rec_before & 0xffffu, a = 0;
 
 		x->lc_scr = -1;
@@ -394,13 +404,12 @@ static void vc_choose(struct plan *pl)
 		if (x->df.kind == AE_DF_SYSCALL)
 			a = 0;	/* a clone child's first record: its cache is new */
 		if (b && !(lin[k] & FL_BIT)) {
-			x->vc_scr_before = pick_scratch(~lin[k] & ~keep & ~loaded_unread(c, k - 1) &
-							0xffffu);
+			x->vc_scr_before = pick_scratch(scratch_free(c, lin[k], recs, k - 1));
 			if (x->vc_scr_before >= 0)
 				x->vc_before = b;
 		}
 		if (a && !(lout[k] & FL_BIT)) {
-			uint32_t dead = ~lout[k] & ~keep & ~loaded_unread(c, k) & 0xffffu;
+			uint32_t dead = scratch_free(c, lout[k], recs, k);
 
 			/* the address cache's code recomputes the load's address
 			 * after it: both scratch registers outside that address */
@@ -456,6 +465,9 @@ static void sink_past_flags(struct plan *pl)
 		if (!a || !(lout[k] & FL_BIT) || nsucc[k] != 1 || x->kind != IK_PLAIN ||
 		    x->memfn || x->memfn_body || x->df.kind == AE_DF_SYSCALL)
 			continue;
+		if (c->in[j].kind != IK_JCC || nsucc[j] != 2 || pl->entry[j] ||
+		    pl->pstart[j + 1] - pl->pstart[j] != 1 || (c->in[j].writes & a))
+			continue;
 		/* only whole 64-bit values: a narrower one's record after k
 		 * (a byte's, zero-extended) is smaller than a coded one */
 		for (int r = 0; r < 16 && ok; r++) {
@@ -463,22 +475,17 @@ static void sink_past_flags(struct plan *pl)
 
 			ok = !((a >> r) & 1) || (def_width(x, r, &sext) == 8 && !sext);
 		}
-		if (c->in[j].kind != IK_JCC || nsucc[j] != 2 || pl->entry[j] ||
-		    pl->pstart[j + 1] - pl->pstart[j] != 1 || (c->in[j].writes & a))
-			continue;
 		for (int i = 0; i < 2 && ok; i++) {
 			int t = succ[2 * j + i];
 			const struct insn *y = &c->in[t];
-			uint32_t dead;
-
 			if (!(lin[t] & a))
 				continue;
 			/* and a scratch register for the cache's code there */
-			dead = ~lin[t] & ~(y->rec_before | y->rec_after | a) & ~(1u << AE_DF_RSP) &
-			       ~(1u << 15) & ~loaded_unread(c, t - 1) & 0xffffu;
 			ok = !pl->entry[t] && pl->pstart[t + 1] - pl->pstart[t] == 1 &&
 			     !(lin[t] & FL_BIT) && !y->memfn && !y->memfn_body && !y->memfn_call &&
-			     !y->exit_entry && pick_scratch(dead) >= 0;
+			     !y->exit_entry &&
+			     pick_scratch(scratch_free(c, lin[t], y->rec_before | y->rec_after | a,
+						       t - 1)) >= 0;
 		}
 		if (!ok)
 			continue;
