@@ -5,6 +5,8 @@
  *
  * The writer keeps one ZSTD_CCtx for its whole life and flushes the zstd
  * stream at a chunk end when asked, so a reader can follow a growing file.
+ * Large payloads become frames of their own, compressed without a copy
+ * (container.h AE_WRITER_FRAME_MIN); a reader sees one stream either way.
  * The reader keeps one ZSTD_DCtx, decompresses into a linear buffer that
  * always holds at least the current chunk, and validates every header.
  */
@@ -52,6 +54,10 @@ struct ae_writer {
 	int fd;
 	void *out;
 	size_t out_cap;
+	void *frame;		/* output of one large payload's frame */
+	size_t frame_cap;
+	int threads;
+	int in_frame;		/* the streaming frame has input: end it first */
 	uint64_t in_bytes;
 	uint64_t out_bytes;
 	uint64_t chunks;
@@ -78,6 +84,7 @@ int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	w->threads = threads;
 	w->sink = sink;
 	w->sink_ctx = ctx;
 	w->cctx = ZSTD_createCCtx();
@@ -143,9 +150,46 @@ static int writer_feed(struct ae_writer *w, const void *src, size_t len,
 				return ret;
 			w->out_bytes += out.pos;
 		}
-		if (op == ZSTD_e_continue ? in.pos == in.size : rem == 0)
+		if (op == ZSTD_e_continue ? in.pos == in.size : rem == 0) {
+			w->in_frame = op != ZSTD_e_end;
 			return 0;
+		}
 	}
+}
+
+/*
+ * The chunk header h ends the streaming frame, and all but the last byte
+ * of the payload follow as one frame compressed in one call from the
+ * caller's buffer, where ZSTD_compressStream2 would copy them into its
+ * window. The last byte starts the next streaming frame: no frame ends
+ * at a chunk's end, so a file cut there is still a truncated frame, an
+ * error, as it is everywhere but after the close.
+ */
+static int writer_frame(struct ae_writer *w, const struct ae_chunk_hdr *h,
+			const void *payload, size_t len)
+{
+	size_t bound = ZSTD_compressBound(len), n;
+	int ret;
+
+	if (bound > w->frame_cap) {
+		void *p = realloc(w->frame, bound);
+
+		if (!p)
+			return -ENOMEM;
+		w->frame = p;
+		w->frame_cap = bound;
+	}
+	ret = writer_feed(w, h, sizeof(*h), ZSTD_e_end);
+	if (ret)
+		return ret;
+	n = ZSTD_compress2(w->cctx, w->frame, w->frame_cap, payload, len - 1);
+	if (ZSTD_isError(n))
+		return -EIO;
+	ret = w->sink(w->sink_ctx, w->frame, n);
+	if (ret)
+		return ret;
+	w->out_bytes += n;
+	return writer_feed(w, (const char *)payload + len - 1, 1, ZSTD_e_continue);
 }
 
 int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
@@ -162,9 +206,13 @@ int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 	if (len > AE_CHUNK_MAX_LEN || (len && !payload))
 		return -EINVAL;
 	h.crc = ae_crc32c(ae_crc32c(0, &h, sizeof(h)), payload, len);
-	ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);
-	if (!ret && len)
-		ret = writer_feed(w, payload, len, ZSTD_e_continue);
+	if (len >= AE_WRITER_FRAME_MIN && !w->threads) {
+		ret = writer_frame(w, &h, payload, len);
+	} else {
+		ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);
+		if (!ret && len)
+			ret = writer_feed(w, payload, len, ZSTD_e_continue);
+	}
 	if (!ret && flush)
 		ret = writer_feed(w, NULL, 0, ZSTD_e_flush);
 	if (ret) {
@@ -182,6 +230,8 @@ int ae_writer_flush(struct ae_writer *w)
 
 	if (w->err)
 		return w->err;
+	if (!w->in_frame)
+		return 0;
 	ret = writer_feed(w, NULL, 0, ZSTD_e_flush);
 	if (ret)
 		w->err = ret;
@@ -192,9 +242,11 @@ int ae_writer_close(struct ae_writer *w)
 {
 	int ret = w->err;
 
-	if (!ret)
+	/* an empty stream is still one (empty) frame */
+	if (!ret && (w->in_frame || !w->out_bytes))
 		ret = writer_feed(w, NULL, 0, ZSTD_e_end);
 	ZSTD_freeCCtx(w->cctx);
+	free(w->frame);
 	free(w->out);
 	free(w);
 	return ret;

@@ -7,6 +7,7 @@
  *   container_test check FILE [NCHUNKS]   FILE holds exactly what `write` made
  *   container_test dump FILE              one line per chunk; exit 1 + message on error
  *   container_test payloads FILE          headers + payloads of all chunks but SESSION
+ *   container_test frames FILE            the compressed offset where each zstd frame ends
  *   container_test craft OUT CASE         valid zstd, bad container: huge-len,
  *                                         bad-magic, bad-type, bad-crc, two-frames
  *   container_test crc                    ae_crc32c == bitwise reference
@@ -161,6 +162,48 @@ static int cmd_payloads(const char *path)
 	return ret < 0 ? 1 : 0;
 }
 
+/* One line per zstd frame of the file: the compressed offset it ends at. */
+static int cmd_frames(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0, off = 0, n;
+
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	do {
+		if (len == cap) {
+			uint8_t *p = realloc(buf, cap = cap ? 2 * cap : 1 << 20);
+
+			if (!p) {
+				fclose(f);
+				free(buf);
+				return 1;
+			}
+			buf = p;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	while (off < len) {
+		size_t k = ZSTD_findFrameCompressedSize(buf + off, len - off);
+
+		if (ZSTD_isError(k)) {
+			fprintf(stderr, "%s: no zstd frame at offset %zu: %s\n", path, off,
+				ZSTD_getErrorName(k));
+			free(buf);
+			return 1;
+		}
+		off += k;
+		printf("%zu\n", off);
+	}
+	free(buf);
+	return 0;
+}
+
 static size_t put_chunk(uint8_t *dst, uint16_t type, uint32_t len,
 			const void *pl, uint32_t magic, int bad_crc)
 {
@@ -289,12 +332,14 @@ int main(int argc, char **argv)
 		return cmd_dump(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "payloads"))
 		return cmd_payloads(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "frames"))
+		return cmd_frames(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "craft"))
 		return cmd_craft(argv[2], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "crc"))
 		return cmd_crc();
 	if (argc == 2 && !strcmp(argv[1], "crc-bench"))
 		return cmd_crc_bench();
-	fprintf(stderr, "usage: %s write|check|dump|craft|crc ... (see source)\n", argv[0]);
+	fprintf(stderr, "usage: %s write|check|dump|payloads|frames|craft|crc ... (see source)\n", argv[0]);
 	return 2;
 }
