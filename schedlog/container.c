@@ -6,7 +6,8 @@
  * The writer keeps one ZSTD_CCtx for its whole life and flushes the zstd
  * stream at a chunk end when asked, so a reader can follow a growing file.
  * Large payloads become frames of their own, compressed without a copy
- * (container.h AE_WRITER_FRAME_MIN); a reader sees one stream either way.
+ * (container.h, ae_writer_opts.frame_min); a reader sees one stream
+ * either way.
  * The reader keeps one ZSTD_DCtx, decompresses into a linear buffer that
  * always holds at least the current chunk, and validates every header.
  */
@@ -57,6 +58,7 @@ struct ae_writer {
 	void *frame;		/* output of one large payload's frame */
 	size_t frame_cap;
 	int threads;
+	uint32_t frame_min;
 	int in_frame;		/* the streaming frame has input: end it first */
 	uint64_t in_bytes;
 	uint64_t out_bytes;
@@ -85,6 +87,7 @@ int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
 		return -ENOMEM;
 	w->fd = -1;
 	w->threads = threads;
+	w->frame_min = o && o->frame_min ? o->frame_min : AE_WRITER_FRAME_MIN;
 	w->sink = sink;
 	w->sink_ctx = ctx;
 	w->cctx = ZSTD_createCCtx();
@@ -206,7 +209,7 @@ int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 	if (len > AE_CHUNK_MAX_LEN || (len && !payload))
 		return -EINVAL;
 	h.crc = ae_crc32c(ae_crc32c(0, &h, sizeof(h)), payload, len);
-	if (len >= AE_WRITER_FRAME_MIN && !w->threads) {
+	if (len >= w->frame_min && !w->threads) {
 		ret = writer_frame(w, &h, payload, len);
 	} else {
 		ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);

@@ -97,19 +97,23 @@ static inline uint32_t ae_crc32c_bitwise(uint32_t crc, const void *buf, size_t l
  * corruption with the byte offset in the decompressed stream.
  */
 struct ae_writer;
+/*
+ * Without worker threads, a payload of `frame_min` bytes or more but its
+ * last byte is compressed in one call straight from the caller's buffer,
+ * as a zstd frame of its own (its header ends the frame before, its last
+ * byte starts the next, so a chunk never ends at a frame end): the
+ * streaming API would first copy it into its window. aerun's 4 MiB
+ * sub-buffers of a data trace compress 15% faster so, for 0.3% more
+ * bytes; smaller chunks lose more of the history a new frame forgets
+ * (64 KiB, the driver's default sub-buffer: 21% more bytes, hardly
+ * faster), hence the default.
+ */
+#define AE_WRITER_FRAME_MIN	(2u << 20)
 struct ae_writer_opts {
 	int level;		/* zstd level, default 1 */
 	int threads;		/* zstd worker threads, 0 = single threaded */
+	uint32_t frame_min;	/* 0: AE_WRITER_FRAME_MIN */
 };
-/*
- * Without worker threads, a payload of AE_WRITER_FRAME_MIN bytes or more
- * but its last byte is compressed in one call straight from the caller's
- * buffer, as a zstd frame of its own (its header ends the frame before,
- * its last byte starts the next, so a chunk never ends at a frame end):
- * the streaming API would first copy it into its window, and a data
- * trace's sub-buffers compress 13-20% faster without that copy.
- */
-#define AE_WRITER_FRAME_MIN	(64u << 10)
 int ae_writer_open(struct ae_writer **wp, int fd, const struct ae_writer_opts *o);
 /* Append one chunk; flushes the zstd stream at the chunk end when `flush`. */
 int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,

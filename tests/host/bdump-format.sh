@@ -38,18 +38,22 @@ check "output is a plain zstd stream (zstd -t accepts it)" 'zstd -q -t "$tmp/rt.
 check "round trip through stdin ('-')" '"$ct" check - 40 < "$tmp/rt.zst"'
 check "check detects a different file (oracle can fail)" '! "$ct" check "$tmp/rt.zst" 39 2>/dev/null'
 
-# Payloads of AE_WRITER_FRAME_MIN (64 KiB) or more are frames of their own
-# without worker threads (compressed without a copy); with them, zstd's
-# jobs split the one stream. Truncated at every frame end (a chunk header
-# ends a frame, its payload but the last byte is the next one) and a byte
-# either side: a clear error, never a short read taken for the end.
-"$ct" write "$tmp/mixed.zst" 8
+# Payloads of frame_min bytes or more are frames of their own without
+# worker threads (compressed without a copy); with them, zstd's jobs split
+# the one stream; below the default (2 MiB; the driver's sub-buffers are
+# 64 KiB) the stream is one frame. Truncated at every frame end (a chunk
+# header ends a frame, its payload but the last byte is the next one) and
+# a byte either side: a clear error, never a short read taken for the end.
+"$ct" write "$tmp/mixed.zst" 8 1 0 65536
 "$ct" frames "$tmp/mixed.zst" > "$tmp/mixed.frames"
-check "without threads, the 70000- and 300000-byte payloads are frames of their own ($(wc -l < "$tmp/mixed.frames") frames)" \
+check "frame_min 64 KiB: the 70000- and 300000-byte payloads are frames of their own ($(wc -l < "$tmp/mixed.frames") frames)" \
 	'[ $(wc -l < "$tmp/mixed.frames") -eq 5 ] && "$ct" check "$tmp/mixed.zst" 8'
-"$ct" write "$tmp/mixed2.zst" 8 1 2
+"$ct" write "$tmp/mixed2.zst" 8 1 2 65536
 check "with 2 worker threads the same chunks are one frame" \
 	'[ $("$ct" frames "$tmp/mixed2.zst" | wc -l) -eq 1 ] && "$ct" check "$tmp/mixed2.zst" 8'
+"$ct" write "$tmp/mixed3.zst" 8
+check "the default frame_min keeps payloads under 2 MiB in the stream's one frame" \
+	'[ $("$ct" frames "$tmp/mixed3.zst" | wc -l) -eq 1 ] && "$ct" check "$tmp/mixed3.zst" 8'
 bad=0
 msize=$(stat -c %s "$tmp/mixed.zst")
 for e in $(cat "$tmp/mixed.frames"); do

@@ -3,7 +3,7 @@
  * container_test.c - test driver for the container codec (schedlog/container.c),
  * used by tests/host/bdump-format.sh and the bdump suites.
  *
- *   container_test write OUT [NCHUNKS [LEVEL [THREADS]]]  deterministic test file
+ *   container_test write OUT [NCHUNKS [LEVEL [THREADS [FRAME_MIN]]]]  deterministic test file
  *   container_test check FILE [NCHUNKS]   FILE holds exactly what `write` made
  *   container_test dump FILE              one line per chunk; exit 1 + message on error
  *   container_test payloads FILE          headers + payloads of all chunks but SESSION
@@ -48,9 +48,9 @@ static uint16_t test_type(int i)
 	return AE_CHUNK_SESSION + i % 5;
 }
 
-static int cmd_write(const char *out, int n, int level, int threads)
+static int cmd_write(const char *out, int n, int level, int threads, uint32_t frame_min)
 {
-	struct ae_writer_opts o = { .level = level, .threads = threads };
+	struct ae_writer_opts o = { .level = level, .threads = threads, .frame_min = frame_min };
 	struct ae_writer *w;
 	uint8_t *p = malloc(test_len(7) + n * 7);
 	int fd, ret;
@@ -325,7 +325,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "write"))
 		return cmd_write(argv[2], argc > 3 ? atoi(argv[3]) : 20,
-				 argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? atoi(argv[5]) : 0);
+				 argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? atoi(argv[5]) : 0,
+				 argc > 6 ? (uint32_t)strtoul(argv[6], NULL, 0) : 0);
 	if (argc >= 3 && !strcmp(argv[1], "check"))
 		return cmd_check(argv[2], argc > 3 ? atoi(argv[3]) : 20);
 	if (argc == 3 && !strcmp(argv[1], "dump"))
