@@ -108,6 +108,67 @@ static int defines(const struct insn *x, int r)
 	return (x->df.writes >> r) & 1;
 }
 
+static int def_width(const struct insn *x, int r, int *sext);
+
+/*
+ * Does an unknown input in `need` of instruction p's definition come, in
+ * the straight run of instructions that alone lead to p, from a load (a
+ * definition the transfer functions cannot follow) of more than w bytes,
+ * directly or through definitions they can? Following the inputs would
+ * then record that load's value each time p runs, wider than p's
+ * w-byte result (bzip2's
+ * CRC update: `(crc >> 24) ^ c` zero-extended from a byte indexes the
+ * table; 1 byte of index, not the 4 of the loaded crc).
+ */
+static int local_load(const struct plan *pl, int p, uint32_t need, int w, int depth)
+{
+	const struct ae_ctx *c = pl->c;
+
+	for (int q = 0; q < 16; q++) {
+		int j = p;
+
+		if (!((need >> q) & 1))
+			continue;
+		for (int steps = 0; steps < 32; steps++) {
+			const struct insn *y;
+			uint32_t in2;
+
+			if (pl->entry[j] || pl->pstart[j + 1] - pl->pstart[j] != 1)
+				break;
+			j = pl->preds[pl->pstart[j]];
+			y = &c->in[j];
+			if (y->kind != IK_PLAIN || y->memfn || y->memfn_body || y->memfn_call)
+				break;
+			if (!defines(y, q))
+				continue;
+			if ((out_of(pl, j) >> q) & 1)
+				break;
+			in2 = ae_df_inputs(&y->df, q);
+			if (in2 == AE_DF_NOT_AFFINE) {
+				int sext, w2 = def_width(y, q, &sext);
+
+				if (w2 > w)
+					return 1;
+				break;
+			}
+			in2 &= ~with_records(pl, j, pl->kin[j]) & 0xffffu;
+			if (in2 && depth < 4 && local_load(pl, j, in2, w, depth + 1))
+				return 1;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Record r after p, which narrows it (above), rather than its inputs? */
+static int narrow_here(const struct plan *pl, int p, int r, uint32_t need)
+{
+	const struct insn *x = &pl->c->in[p];
+	int sext, w = def_width(x, r, &sext);
+
+	return x->kind == IK_PLAIN && (w == 1 || w == 2) && !sext && local_load(pl, p, need, w, 0);
+}
+
 /*
  * Make r known on entering k: walk back to where its values are defined;
  * record after a definition the transfer functions cannot follow, or
@@ -155,6 +216,10 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			       AE_DF_NOT_AFFINE : ae_df_inputs(&x->df, r);
 			if (need != AE_DF_NOT_AFFINE) {
 				need &= ~in & 0xffffu;
+				if (need && !direct && narrow_here(pl, p, r, need)) {
+					x->rec_after |= 1u << r;
+					continue;
+				}
 				for (int q = 0; q < 16; q++)
 					if ((need >> q) & 1) {
 						stack[sp++] = p;
@@ -302,8 +367,6 @@ static int pick_scratch(uint32_t dead)
 			return order[i];
 	return -1;
 }
-
-static int def_width(const struct insn *x, int r, int *sext);
 
 /*
  * Registers that a load in the straight run of plain instructions ending

@@ -452,7 +452,12 @@ static const char widths_asm[] =
 	"gsx:\n\tmovslq\t(%rdi), %rax\n\tmovq\t(%rsi,%rax,8), %rax\n\tret\n"
 	"gint:\n\tpushq\t%rbx\n\tmovq\t%rsi, %rbx\n\tcall\text1\n\tcltq\n"
 	"\tmovl\t(%rbx,%rax,4), %eax\n\tpopq\t%rbx\n\tret\n"
-	"gptr:\n\tsubq\t$8, %rsp\n\tcall\text2\n\tmovl\t(%rax), %eax\n\taddq\t$8, %rsp\n\tret\n";
+	"gptr:\n\tsubq\t$8, %rsp\n\tcall\text2\n\tmovl\t(%rax), %eax\n\taddq\t$8, %rsp\n\tret\n"
+	"gcrc:\n\tmovl\t648(%rdi), %eax\n\tmovl\t%eax, %ecx\n\tsall\t$8, %eax\n\tshrl\t$24, %ecx\n"
+	"\txorl\t%esi, %ecx\n\tmovzbl\t%cl, %ecx\n\txorl\ttab(,%rcx,4), %eax\n"
+	"\tmovl\t%eax, 648(%rdi)\n\tret\n"
+	"gword:\n\tmovzbl\t(%rsi), %r8d\n\tshll\t$8, %r8d\n\torl\t%edx, %r8d\n"
+	"\tmovzwl\t%r8w, %r9d\n\tmovl\ttab(,%r9,4), %eax\n\tret\n";
 
 static void widths_checks(const char *dir)
 {
@@ -492,6 +497,23 @@ static void widths_checks(const char *dir)
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
 	result(ev && ev->a == 0 && ev->width == 8, "%s", "widths",
 	       "a pointer result: 8 bytes");
+	/* a byte-wide index computed in its block from a loaded 4-byte
+	 * value: the index's byte, not the loaded 4 */
+	k = insn_with(&c, "movzbl\t%cl, %ecx");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 1 && ev->width == 1, "%s", "widths",
+	       "a table index narrowed to a byte from a loaded crc: its 1 byte");
+	k = insn_with(&c, "movl\t648(%rdi), %eax");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "widths",
+	       "and nothing recorded at the crc's load");
+	/* narrowed, but from a byte load: the load's 1 byte stays */
+	k = insn_with(&c, "movzbl\t(%rsi), %r8d");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) : NULL;
+	result(ev && ev->a == 8 && ev->width == 1, "%s", "widths",
+	       "a 2-byte index made from a loaded byte: the byte's record stays");
+	k = insn_with(&c, "movzwl\t%r8w, %r9d");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "widths",
+	       "and none of the 2-byte index");
 	ae_ctx_free(&c);
 }
 
