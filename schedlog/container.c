@@ -58,6 +58,7 @@ struct ae_writer {
 	void *frame;		/* output of one large payload's frame */
 	size_t frame_cap;
 	int threads;
+	int level;
 	uint32_t frame_min;
 	int in_frame;		/* the streaming frame has input: end it first */
 	uint64_t in_bytes;
@@ -87,6 +88,7 @@ int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
 		return -ENOMEM;
 	w->fd = -1;
 	w->threads = threads;
+	w->level = level;
 	w->frame_min = o && o->frame_min ? o->frame_min : AE_WRITER_FRAME_MIN;
 	w->sink = sink;
 	w->sink_ctx = ctx;
@@ -161,6 +163,30 @@ static int writer_feed(struct ae_writer *w, const void *src, size_t len,
 }
 
 /*
+ * Does a payload of len bytes go in a frame of its own (container.h)?
+ * Only at levels up to 1, whose window (512 KiB) is an eighth of aerun's
+ * sub-buffer: a higher level's reaches across chunks, and a new frame
+ * forgets that history for no time saved. Not when the output buffer
+ * cannot grow: the stream needs none.
+ */
+static int writer_own_frame(struct ae_writer *w, size_t len)
+{
+	size_t bound = ZSTD_compressBound(len);
+
+	if (len < w->frame_min || w->threads || w->level > 1)
+		return 0;
+	if (bound > w->frame_cap) {
+		void *p = realloc(w->frame, bound);
+
+		if (!p)
+			return 0;
+		w->frame = p;
+		w->frame_cap = bound;
+	}
+	return 1;
+}
+
+/*
  * The chunk header h ends the streaming frame, and all but the last byte
  * of the payload follow as one frame compressed in one call from the
  * caller's buffer, where ZSTD_compressStream2 would copy them into its
@@ -171,17 +197,9 @@ static int writer_feed(struct ae_writer *w, const void *src, size_t len,
 static int writer_frame(struct ae_writer *w, const struct ae_chunk_hdr *h,
 			const void *payload, size_t len)
 {
-	size_t bound = ZSTD_compressBound(len), n;
+	size_t n;
 	int ret;
 
-	if (bound > w->frame_cap) {
-		void *p = realloc(w->frame, bound);
-
-		if (!p)
-			return -ENOMEM;
-		w->frame = p;
-		w->frame_cap = bound;
-	}
 	ret = writer_feed(w, h, sizeof(*h), ZSTD_e_end);
 	if (ret)
 		return ret;
@@ -209,7 +227,7 @@ int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 	if (len > AE_CHUNK_MAX_LEN || (len && !payload))
 		return -EINVAL;
 	h.crc = ae_crc32c(ae_crc32c(0, &h, sizeof(h)), payload, len);
-	if (len >= w->frame_min && !w->threads) {
+	if (writer_own_frame(w, len)) {
 		ret = writer_frame(w, &h, payload, len);
 	} else {
 		ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);
@@ -405,7 +423,7 @@ static int reader_fill(struct ae_reader *r, size_t need)
 
 			if (r->zret == 0 && r->in_off > 0)
 				return reader_fail(r, -EBADMSG,
-					"trailing garbage after the end of a zstd frame at compressed offset %llu (decompressed offset %llu): %s",
+					"trailing garbage or a corrupt frame after the end of a zstd frame at compressed offset %llu (decompressed offset %llu): %s",
 					(unsigned long long)r->in_off, doff, ZSTD_getErrorName(zr));
 			return reader_fail(r, -EBADMSG,
 				"corrupt zstd data near compressed offset %llu (decompressed offset %llu): %s",

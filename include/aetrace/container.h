@@ -98,15 +98,16 @@ static inline uint32_t ae_crc32c_bitwise(uint32_t crc, const void *buf, size_t l
  */
 struct ae_writer;
 /*
- * Without worker threads, a payload of `frame_min` bytes or more but its
- * last byte is compressed in one call straight from the caller's buffer,
- * as a zstd frame of its own (its header ends the frame before, its last
- * byte starts the next, so a chunk never ends at a frame end): the
- * streaming API would first copy it into its window. aerun's 4 MiB
- * sub-buffers of a data trace compress 15% faster so, for 0.3% more
+ * At zstd levels up to 1 and without worker threads, a payload of
+ * `frame_min` bytes or more but its last byte is compressed in one call
+ * straight from the caller's buffer, as a zstd frame of its own (its
+ * header ends the frame before, its last byte starts the next, so a
+ * chunk never ends at a frame end): the streaming API would first copy
+ * it into its window. aerun's 4 MiB sub-buffers of a data trace are
+ * written 8% (Lua) and 15% (bzip2) faster so, for 0.4% and 0.03% more
  * bytes; smaller chunks lose more of the history a new frame forgets
- * (64 KiB, the driver's default sub-buffer: 21% more bytes, hardly
- * faster), hence the default.
+ * (at the driver's 64 KiB sub-buffers, 21% more bytes for Lua's trace),
+ * hence the default (docs/ARCHITECTURE.md item 23).
  */
 #define AE_WRITER_FRAME_MIN	(2u << 20)
 struct ae_writer_opts {

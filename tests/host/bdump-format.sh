@@ -54,6 +54,48 @@ check "with 2 worker threads the same chunks are one frame" \
 "$ct" write "$tmp/mixed3.zst" 8
 check "the default frame_min keeps payloads under 2 MiB in the stream's one frame" \
 	'[ $("$ct" frames "$tmp/mixed3.zst" | wc -l) -eq 1 ] && "$ct" check "$tmp/mixed3.zst" 8'
+"$ct" write "$tmp/mixed4.zst" 8 3 0 65536
+check "above level 1 the same chunks are one frame (its window reaches across chunks)" \
+	'[ $("$ct" frames "$tmp/mixed4.zst" | wc -l) -eq 1 ] && "$ct" check "$tmp/mixed4.zst" 8'
+"$ct" write "$tmp/mixed5.zst" 8 1 0 70000
+"$ct" write "$tmp/mixed6.zst" 8 1 0 70001
+check "a payload of exactly frame_min bytes is a frame of its own, one byte less is not" \
+	'[ $("$ct" frames "$tmp/mixed5.zst" | wc -l) -eq 5 ] && [ $("$ct" frames "$tmp/mixed6.zst" | wc -l) -eq 3 ] &&
+	 "$ct" check "$tmp/mixed5.zst" 8 && "$ct" check "$tmp/mixed6.zst" 8'
+
+# frame_min 1: every payload but the empty one is a frame (a 1-byte one
+# an empty frame and its byte in the stream). Every truncation point and
+# every flipped bit: a clear error, or (a flip zstd ignores) the same
+# chunks.
+"$ct" write "$tmp/every.zst" 5 1 0 1
+"$ct" dump "$tmp/every.zst" > "$tmp/every.dump"
+esize=$(stat -c %s "$tmp/every.zst")
+check "frame_min 1: 5 chunks in $("$ct" frames "$tmp/every.zst" | wc -l) frames ($esize bytes)" \
+	'[ $("$ct" frames "$tmp/every.zst" | wc -l) -eq 9 ] && "$ct" check "$tmp/every.zst" 5'
+bad=0
+for ((i = 0; i < esize; i++)); do
+	head -c $i "$tmp/every.zst" > "$tmp/trunc.zst"
+	clear_error "$tmp/trunc.zst" || { bad=$((bad + 1)); echo "# truncation at $i: $(cat "$tmp/err")"; }
+done
+check "frame_min 1: every truncation point (0..$((esize - 1))) gives a clear error" '[ $bad -eq 0 ]'
+python3 - "$tmp/every.zst" "$tmp/eflips" <<'PY'
+import sys, os
+data = open(sys.argv[1], 'rb').read()
+os.makedirs(sys.argv[2])
+for i in range(len(data) * 8):
+    b = bytearray(data); b[i // 8] ^= 1 << (i % 8)
+    open(f"{sys.argv[2]}/{i}.zst", 'wb').write(b)
+PY
+bad=0
+for f in "$tmp"/eflips/*.zst; do
+	"$ct" dump "$f" > "$tmp/flip.dump" 2>"$tmp/err"
+	rc=$?
+	if ! { [ $rc -eq 1 ] && grep -q -- "$f" "$tmp/err" && grep -q offset "$tmp/err"; } &&
+	   ! { [ $rc -eq 0 ] && cmp -s "$tmp/flip.dump" "$tmp/every.dump"; }; then
+		bad=$((bad + 1)); echo "# flip $f: rc $rc $(head -c 300 "$tmp/err")"
+	fi
+done
+check "frame_min 1: every flipped bit ($((esize * 8))): a clear error or the same chunks" '[ $bad -eq 0 ]'
 bad=0
 msize=$(stat -c %s "$tmp/mixed.zst")
 for e in $(cat "$tmp/mixed.frames"); do
