@@ -37,6 +37,7 @@ struct plan {
 	char *entry;
 	uint32_t *kin;
 	uint32_t *req;		/* registers already needed at each insn */
+	uint32_t *narrow;	/* records narrow_here placed after each insn */
 };
 
 /* Known bits on entering instruction k's own execution (records included). */
@@ -160,13 +161,39 @@ static int local_load(const struct plan *pl, int p, uint32_t need, int w, int de
 	return 0;
 }
 
-/* Record r after p, which narrows it (above), rather than its inputs? */
+/*
+ * Record r after p, which narrows it (above), rather than its inputs?
+ * With the value cache, to 1 byte only: the cache codes a 4-byte load's
+ * record, often in 1 byte, and never a 2-byte one.
+ */
 static int narrow_here(const struct plan *pl, int p, int r, uint32_t need)
 {
 	const struct insn *x = &pl->c->in[p];
 	int sext, w = def_width(x, r, &sext);
 
-	return x->kind == IK_PLAIN && (w == 1 || w == 2) && !sext && local_load(pl, p, need, w, 0);
+	return x->kind == IK_PLAIN && (w == 1 || (w == 2 && !pl->c->vcache)) && !sext &&
+	       local_load(pl, p, need, w, 0);
+}
+
+/*
+ * A narrowed record whose register the regenerator knows without it (the
+ * load it spared was recorded after all, for another use) is dropped:
+ * the known sets stay as they are.
+ */
+static void drop_needless_narrow(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+
+	for (int k = 0; k < c->n; k++)
+		for (int r = 0; r < 16; r++) {
+			struct insn *x = &c->in[k];
+
+			if (!((pl->narrow[k] >> r) & 1))
+				continue;
+			x->rec_after &= ~(1u << r);
+			if (!((out_of(pl, k) >> r) & 1))
+				x->rec_after |= 1u << r;
+		}
 }
 
 /*
@@ -218,6 +245,7 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 				need &= ~in & 0xffffu;
 				if (need && !direct && narrow_here(pl, p, r, need)) {
 					x->rec_after |= 1u << r;
+					pl->narrow[p] |= 1u << r;
 					continue;
 				}
 				for (int q = 0; q < 16; q++)
@@ -724,6 +752,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	pl.entry = ae_xcalloc(n + 1, 1);
 	pl.kin = ae_xcalloc(n + 1, sizeof(uint32_t));
 	pl.req = ae_xcalloc(n + 1, sizeof(uint32_t));
+	pl.narrow = ae_xcalloc(n + 1, sizeof(uint32_t));
 	for (int i = 0; i < c->ne; i++)
 		if (c->e[i].to < n) {
 			from[np] = c->e[i].from;
@@ -810,6 +839,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		if (++rounds > 64 && added && !ret)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
+	if (!ret)
+		drop_needless_narrow(&pl);
 	if (!ret && c->vcache)
 		sink_past_flags(&pl);
 	if (!ret) {
@@ -844,6 +875,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	free(pl.entry);
 	free(pl.kin);
 	free(pl.req);
+	free(pl.narrow);
 	return ret;
 }
 

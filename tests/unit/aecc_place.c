@@ -457,7 +457,11 @@ static const char widths_asm[] =
 	"\txorl\t%esi, %ecx\n\tmovzbl\t%cl, %ecx\n\txorl\ttab(,%rcx,4), %eax\n"
 	"\tmovl\t%eax, 648(%rdi)\n\tret\n"
 	"gword:\n\tmovzbl\t(%rsi), %r8d\n\tshll\t$8, %r8d\n\torl\t%edx, %r8d\n"
-	"\tmovzwl\t%r8w, %r9d\n\tmovl\ttab(,%r9,4), %eax\n\tret\n";
+	"\tmovzwl\t%r8w, %r9d\n\tmovl\ttab(,%r9,4), %eax\n\tret\n"
+	"gboth:\n\tmovl\t(%rdi), %r10d\n\tmovzbl\t%r10b, %r11d\n\tmovl\ttab(,%r11,4), %edx\n"
+	"\tmovl\ttab(,%r10,4), %eax\n\tret\n"
+	"gloop:\n\tmovl\t(%rdi), %eax\n1:\n\tmovzbl\t%al, %r9d\n\taddl\ttab(,%r9,4), %r8d\n"
+	"\tdecl\t%esi\n\tjne\t1b\n\tmovl\t%r8d, %eax\n\tret\n";
 
 static void widths_checks(const char *dir)
 {
@@ -514,6 +518,17 @@ static void widths_checks(const char *dir)
 	k = insn_with(&c, "movzwl\t%r8w, %r9d");
 	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "widths",
 	       "and none of the 2-byte index");
+	/* the loaded value is needed whole too: its record alone */
+	k = insn_with(&c, "movl\t(%rdi), %r10d");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "widths",
+	       "a load also used whole as an index: recorded");
+	k = insn_with(&c, "movzbl\t%r10b, %r11d");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "widths",
+	       "and its low byte's index, known from it, is not recorded too");
+	/* a load before a loop, narrowed in it: once, before the loop */
+	k = insn_with(&c, "movzbl\t%al, %r9d");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "widths",
+	       "a byte index taken in a loop from a value loaded before it: not recorded in the loop");
 	ae_ctx_free(&c);
 }
 
@@ -555,7 +570,9 @@ static const char vcache_asm[] =
 	"\tjne\t2f\n\tmovq\t(%r8), %rdi\n\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n"
 	"2:\n\tmovq\t(%rsi), %rax\n\tret\n"
 	"vbyte:\n\tcmpb\t$0x45, 8(%r11)\n\tmovzbl\t(%rdx), %esi\n\tjne\t3f\n"
-	"\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n3:\n\txorl\t%eax, %eax\n\tret\n";
+	"\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n3:\n\txorl\t%eax, %eax\n\tret\n"
+	"vword:\n\tmovl\t(%rdi), %eax\n\txorl\t%edx, %eax\n\tmovzwl\t%ax, %ecx\n"
+	"\tmovl\t(%rsi,%rcx,4), %eax\n\tret\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -646,6 +663,9 @@ static void vcache_checks(const char *dir)
 	k = insn_with(&c, "movq\t(%r10), %rsi");
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "vcache",
 	       "a side entered from elsewhere too reads it: the plain record stays");
+	k = insn_with(&c, "movzwl\t%ax, %ecx");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "vcache",
+	       "a 2-byte index made from a 4-byte load: not narrowed (the load's record is coded)");
 	k = insn_with(&c, "leal\t1(%rsi), %eax");
 	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL, AE_VAL_REG_VC_LOW) : NULL;
 	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
