@@ -60,7 +60,7 @@ struct ae_writer {
 	int threads;
 	int level;
 	uint32_t frame_min;
-	int in_frame;		/* the streaming frame has input: end it first */
+	int in_frame;		/* a streaming frame is open: to end before another */
 	uint64_t in_bytes;
 	uint64_t out_bytes;
 	uint64_t chunks;
