@@ -117,9 +117,9 @@ static int def_width(const struct insn *x, int r, int *sext);
  * definition the transfer functions cannot follow) of more than w bytes,
  * directly or through definitions they can? Following the inputs would
  * then record that load's value each time p runs, wider than p's
- * w-byte result (bzip2's
- * CRC update: `(crc >> 24) ^ c` zero-extended from a byte indexes the
- * table; 1 byte of index, not the 4 of the loaded crc).
+ * w-byte result (bzip2's CRC update: `(crc >> 24) ^ c` zero-extended
+ * from a byte indexes the table; 1 byte of index, not the 4 of the
+ * loaded crc).
  */
 static int local_load(const struct plan *pl, int p, uint32_t need, int w, int depth)
 {
