@@ -150,9 +150,9 @@ err_close_sched:
  * failed: the capture is broken, so a receiver keeps it as an incomplete
  * session (no FIN) rather than a complete one.
  */
-static int out_close(struct out *o, int failed, char *err, size_t errlen)
+static int out_close(struct out *o, int failed, uint64_t *out_bytes, char *err, size_t errlen)
 {
-	int ret = ae_writer_close(o->w);
+	int ret = ae_writer_close(o->w, out_bytes);
 
 	if (ret)
 		snprintf(err, errlen, "%s: write failed: %s", o->name, strerror(-ret));
@@ -377,7 +377,7 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 	char err[640] = "";
 	double t0 = now_s(), last_flush = t0, last_prog = t0;
 	int show = !opt->quiet && isatty(STDERR_FILENO);
-	uint64_t out_bytes;
+	uint64_t out_bytes = 0;
 	int ret, r, failed = 0;
 
 	if (opt->synthetic)
@@ -471,8 +471,7 @@ written:
 	}
 	if (show)
 		fputc('\n', stderr);
-	out_bytes = ae_writer_out_bytes(o.w);
-	ret = out_close(&o, failed, err, sizeof(err));
+	ret = out_close(&o, failed, &out_bytes, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "bdump: %s\n", err);
 		failed = 1;

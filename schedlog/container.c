@@ -259,13 +259,15 @@ int ae_writer_flush(struct ae_writer *w)
 	return ret;
 }
 
-int ae_writer_close(struct ae_writer *w)
+int ae_writer_close(struct ae_writer *w, uint64_t *out_bytes)
 {
 	int ret = w->err;
 
 	/* an empty stream is still one (empty) frame */
 	if (!ret && (w->in_frame || !w->out_bytes))
 		ret = writer_feed(w, NULL, 0, ZSTD_e_end);
+	if (out_bytes)
+		*out_bytes = w->out_bytes;
 	ZSTD_freeCCtx(w->cctx);
 	free(w->frame);
 	free(w->out);

@@ -119,9 +119,13 @@ int ae_writer_open(struct ae_writer **wp, int fd, const struct ae_writer_opts *o
 /* Append one chunk; flushes the zstd stream at the chunk end when `flush`. */
 int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 		    uint64_t seq, const void *payload, uint32_t len, int flush);
-int ae_writer_close(struct ae_writer *w);	/* ends the stream, frees w */
+/*
+ * Ends the stream and frees w. `out_bytes`, unless NULL: every byte
+ * written to the fd, the stream's end included.
+ */
+int ae_writer_close(struct ae_writer *w, uint64_t *out_bytes);
 uint64_t ae_writer_in_bytes(const struct ae_writer *w);	/* before compression */
-uint64_t ae_writer_out_bytes(const struct ae_writer *w);	/* written to fd */
+uint64_t ae_writer_out_bytes(const struct ae_writer *w);	/* written so far */
 
 struct ae_reader;
 /* path "-" reads standard input. */

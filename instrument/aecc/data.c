@@ -177,8 +177,12 @@ static int narrow_here(const struct plan *pl, int p, int r, uint32_t need)
 
 /*
  * A narrowed record whose register the regenerator knows without it (the
- * load it spared was recorded after all, for another use) is dropped:
- * the known sets stay as they are.
+ * load it spared was recorded after all, for another use) is dropped.
+ * The known sets stay as they are, so each drop is checked against sets
+ * that are still exact: dropping leaves that instruction's out set as it
+ * was, so the old sets remain a fixpoint of the new equations, and the
+ * greatest one (forward() computes the greatest; fewer records cannot
+ * raise it). Two records can thus never each be dropped through the other.
  */
 static void drop_needless_narrow(struct plan *pl)
 {

@@ -123,6 +123,7 @@ struct aerun {
 	struct aerun_ring ring;
 	struct ae_writer *w;		/* NULL with --discard */
 	int out_fd;
+	uint64_t out_bytes;		/* written to out_fd, the stream end included */
 	struct aerun_seqtab seqtab;	/* of the first program */
 	pid_t pid;			/* the first program's process */
 

@@ -438,6 +438,7 @@ static int start(struct aerun *a)
 	return 0;
 }
 
+/* Write the trailer, end the stream, close the file: 0 or -errno. */
 static int finish_output(struct aerun *a)
 {
 	struct ae_exit ex = { .pid = a->pid, .status = a->status, .final_ip = a->final_ip };
@@ -447,35 +448,35 @@ static int finish_output(struct aerun *a)
 		.markers = a->markers,
 		.drops = 0,
 	};
-	int ret;
+	int ret, r;
 
 	ret = aerun_ring_finish(a);
-	if (ret) {
-		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
-		return ret;
-	}
 	if (!a->w)
-		return 0;
-	if (a->nr_mk)
+		goto out;
+	if (!ret && a->nr_mk)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, a->mk,
 				      a->nr_mk * sizeof(*a->mk), 0);
 	if (!ret)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_EXIT, 0, 0, &ex, sizeof(ex), 0);
 	if (!ret)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_END, 0, 0, &end, sizeof(end), 1);
-	if (ret) {
-		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out, strerror(-ret));
-		ae_writer_close(a->w);
-		a->w = NULL;
-		return ret;
-	}
-	return 0;
+	r = ae_writer_close(a->w, &a->out_bytes);
+	a->w = NULL;
+	ret = ret ? ret : r;
+	if (close(a->out_fd) && !ret)
+		ret = -errno;
+	a->out_fd = -1;
+out:
+	if (ret)
+		fprintf(stderr, "aerun: writing %s: %s\n", a->o.out ? a->o.out : "the trace",
+			strerror(-ret));
+	return ret;
 }
 
 static void summary(struct aerun *a)
 {
 	char st[32];
-	uint64_t out = a->w ? ae_writer_out_bytes(a->w) : 0;
+	uint64_t out = a->out_bytes;
 
 	if (WIFSIGNALED(a->status))
 		snprintf(st, sizeof(st), "killed by signal %d", WTERMSIG(a->status));
@@ -484,7 +485,7 @@ static void summary(struct aerun *a)
 	fprintf(stderr, "aerun: %s: %s, %llu witness bytes in %llu sub-buffers",
 		a->o.prog, st, (unsigned long long)a->raw_bytes,
 		(unsigned long long)a->commits);
-	if (a->w)
+	if (a->o.out)
 		fprintf(stderr, " -> %s %llu bytes (%.1f:1)", a->o.out,
 			(unsigned long long)out, out ? (double)a->raw_bytes / out : 0.0);
 	else
@@ -562,10 +563,6 @@ int main(int argc, char **argv)
 		ret = ret ? ret : -EIO;
 	if (!a.o.quiet)
 		summary(&a);
-	if (a.w && ae_writer_close(a.w)) {
-		fprintf(stderr, "aerun: closing %s: %s\n", a.o.out, strerror(errno));
-		ret = -EIO;
-	}
 	if (ret || a.failed)
 		return AERUN_EXIT_FAIL;
 	if (WIFSIGNALED(a.status))

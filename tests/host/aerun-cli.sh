@@ -41,6 +41,14 @@ if "$AERUN" -q -T 2 -o "$tmp/t2.zst" "$PROD" 1 >/dev/null 2>&1 &&
 else
 	not_ok "zstd with 2 worker threads writes a capture the checker accepts"
 fi
+# The summary's byte count is the file's size, the zstd stream's end included.
+"$AERUN" -o "$tmp/sz.zst" "$PROD" 1 >/dev/null 2>"$tmp/e"
+said=$(sed -n 's/.* -> [^ ]* \([0-9]*\) bytes (.*/\1/p' "$tmp/e")
+if [ -n "$said" ] && [ "$said" -eq "$(stat -c %s "$tmp/sz.zst")" ]; then
+	ok "summary counts every byte of the file"
+else
+	not_ok "summary counts every byte of the file" "said '$said'" "$(ls -l "$tmp/sz.zst")"
+fi
 # Malformed program files: one line naming the file and the cause, exit 126,
 # never a crash nor a run without the rollback table.
 size=$(stat -c %s "$PROD")

@@ -384,7 +384,7 @@ static int extract(const char *label, int image, const char *out)
 	    ae_writer_chunk(w, AE_CHUNK_SESSION, 0, 0, session, session_len, 0) ||
 	    ae_writer_chunk(w, AE_CHUNK_MARKERS, 0, 0, mk, nm * sizeof(*mk), 0) ||
 	    ae_writer_chunk(w, AE_CHUNK_DATA, 0, 0, buf, nb, 0) ||
-	    ae_writer_close(w)) {
+	    ae_writer_close(w, NULL)) {
 		fprintf(stderr, "aerun_region: cannot write %s\n", out);
 		return 1;
 	}

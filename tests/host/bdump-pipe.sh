@@ -28,6 +28,9 @@ cd "$tmp"
 check "file capture: exit 0" '[ $? -eq 0 ]'
 check "file capture verifies (payloads, seqs, END, SCHED)" '"$bd" --check file.zst file.sched >/dev/null'
 check "check fails on a different SCHED (oracle can fail)" '! "$bd" --check file.zst /dev/null 2>/dev/null'
+"$bd" --synthetic-source $spec sum.zst sum.sched 2>sum.err
+said=$(sed -n 's/.* -> \([0-9]*\) compressed .*/\1/p' sum.err)
+check "summary counts every byte of the file" '[ -n "$said" ] && [ "$said" -eq $(stat -c %s sum.zst) ]'
 
 "$bd" -q --synthetic-source $spec '|cat > pipe.zst' pipe.sched
 check "|command capture: exit 0" '[ $? -eq 0 ]'

@@ -380,7 +380,7 @@ int main(int argc, char **argv)
 	for (int c = 0; c < ncpu; c++)
 		if ((cpus[c].len || cpus[c].nmk) && flush_cpu(&cpus[c], c))
 			return 1;
-	if (ae_writer_close(w) || close(fd))
+	if (ae_writer_close(w, NULL) || close(fd))
 		return 1;
 	if (schedf && fclose(schedf))
 		return 1;

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	}
 	if (count)
 		printf("%llu\n", pos);
-	else if (ae_writer_close(w))
+	else if (ae_writer_close(w, NULL))
 		return 1;
 	ae_reader_close(r);
 	return 0;

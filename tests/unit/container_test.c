@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -53,6 +54,8 @@ static int cmd_write(const char *out, int n, int level, int threads, uint32_t fr
 	struct ae_writer_opts o = { .level = level, .threads = threads, .frame_min = frame_min };
 	struct ae_writer *w;
 	uint8_t *p = malloc(test_len(7) + n * 7);
+	uint64_t out_bytes = 0;
+	struct stat st;
 	int fd, ret;
 
 	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -66,11 +69,18 @@ static int cmd_write(const char *out, int n, int level, int threads, uint32_t fr
 		ret = ae_writer_chunk(w, test_type(i), i % 3, i, p, test_len(i), i % 2);
 	}
 	if (!ret)
-		ret = ae_writer_close(w);
-	close(fd);
+		ret = ae_writer_close(w, &out_bytes);
 	free(p);
-	if (ret) {
-		fprintf(stderr, "%s: write failed: %s\n", out, strerror(-ret));
+	if (ret || fstat(fd, &st)) {
+		fprintf(stderr, "%s: write failed: %s\n", out, strerror(ret ? -ret : errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	/* the count a summary prints is the file's size, the stream's end included */
+	if ((uint64_t)st.st_size != out_bytes) {
+		fprintf(stderr, "%s: %lld bytes, the writer counted %llu\n", out,
+			(long long)st.st_size, (unsigned long long)out_bytes);
 		return 1;
 	}
 	return 0;
