@@ -16,7 +16,9 @@
  * Across a call the ABI is trusted: rbx, rbp, r12-r15, %rsp and the %fs
  * base keep their values (the regenerator restores them at the return);
  * the caller-saved registers are defined by the call. %fs base is
- * recorded before the instruction that uses it.
+ * recorded before the instruction that uses it. A function only this
+ * object's direct calls enter knows on entry what all its call sites
+ * know of the argument registers (find_call_entries).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,19 @@ struct plan {
 	uint32_t *kin;
 	uint32_t *req;		/* registers already needed at each insn */
 	uint32_t *narrow;	/* records narrow_here placed after each insn */
+	int *cstart, *calls;	/* by_calls entries: their call sites, rows */
+	char *by_calls;		/* entered only by this object's direct calls */
 };
+
+/*
+ * What the regenerator still knows on entering a function from a call
+ * of it, beyond %rsp: the argument registers and the %fs base. Only
+ * those: the upper-half analysis (upper_live_in) treats the argument
+ * registers as read whole at a call, so a record of one reaching the
+ * call is never cut to its low half.
+ */
+#define CALL_PASSES	((1u << 0) | (1u << 1) | (1u << 2) | (1u << 6) | (1u << 7) | \
+			 (1u << 8) | (1u << 9) | (1u << AE_DF_RSP) | FS_BIT)
 
 /* Known bits on entering instruction k's own execution (records included). */
 static uint32_t with_records(const struct plan *pl, int k, uint32_t in)
@@ -85,14 +99,19 @@ static void forward(struct plan *pl)
 	int n = c->n, changed;
 
 	for (int k = 0; k < n; k++)
-		pl->kin[k] = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
+		pl->kin[k] = pl->entry[k] && !pl->by_calls[k] ? entry_known(&c->in[k]) : ALL;
 	do {
 		changed = 0;
 		for (int k = 0; k < n; k++) {
-			uint32_t v = pl->entry[k] ? entry_known(&c->in[k]) : ALL;
+			uint32_t v = pl->entry[k] && !pl->by_calls[k] ? entry_known(&c->in[k]) : ALL;
 
 			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
 				v &= out_of(pl, pl->preds[i]);
+			for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++) {
+				int p = pl->calls[i];
+
+				v &= with_records(pl, p, pl->kin[p]) & CALL_PASSES;
+			}
 			if (v != pl->kin[k]) {
 				pl->kin[k] = v;
 				changed = 1;
@@ -629,11 +648,13 @@ static int relocated(const struct ae_scan *s, const struct insn *x)
 
 /*
  * Functions whose address the object takes (not as a call or jump
- * target: a relocation, or a lea within their own section) may be
- * signal handlers, entered on a stack the kernel chose: they record %rsp
- * at their entry.
+ * target: a relocation in a section the program holds at run time, or a
+ * lea within their own section) may be signal handlers, entered on a
+ * stack the kernel chose: they record %rsp at their entry, and taken[]
+ * marks them. Debugging information and the unwinder's tables (.eh_frame)
+ * name every function without entering any.
  */
-static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
+static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *taken)
 {
 	size_t shstrndx;
 
@@ -649,7 +670,7 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 		if (!r->symsec || !scn || !gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(s->elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".ae_imap"))
+		if (!(sh.sh_flags & SHF_ALLOC) || (name && !strcmp(name, ".eh_frame")))
 			continue;
 		site = insn_covering(c, r->sec, r->off);
 		if (site >= 0 && (c->in[site].kind == IK_CALL || c->in[site].kind == IK_JMP ||
@@ -658,8 +679,10 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 		k = ae_insn_at(c, r->symsec, r->symval + r->addend);
 		if (k < 0 && (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32))
 			k = ae_insn_at(c, r->symsec, r->symval + r->addend + 4);
-		if (k >= 0 && c->in[k].func_start)
+		if (k >= 0 && c->in[k].func_start) {
 			c->in[k].rec_before |= 1u << AE_DF_RSP;
+			taken[k] = 1;
+		}
 	}
 	/* lea f(%rip) of a function in the lea's own section: the assembler
 	 * resolved it, no relocation tells */
@@ -670,9 +693,69 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s)
 		if (x->df.kind != AE_DF_LEA || !x->df.mem.rip || relocated(s, x))
 			continue;
 		k = ae_insn_at(c, x->sec, x->off + x->len + x->df.mem.disp);
-		if (k >= 0 && c->in[k].func_start)
+		if (k >= 0 && c->in[k].func_start) {
 			c->in[k].rec_before |= 1u << AE_DF_RSP;
+			taken[k] = 1;
+		}
 	}
+}
+
+/*
+ * Functions entered only by this object's direct calls (and jumps): a
+ * local name, the address never taken, none of the entries the runtime
+ * or the C library enter otherwise. Their known set on entry is what
+ * every call site knows of the registers a call passes (CALL_PASSES);
+ * the regenerator carries them across the call as it runs it.
+ */
+static void find_call_entries(struct plan *pl, const char *taken)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n;
+
+	for (int k = 0; k < n; k++) {
+		const struct insn *x = &c->in[k];
+
+		if (x->kind == IK_CALL && x->target >= 0 && !x->memfn_call)
+			pl->cstart[x->target + 1]++;
+	}
+	for (int k = 0; k < n; k++) {
+		const struct insn *x = &c->in[k];
+
+		pl->by_calls[k] = x->func_start && !x->exported && !taken[k] &&
+				  pl->cstart[k + 1] > 0 && !x->start_entry && !x->setjmp_entry &&
+				  !x->in_longjmp && !x->in_sigsetjmp && !x->exit_entry &&
+				  !x->memfn && !x->memfn_body;
+		if (!pl->by_calls[k])
+			pl->cstart[k + 1] = 0;
+	}
+	for (int k = 0; k < n; k++)
+		pl->cstart[k + 1] += pl->cstart[k];
+	pl->calls = ae_xmalloc((pl->cstart[n] + 1) * sizeof(int));
+	{
+		int *fill = ae_xcalloc(n + 1, sizeof(int));
+
+		for (int k = 0; k < n; k++) {
+			int t = c->in[k].target;
+
+			if (c->in[k].kind == IK_CALL && t >= 0 && !c->in[k].memfn_call &&
+			    pl->by_calls[t])
+				pl->calls[pl->cstart[t] + fill[t]++] = k;
+		}
+		free(fill);
+	}
+}
+
+/*
+ * An entry record of a register every call site already knows (it
+ * learnt it after the record was placed) is dropped. As in
+ * drop_needless_narrow, the known sets stay exact: the entry's known set
+ * with its records is unchanged.
+ */
+static void drop_needless_entry(struct plan *pl)
+{
+	for (int k = 0; k < pl->c->n; k++)
+		if (pl->by_calls[k])
+			pl->c->in[k].rec_before &= ~(pl->kin[k] & CALL_PASSES);
 }
 
 /* The table a relocation inside instruction x's bytes points at: its
@@ -757,6 +840,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	pl.kin = ae_xcalloc(n + 1, sizeof(uint32_t));
 	pl.req = ae_xcalloc(n + 1, sizeof(uint32_t));
 	pl.narrow = ae_xcalloc(n + 1, sizeof(uint32_t));
+	pl.cstart = ae_xcalloc(n + 2, sizeof(int));
+	pl.by_calls = ae_xcalloc(n + 1, 1);
 	for (int i = 0; i < c->ne; i++)
 		if (c->e[i].to < n) {
 			from[np] = c->e[i].from;
@@ -795,7 +880,13 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	free(to);
 	for (int k = 0; k < n; k++)
 		pl.entry[k] = c->in[k].func_start || pl.pstart[k] == pl.pstart[k + 1];
-	mark_address_taken(c, s);
+	{
+		char *taken = ae_xcalloc(n + 1, 1);
+
+		mark_address_taken(c, s, taken);
+		find_call_entries(&pl, taken);
+		free(taken);
+	}
 	/* after a system call that may be clone: the child's new stack */
 	for (int k = 0; k < n; k++)
 		if (c->in[k].df.kind == AE_DF_SYSCALL)
@@ -843,8 +934,10 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		if (++rounds > 64 && added && !ret)
 			ret = ae_err(c, 0, "data tracing: record placement does not converge");
 	} while (added && !ret);
-	if (!ret)
+	if (!ret) {
 		drop_needless_narrow(&pl);
+		drop_needless_entry(&pl);
+	}
 	if (!ret && c->vcache)
 		sink_past_flags(&pl);
 	if (!ret) {
@@ -880,6 +973,9 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	free(pl.kin);
 	free(pl.req);
 	free(pl.narrow);
+	free(pl.cstart);
+	free(pl.calls);
+	free(pl.by_calls);
 	return ret;
 }
 

@@ -34,6 +34,7 @@ struct insn {
 	int ext;		/* direct target outside the object */
 	int next;		/* physical successor, -1 if none */
 	int func_start;
+	int exported;		/* a global or weak symbol names it */
 	int rep;		/* 1 rep movs/stos, 2 repe/repne cmps/scas */
 	enum ind_kind ind;
 	int ind_reg;		/* capstone register (REG, TABLE index) */

@@ -159,11 +159,16 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				continue;
 			if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
 				continue;
+			/* another object may enter at any global name (an
+			 * alias's too); the start-up code at an ifunc's */
+			k = ae_insn_at(c, sym.st_shndx, sym.st_value);
+			if (k >= 0 && (GELF_ST_BIND(sym.st_info) != STB_LOCAL ||
+				       GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC))
+				c->in[k].exported = 1;
 			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
 			    !(GELF_ST_TYPE(sym.st_info) == STT_NOTYPE &&
 			      GELF_ST_BIND(sym.st_info) != STB_LOCAL))
 				continue;
-			k = ae_insn_at(c, sym.st_shndx, sym.st_value);
 			if (k < 0)
 				continue;
 			c->in[k].func_start = 1;

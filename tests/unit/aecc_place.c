@@ -533,6 +533,78 @@ static void widths_checks(const char *dir)
 }
 
 /*
+ * -fae-data across calls: a local function that only this object's
+ * direct calls enter knows on entry the argument registers every call
+ * site knows, so it records none of them there. Any other entry records
+ * them: a global name (another object may call it), an address taken (a
+ * lea, a pointer in data), a call site that does not know the value.
+ * Debugging information and .eh_frame naming a function take no address.
+ */
+static const char callers_asm[] =
+	"\t.text\n"
+	"\t.type\tleaf, @function\n"
+	"leaf:\n\tmovl\t(%rdi,%rsi,4), %eax\n\tret\n"
+	"\t.globl\tpub\n\t.type\tpub, @function\n"
+	"pub:\n\tmovq\t(%rdi), %rax\n\tret\n"
+	"\t.type\ttaken, @function\n"
+	"taken:\n\tmovq\t(%rdx), %rax\n\tret\n"
+	"\t.type\tinptr, @function\n"
+	"inptr:\n\tmovq\t(%rcx), %rax\n\tret\n"
+	"\t.type\tmixed, @function\n"
+	"mixed:\n\tmovq\t(%r8), %rax\n\tret\n"
+	"\t.globl\tcaller\n\t.type\tcaller, @function\n"
+	"caller:\n\tpushq\t%rbx\n\tmovq\t(%rdi), %rbx\n"
+	"\tmovq\t%rbx, %rdi\n\tmovl\t$3, %esi\n\tcall\tleaf\n"
+	"\tmovq\t%rbx, %rdi\n\tcall\tpub\n"
+	"\tleaq\ttaken(%rip), %rax\n\tmovq\t%rbx, %rdx\n\tcall\ttaken\n"
+	"\tmovq\t%rbx, %rcx\n\tcall\tinptr\n"
+	"\tmovq\t%rbx, %r8\n\tcall\tmixed\n"
+	"\tmovq\t%rax, %r8\n\tcall\tmixed\n"
+	"\tmovq\t8(%rbx), %rax\n\tpopq\t%rbx\n\tret\n"
+	"\t.section\t.data.rel.local,\"aw\"\n\t.quad\tinptr\n"
+	"\t.section\t.debug_info,\"\",@progbits\n\t.quad\tleaf\n\t.quad\tmixed\n"
+	"\t.section\t.eh_frame,\"a\",@progbits\n\t.long\tleaf-.\n";
+
+static void callers_checks(const char *dir)
+{
+	static const struct {
+		const char *insn, *what;
+		int reg, recorded;
+	} want[] = {
+		{ "movl\t(%rdi,%rsi,4), %eax",
+		  "a local function's arguments its one call site knows: not recorded at its entry "
+		  "(debugging information and .eh_frame name it)", 7, 0 },
+		{ "movl\t(%rdi,%rsi,4), %eax", "nor its constant argument", 6, 0 },
+		{ "movq\t(%rdi), %rax", "a global function's argument: recorded at its entry", 7, 1 },
+		{ "movq\t(%rdx), %rax", "a local function whose address a lea takes: recorded", 2, 1 },
+		{ "movq\t(%rcx), %rax", "a local function a pointer in data names: recorded", 1, 1 },
+		{ "movq\t(%r8), %rax", "a local function one of whose call sites does not know: recorded",
+		  8, 1 },
+	};
+	struct ae_ctx c;
+	int k;
+
+	if (analyze_data_asm(dir, "callers", callers_asm, 0, &c))
+		return;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct ae_event *ev = NULL;
+
+		k = insn_with(&c, want[i].insn);
+		for (int j = 0; j < c.nev && k >= 0; j++)
+			if ((int)c.ev[j].insn == k && c.ev[j].kind == AE_EV_VAL &&
+			    c.ev[j].flag == AE_VAL_REG && (int)c.ev[j].a == want[i].reg)
+				ev = &c.ev[j];
+		result(k >= 0 && !!ev == want[i].recorded, "%s", "callers", want[i].what);
+	}
+	/* the caller's own record (it uses the value too) is what the
+	 * callees learn from */
+	k = insn_with(&c, "movq\t(%rdi), %rbx");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "callers",
+	       "the caller records the value it loads and passes");
+	ae_ctx_free(&c);
+}
+
+/*
  * -fae-data's value cache: a 64-bit record is coded against it where the
  * flags are dead, with a scratch register nothing reads later; where a
  * compare's flags are still to be read (cmov), the record stays plain.
@@ -732,6 +804,7 @@ int main(void)
 	}
 	memfn_checks(dir);
 	widths_checks(dir);
+	callers_checks(dir);
 	vcache_checks(dir);
 	{
 		char cmd[64];
