@@ -19,7 +19,8 @@
 # tests/data/signal_memfn.c: asynchronous signals inside expanded library
 # routines regenerate completely. tests/data/vc_signal.c: signals between
 # a value-cache record and its slots' stores (vcsig); aetrace stats'
-# record counts with and without the value cache (vcstats);
+# record counts with and without the value cache (vcstats); a -g build
+# regenerates the same trace from as many value bytes (debuginfo);
 # tests/data/vc_low.c: low halves coded in every form (vclow).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
@@ -462,6 +463,36 @@ vcsig() {
 	rm -f "$d/t.zst"
 }
 
+# debuginfo: corpus/recursion.c (static functions, calls by the million)
+# built with and without -g: the same code, so the same regenerated
+# trace and the same value bytes (debugging information names every
+# function; it must not count as taking its address, which would record
+# %rsp at every entry).
+debuginfo() {
+	local d=$work/debug_info v
+	mkdir -p "$d"
+	: >"$d/res"
+	for v in plain g; do
+		mkdir -p "$d/$v"
+		if ! "$aecc" -fae-data -O2 $([ $v = g ] && echo -g) -o "$d/$v/p" \
+			"$top/tests/corpus/recursion.c" >"$d/aecc.log" 2>&1 ||
+		   ! (cd "$d/$v" && $clean_env "$aerun" -o "$d/$v/t.zst" -- ./p >/dev/null 2>&1) ||
+		   ! "$aetrace" stats "$d/$v/t.zst" "$d/$v/p" >"$d/$v/stats" 2>"$d/err" ||
+		   ! "$aetrace" regen --format=lackey "$d/$v/t.zst" "$d/$v/p" >"$d/$v/regen" 2>>"$d/err"; then
+			{ echo "not ok - debug_info: $v build, run and regen"; head -3 "$d/aecc.log" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+			return
+		fi
+		grep '^value bytes' "$d/$v/stats" >"$d/$v/vb"
+	done
+	if cmp -s "$d/plain/regen" "$d/g/regen" && cmp -s "$d/plain/vb" "$d/g/vb" &&
+	   [ -s "$d/plain/regen" ]; then
+		echo "ok - debug_info: a -g build regenerates the same trace from as many value bytes ($(cat "$d/g/vb"))" >>"$d/res"
+	else
+		{ echo "not ok - debug_info: a -g build's trace differs"; cat "$d/plain/vb" "$d/g/vb" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -f "$d"/*/t.zst "$d"/*/regen
+}
+
 # vcstats: corpus/hash_table.c built with and without the value cache
 # (-fno-ae-vcache): aetrace stats' record counts add up to its value
 # bytes in both, only the cached build has value-cache records, it
@@ -581,14 +612,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn vcsig vcstats ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn vcsig vcstats ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn vcsig vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn vcsig vcstats debuginfo ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcstats) name=vc_stats ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
