@@ -469,7 +469,11 @@ written:
 		fprintf(stderr, "%sbdump: %s\n", show ? "\n" : "", err);
 		err[0] = 0;
 	}
-	if (show)
+	/* the last state on its own line, even when the run was shorter
+	 * than one progress interval */
+	if (show && !failed)
+		progress(&o, &st, t0, src, 1);
+	else if (show)
 		fputc('\n', stderr);
 	ret = out_close(&o, failed, &out_bytes, err, sizeof(err));
 	if (ret) {

@@ -20,6 +20,7 @@
  * object's direct calls enter knows on entry what all its call sites
  * know of the argument registers (find_call_entries).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -646,6 +647,100 @@ static int relocated(const struct ae_scan *s, const struct insn *x)
 	return 0;
 }
 
+static int ident_char(char ch)
+{
+	return isalnum((unsigned char)ch) || ch == '_' || ch == '.';
+}
+
+/* Is p inside a string of t ("...": debugging information's names)? */
+static int in_quotes(const char *t, const char *p)
+{
+	int in = 0;
+
+	for (const char *q = t; q < p; q++)
+		if (*q == '"' && (q == t || q[-1] != '\\'))
+			in = !in;
+	return in;
+}
+
+/* Is statement st `.set ALIAS, name` (or .equ, .equiv): another name at
+ * the same address, which mark_functions sees in the symbol table? */
+static int alias_of(const struct ae_stmt *st, const char *name)
+{
+	const char *t = st->text, *comma;
+
+	if (st->kind != AE_ST_DIRECTIVE ||
+	    (strncmp(t, ".set", 4) && strncmp(t, ".equ", 4)))
+		return 0;
+	comma = strrchr(t, ',');
+	if (!comma)
+		return 0;
+	comma += strspn(comma + 1, " \t") + 1;
+	return !strcmp(comma, name);
+}
+
+/* Is statement st a direct call or jump to `name` (or name@PLT)? */
+static int branch_to(const struct ae_ctx *c, const struct ae_stmt *st, const char *name)
+{
+	const char *t = st->text;
+	size_t l = strlen(name);
+	int kind = st->insn >= 0 ? c->in[st->insn].kind : -1;
+
+	if (kind != IK_CALL && kind != IK_JMP && kind != IK_JCC)
+		return 0;
+	t += strcspn(t, " \t");
+	t += strspn(t, " \t");
+	return !strncmp(t, name, l) && (!t[l] || !strcmp(t + l, "@PLT"));
+}
+
+/*
+ * Does the assembly name the function starting at instruction k (any of
+ * its labels) anywhere but in its own definition, symbol directives and
+ * direct calls and jumps? Then its address may be taken in a way no
+ * relocation shows: a difference the assembler resolves within a section
+ * (`.long f - base`), a GOT load (`f@GOTPCREL`), a reference against a
+ * section symbol whose addend lands elsewhere. Costs the hand-written
+ * assembly that names a function so a record of %rsp at its entry.
+ */
+static int named_elsewhere(const struct ae_ctx *c, int k)
+{
+	static const char *const sym_dirs[] = {
+		".type", ".size", ".globl", ".global", ".local", ".hidden", ".internal",
+		".protected", ".weak",
+	};
+	int si = c->in[k].stmt, found = 0;
+
+	while (si > 0 && c->a.st[si - 1].insn < 0) {
+		const struct ae_stmt *lab = &c->a.st[--si];
+		const char *name = lab->text;
+		size_t l = strlen(name);
+
+		if (lab->kind != AE_ST_LABEL || name[0] == '.' || !l)
+			continue;
+		found = 1;
+		for (size_t j = 0; j < c->a.n; j++) {
+			const struct ae_stmt *st = &c->a.st[j];
+			const char *t = st->text, *p;
+			int ok = 0;
+
+			if (st->kind == AE_ST_LABEL)
+				continue;
+			for (size_t d = 0; d < sizeof(sym_dirs) / sizeof(sym_dirs[0]); d++)
+				if (st->kind == AE_ST_DIRECTIVE &&
+				    !strncmp(t, sym_dirs[d], strlen(sym_dirs[d])) &&
+				    !ident_char(t[strlen(sym_dirs[d])]))
+					ok = 1;
+			if (ok || branch_to(c, st, name) || alias_of(st, name))
+				continue;
+			for (p = t; (p = strstr(p, name)); p += l)
+				if ((p == t || !ident_char(p[-1])) && !ident_char(p[l]) &&
+				    !in_quotes(t, p))
+					return 1;
+		}
+	}
+	return !found;
+}
+
 /*
  * Functions whose address the object takes (not as a call or jump
  * target: a relocation in a section the program holds at run time, or a
@@ -658,8 +753,19 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *
 {
 	size_t shstrndx;
 
-	if (elf_getshdrstrndx(s->elf, &shstrndx))
+	for (int k = 0; k < c->n; k++)
+		if (c->in[k].func_start && named_elsewhere(c, k)) {
+			c->in[k].rec_before |= 1u << AE_DF_RSP;
+			taken[k] = 1;
+		}
+	if (elf_getshdrstrndx(s->elf, &shstrndx)) {
+		for (int k = 0; k < c->n; k++)
+			if (c->in[k].func_start) {
+				c->in[k].rec_before |= 1u << AE_DF_RSP;
+				taken[k] = 1;
+			}
 		return;
+	}
 	for (int i = 0; i < s->nr; i++) {
 		const struct reloc *r = &s->r[i];
 		Elf_Scn *scn = elf_getscn(s->elf, r->sec);

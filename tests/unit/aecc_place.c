@@ -543,7 +543,7 @@ static void widths_checks(const char *dir)
 static const char callers_asm[] =
 	"\t.text\n"
 	"\t.type\tleaf, @function\n"
-	"leaf:\n\tmovl\t(%rdi,%rsi,4), %eax\n\tret\n"
+	"leaf:\n.LFB0:\n\tmovl\t(%rdi,%rsi,4), %eax\n\tret\n"
 	"\t.globl\tpub\n\t.type\tpub, @function\n"
 	"pub:\n\tmovq\t(%rdi), %rax\n\tret\n"
 	"\t.type\ttaken, @function\n"
@@ -562,8 +562,18 @@ static const char callers_asm[] =
 	"\tmovq\t%rax, %r8\n\tcall\tmixed\n"
 	"\tmovq\t8(%rbx), %rax\n\tpopq\t%rbx\n\tret\n"
 	"\t.section\t.data.rel.local,\"aw\"\n\t.quad\tinptr\n"
-	"\t.section\t.debug_info,\"\",@progbits\n\t.quad\tleaf\n\t.quad\tmixed\n"
-	"\t.section\t.eh_frame,\"a\",@progbits\n\t.long\tleaf-.\n";
+	"\t.section\t.debug_info,\"\",@progbits\n\t.quad\t.LFB0\n"
+	"\t.section\t.debug_str,\"MS\",@progbits,1\n\t.string\t\"leaf\"\n"
+	"\t.section\t.eh_frame,\"a\",@progbits\n\t.long\t.LFB0-.\n"
+	"\t.text\n\t.type\tgot, @function\n"
+	"got:\n\tmovq\t(%rsi), %rax\n\tret\n"
+	"\t.type\tdiff, @function\n"
+	"diff:\n\tmovq\t(%r9), %rax\n\tret\n"
+	"\t.globl\tcaller2\n\t.type\tcaller2, @function\n"
+	"caller2:\n\tpushq\t%rbx\n\tmovq\t(%rdi), %rbx\n\tmovq\t%rbx, %rsi\n\tcall\tgot\n"
+	"\tmovq\t%rbx, %r9\n\tcall\tdiff\n"
+	"\tmovq\tgot@GOTPCREL(%rip), %rax\n\tmovq\t8(%rbx), %rax\n\tpopq\t%rbx\n\tret\n"
+	"\t.section\t.rodata\n\t.long\tdiff - caller2\n";
 
 static void callers_checks(const char *dir)
 {
@@ -580,6 +590,9 @@ static void callers_checks(const char *dir)
 		{ "movq\t(%rcx), %rax", "a local function a pointer in data names: recorded", 1, 1 },
 		{ "movq\t(%r8), %rax", "a local function one of whose call sites does not know: recorded",
 		  8, 1 },
+		{ "movq\t(%rsi), %rax", "a local function whose address a GOT load takes: recorded", 6, 1 },
+		{ "movq\t(%r9), %rax",
+		  "a local function a difference the assembler resolves names: recorded", 9, 1 },
 	};
 	struct ae_ctx c;
 	int k;
