@@ -652,93 +652,126 @@ static int ident_char(char ch)
 	return isalnum((unsigned char)ch) || ch == '_' || ch == '.';
 }
 
-/* Is p inside a string of t ("...": debugging information's names)? */
-static int in_quotes(const char *t, const char *p)
+/* A direct call or jump (its operand a name, or name@PLT)? */
+static int direct_branch(const struct ae_ctx *c, const struct ae_stmt *st)
 {
-	int in = 0;
-
-	for (const char *q = t; q < p; q++)
-		if (*q == '"' && (q == t || q[-1] != '\\'))
-			in = !in;
-	return in;
-}
-
-/* Is statement st `.set ALIAS, name` (or .equ, .equiv): another name at
- * the same address, which mark_functions sees in the symbol table? */
-static int alias_of(const struct ae_stmt *st, const char *name)
-{
-	const char *t = st->text, *comma;
-
-	if (st->kind != AE_ST_DIRECTIVE ||
-	    (strncmp(t, ".set", 4) && strncmp(t, ".equ", 4)))
-		return 0;
-	comma = strrchr(t, ',');
-	if (!comma)
-		return 0;
-	comma += strspn(comma + 1, " \t") + 1;
-	return !strcmp(comma, name);
-}
-
-/* Is statement st a direct call or jump to `name` (or name@PLT)? */
-static int branch_to(const struct ae_ctx *c, const struct ae_stmt *st, const char *name)
-{
-	const char *t = st->text;
-	size_t l = strlen(name);
 	int kind = st->insn >= 0 ? c->in[st->insn].kind : -1;
+	const char *t = st->text;
 
 	if (kind != IK_CALL && kind != IK_JMP && kind != IK_JCC)
 		return 0;
 	t += strcspn(t, " \t");
 	t += strspn(t, " \t");
-	return !strncmp(t, name, l) && (!t[l] || !strcmp(t + l, "@PLT"));
+	while (ident_char(*t))
+		t++;
+	return !*t || !strcmp(t, "@PLT");
 }
 
-/*
- * Does the assembly name the function starting at instruction k (any of
- * its labels) anywhere but in its own definition, symbol directives and
- * direct calls and jumps? Then its address may be taken in a way no
- * relocation shows: a difference the assembler resolves within a section
- * (`.long f - base`), a GOT load (`f@GOTPCREL`), a reference against a
- * section symbol whose addend lands elsewhere. Costs the hand-written
- * assembly that names a function so a record of %rsp at its entry.
- */
-static int named_elsewhere(const struct ae_ctx *c, int k)
+/* A statement that names a function without taking its address: a
+ * symbol directive, `.set ALIAS, f` (mark_functions sees ALIAS in the
+ * symbol table), a direct call or jump. */
+static int names_only(const struct ae_ctx *c, const struct ae_stmt *st)
 {
-	static const char *const sym_dirs[] = {
+	static const char *const dirs[] = {
 		".type", ".size", ".globl", ".global", ".local", ".hidden", ".internal",
 		".protected", ".weak",
 	};
-	int si = c->in[k].stmt, found = 0;
+	const char *t = st->text, *comma;
 
-	while (si > 0 && c->a.st[si - 1].insn < 0) {
-		const struct ae_stmt *lab = &c->a.st[--si];
-		const char *name = lab->text;
-		size_t l = strlen(name);
+	if (st->kind == AE_ST_LABEL || direct_branch(c, st))
+		return 1;
+	if (st->kind != AE_ST_DIRECTIVE)
+		return 0;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++)
+		if (!strncmp(t, dirs[d], strlen(dirs[d])) && !ident_char(t[strlen(dirs[d])]))
+			return 1;
+	if (strncmp(t, ".set", 4) && strncmp(t, ".equ", 4))
+		return 0;
+	comma = strrchr(t, ',');
+	if (!comma)
+		return 0;
+	comma += strspn(comma + 1, " \t") + 1;
+	while (ident_char(*comma))
+		comma++;
+	return !*comma;
+}
 
-		if (lab->kind != AE_ST_LABEL || name[0] == '.' || !l)
+struct fname {
+	const char *name;
+	int k;
+};
+
+static int fname_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fname *)a)->name, ((const struct fname *)b)->name);
+}
+
+/*
+ * Functions the assembly names anywhere but in their labels, symbol
+ * directives, strings (debugging information's) and direct calls and
+ * jumps go into taken[]: their address may be taken in a way no
+ * relocation shows (a difference the assembler resolves within a
+ * section, `.long f - base`; a GOT load, `f@GOTPCREL`; a reference
+ * against a section symbol whose addend lands elsewhere). So are
+ * functions without a label of their own. One pass over the assembly.
+ */
+static void mark_named(const struct ae_ctx *c, char *taken)
+{
+	struct fname *fn = ae_xmalloc((c->a.n + 1) * sizeof(*fn));
+	size_t nf = 0;
+
+	for (int k = 0; k < c->n; k++) {
+		int si = c->in[k].stmt, found = 0;
+
+		if (!c->in[k].func_start)
 			continue;
-		found = 1;
-		for (size_t j = 0; j < c->a.n; j++) {
-			const struct ae_stmt *st = &c->a.st[j];
-			const char *t = st->text, *p;
-			int ok = 0;
+		while (si > 0 && c->a.st[si - 1].insn < 0) {
+			const struct ae_stmt *lab = &c->a.st[--si];
 
-			if (st->kind == AE_ST_LABEL)
+			if (lab->kind == AE_ST_LABEL && lab->text[0] && lab->text[0] != '.') {
+				fn[nf].name = lab->text;
+				fn[nf++].k = k;
+				found = 1;
+			}
+		}
+		if (!found)
+			taken[k] = 1;
+	}
+	qsort(fn, nf, sizeof(*fn), fname_cmp);
+	for (size_t j = 0; j < c->a.n && nf; j++) {
+		const struct ae_stmt *st = &c->a.st[j];
+		const char *t = st->text;
+		int quoted = 0;
+
+		if (names_only(c, st))
+			continue;
+		for (const char *p = t; *p;) {
+			struct fname key, *hit;
+			char tok[256];
+			size_t l;
+
+			if (*p == '"' && (p == t || p[-1] != '\\'))
+				quoted = !quoted;
+			if (quoted || !ident_char(*p) || (p > t && ident_char(p[-1]))) {
+				p++;
 				continue;
-			for (size_t d = 0; d < sizeof(sym_dirs) / sizeof(sym_dirs[0]); d++)
-				if (st->kind == AE_ST_DIRECTIVE &&
-				    !strncmp(t, sym_dirs[d], strlen(sym_dirs[d])) &&
-				    !ident_char(t[strlen(sym_dirs[d])]))
-					ok = 1;
-			if (ok || branch_to(c, st, name) || alias_of(st, name))
-				continue;
-			for (p = t; (p = strstr(p, name)); p += l)
-				if ((p == t || !ident_char(p[-1])) && !ident_char(p[l]) &&
-				    !in_quotes(t, p))
-					return 1;
+			}
+			l = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+			if (l < sizeof(tok)) {
+				memcpy(tok, p, l);
+				tok[l] = 0;
+				key.name = tok;
+				hit = bsearch(&key, fn, nf, sizeof(*fn), fname_cmp);
+				/* every label of that name (duplicates: equal keys) */
+				while (hit && hit > fn && !strcmp(hit[-1].name, tok))
+					hit--;
+				for (; hit && hit < fn + nf && !strcmp(hit->name, tok); hit++)
+					taken[hit->k] = 1;
+			}
+			p += l;
 		}
 	}
-	return !found;
+	free(fn);
 }
 
 /*
@@ -753,11 +786,10 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *
 {
 	size_t shstrndx;
 
+	mark_named(c, taken);
 	for (int k = 0; k < c->n; k++)
-		if (c->in[k].func_start && named_elsewhere(c, k)) {
+		if (taken[k])
 			c->in[k].rec_before |= 1u << AE_DF_RSP;
-			taken[k] = 1;
-		}
 	if (elf_getshdrstrndx(s->elf, &shstrndx)) {
 		for (int k = 0; k < c->n; k++)
 			if (c->in[k].func_start) {
