@@ -463,6 +463,22 @@ vcsig() {
 	rm -f "$d/t.zst"
 }
 
+# build_regen DIR TEST SRC [AECC_FLAGS...]: DIR/p built from SRC with
+# -fae-data, run under aerun, DIR/stats and DIR/regen (lackey) written;
+# else a not-ok line for TEST in DIR/../res and status 1.
+build_regen() {
+	local dir=$1 test=$2 src=$3
+	shift 3
+	mkdir -p "$dir"
+	if ! "$aecc" -fae-data "$@" -O2 -o "$dir/p" "$src" >"$dir/aecc.log" 2>&1 ||
+	   ! (cd "$dir" && $clean_env "$aerun" -o "$dir/t.zst" -- ./p >/dev/null 2>&1) ||
+	   ! "$aetrace" stats "$dir/t.zst" "$dir/p" >"$dir/stats" 2>"$dir/err" ||
+	   ! "$aetrace" regen --format=lackey "$dir/t.zst" "$dir/p" >"$dir/regen" 2>>"$dir/err"; then
+		{ echo "not ok - $test build, run and regen"; head -3 "$dir/aecc.log" "$dir/err" | sed 's/^/# /'; } >>"$dir/../res"
+		return 1
+	fi
+}
+
 # debuginfo: corpus/recursion.c (static functions, calls by the million)
 # built with and without -g: the same code, so the same regenerated
 # trace and the same value bytes (debugging information names every
@@ -473,15 +489,8 @@ debuginfo() {
 	mkdir -p "$d"
 	: >"$d/res"
 	for v in plain g; do
-		mkdir -p "$d/$v"
-		if ! "$aecc" -fae-data -O2 $([ $v = g ] && echo -g) -o "$d/$v/p" \
-			"$top/tests/corpus/recursion.c" >"$d/aecc.log" 2>&1 ||
-		   ! (cd "$d/$v" && $clean_env "$aerun" -o "$d/$v/t.zst" -- ./p >/dev/null 2>&1) ||
-		   ! "$aetrace" stats "$d/$v/t.zst" "$d/$v/p" >"$d/$v/stats" 2>"$d/err" ||
-		   ! "$aetrace" regen --format=lackey "$d/$v/t.zst" "$d/$v/p" >"$d/$v/regen" 2>>"$d/err"; then
-			{ echo "not ok - debug_info: $v build, run and regen"; head -3 "$d/aecc.log" "$d/err" | sed 's/^/# /'; } >>"$d/res"
-			return
-		fi
+		build_regen "$d/$v" "debug_info: $v" "$top/tests/corpus/recursion.c" \
+			$([ $v = g ] && echo -g) || return
 		grep '^value bytes' "$d/$v/stats" >"$d/$v/vb"
 	done
 	if cmp -s "$d/plain/regen" "$d/g/regen" && cmp -s "$d/plain/vb" "$d/g/vb" &&
@@ -504,15 +513,8 @@ vcstats() {
 	mkdir -p "$d"
 	: >"$d/res"
 	for v in vc novc; do
-		mkdir -p "$d/$v"
-		if ! "$aecc" -fae-data $([ $v = novc ] && echo -fno-ae-vcache) -O2 -o "$d/$v/p" \
-			"$top/tests/corpus/hash_table.c" >"$d/aecc.log" 2>&1 ||
-		   ! (cd "$d/$v" && $clean_env "$aerun" -o "$d/$v/t.zst" -- ./p >/dev/null 2>&1) ||
-		   ! "$aetrace" stats "$d/$v/t.zst" "$d/$v/p" >"$d/$v/stats" 2>"$d/err" ||
-		   ! "$aetrace" regen --format=lackey "$d/$v/t.zst" "$d/$v/p" >"$d/$v/regen" 2>>"$d/err"; then
-			{ echo "not ok - vc_stats: $v build, run and regen"; head -3 "$d/aecc.log" "$d/err" | sed 's/^/# /'; } >>"$d/res"
-			return
-		fi
+		build_regen "$d/$v" "vc_stats: $v" "$top/tests/corpus/hash_table.c" \
+			$([ $v = novc ] && echo -fno-ae-vcache) || return
 		skip=
 		for r in static_init_tls __copy_tls; do
 			skip="$skip $(ae_sym_range "$d/$v/p.orig" $r)"
@@ -613,7 +615,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn vcsig vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn vcsig vcstats debuginfo ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+export -f one real workload data_prog kinds vclow sigmemfn vcsig vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
