@@ -215,6 +215,21 @@ static int insn_with(const struct ae_ctx *c, const char *prefix)
 	return -1;
 }
 
+/* The record of register reg before the first instruction starting with
+ * `prefix` (*k: that instruction, -1 if none), or NULL. */
+static const struct ae_event *reg_record(const struct ae_ctx *c, const char *prefix, int reg,
+					 int *k)
+{
+	const struct ae_event *ev = NULL;
+
+	*k = insn_with(c, prefix);
+	for (int j = 0; j < c->nev && *k >= 0; j++)
+		if ((int)c->ev[j].insn == *k && c->ev[j].kind == AE_EV_VAL &&
+		    c->ev[j].flag == AE_VAL_REG && (int)c->ev[j].a == reg)
+			ev = &c->ev[j];
+	return ev;
+}
+
 /* Expect a value record of `kind` (width `width`, 0: any) at the first
  * instruction starting with `prefix`. */
 static void expect_value(const char *name, const struct ae_ctx *c, const char *prefix,
@@ -481,12 +496,7 @@ static void widths_checks(const char *dir)
 	if (analyze_data_asm(dir, "widths", widths_asm, 0, &c))
 		return;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		k = insn_with(&c, want[i].insn);
-		ev = NULL;
-		for (int j = 0; j < c.nev && k >= 0; j++)
-			if ((int)c.ev[j].insn == k && c.ev[j].kind == AE_EV_VAL &&
-			    c.ev[j].flag == AE_VAL_REG && (int)c.ev[j].a == want[i].reg)
-				ev = &c.ev[j];
+		ev = reg_record(&c, want[i].insn, want[i].reg, &k);
 		result(ev && ev->width == want[i].width, "%s", "widths", want[i].what);
 	}
 	k = insn_with(&c, "movslq\t(%rdi), %rax");
@@ -600,13 +610,8 @@ static void callers_checks(const char *dir)
 	if (analyze_data_asm(dir, "callers", callers_asm, 0, &c))
 		return;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const struct ae_event *ev = NULL;
+		const struct ae_event *ev = reg_record(&c, want[i].insn, want[i].reg, &k);
 
-		k = insn_with(&c, want[i].insn);
-		for (int j = 0; j < c.nev && k >= 0; j++)
-			if ((int)c.ev[j].insn == k && c.ev[j].kind == AE_EV_VAL &&
-			    c.ev[j].flag == AE_VAL_REG && (int)c.ev[j].a == want[i].reg)
-				ev = &c.ev[j];
 		result(k >= 0 && !!ev == want[i].recorded, "%s", "callers", want[i].what);
 	}
 	/* the caller's own record (it uses the value too) is what the
