@@ -94,17 +94,24 @@ static uint32_t entry_known(const struct insn *x)
 	return x->start_entry ? 0 : 1u << AE_DF_RSP;
 }
 
+/* What k's known set starts from before its predecessors (and call
+ * sites) are met: an entry's, or everything. */
+static uint32_t start_known(const struct plan *pl, int k)
+{
+	return pl->entry[k] && !pl->by_calls[k] ? entry_known(&pl->c->in[k]) : ALL;
+}
+
 static void forward(struct plan *pl)
 {
 	struct ae_ctx *c = pl->c;
 	int n = c->n, changed;
 
 	for (int k = 0; k < n; k++)
-		pl->kin[k] = pl->entry[k] && !pl->by_calls[k] ? entry_known(&c->in[k]) : ALL;
+		pl->kin[k] = start_known(pl, k);
 	do {
 		changed = 0;
 		for (int k = 0; k < n; k++) {
-			uint32_t v = pl->entry[k] && !pl->by_calls[k] ? entry_known(&c->in[k]) : ALL;
+			uint32_t v = start_known(pl, k);
 
 			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++)
 				v &= out_of(pl, pl->preds[i]);
@@ -785,20 +792,13 @@ static void mark_named(const struct ae_ctx *c, char *taken)
 static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *taken)
 {
 	size_t shstrndx;
+	int named = !elf_getshdrstrndx(s->elf, &shstrndx);
 
 	mark_named(c, taken);
-	for (int k = 0; k < c->n; k++)
-		if (taken[k])
-			c->in[k].rec_before |= 1u << AE_DF_RSP;
-	if (elf_getshdrstrndx(s->elf, &shstrndx)) {
-		for (int k = 0; k < c->n; k++)
-			if (c->in[k].func_start) {
-				c->in[k].rec_before |= 1u << AE_DF_RSP;
-				taken[k] = 1;
-			}
-		return;
-	}
-	for (int i = 0; i < s->nr; i++) {
+	/* no section names: which relocations count is unknown */
+	for (int k = 0; k < c->n && !named; k++)
+		taken[k] |= c->in[k].func_start;
+	for (int i = 0; i < s->nr && named; i++) {
 		const struct reloc *r = &s->r[i];
 		Elf_Scn *scn = elf_getscn(s->elf, r->sec);
 		GElf_Shdr sh;
@@ -817,10 +817,8 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *
 		k = ae_insn_at(c, r->symsec, r->symval + r->addend);
 		if (k < 0 && (r->type == R_X86_64_PC32 || r->type == R_X86_64_PLT32))
 			k = ae_insn_at(c, r->symsec, r->symval + r->addend + 4);
-		if (k >= 0 && c->in[k].func_start) {
-			c->in[k].rec_before |= 1u << AE_DF_RSP;
-			taken[k] = 1;
-		}
+		if (k >= 0)
+			taken[k] |= c->in[k].func_start;
 	}
 	/* lea f(%rip) of a function in the lea's own section: the assembler
 	 * resolved it, no relocation tells */
@@ -831,11 +829,19 @@ static void mark_address_taken(struct ae_ctx *c, const struct ae_scan *s, char *
 		if (x->df.kind != AE_DF_LEA || !x->df.mem.rip || relocated(s, x))
 			continue;
 		k = ae_insn_at(c, x->sec, x->off + x->len + x->df.mem.disp);
-		if (k >= 0 && c->in[k].func_start) {
-			c->in[k].rec_before |= 1u << AE_DF_RSP;
-			taken[k] = 1;
-		}
+		if (k >= 0)
+			taken[k] |= c->in[k].func_start;
 	}
+	for (int k = 0; k < c->n; k++)
+		if (taken[k])
+			c->in[k].rec_before |= 1u << AE_DF_RSP;
+}
+
+/* The instruction a direct call of this object's code enters (not one
+ * entering a library routine past its argument records), or -1. */
+static int direct_call_target(const struct insn *x)
+{
+	return x->kind == IK_CALL && !x->memfn_call ? x->target : -1;
 }
 
 /*
@@ -851,10 +857,10 @@ static void find_call_entries(struct plan *pl, const char *taken)
 	int n = c->n;
 
 	for (int k = 0; k < n; k++) {
-		const struct insn *x = &c->in[k];
+		int t = direct_call_target(&c->in[k]);
 
-		if (x->kind == IK_CALL && x->target >= 0 && !x->memfn_call)
-			pl->cstart[x->target + 1]++;
+		if (t >= 0)
+			pl->cstart[t + 1]++;
 	}
 	for (int k = 0; k < n; k++) {
 		const struct insn *x = &c->in[k];
@@ -873,10 +879,9 @@ static void find_call_entries(struct plan *pl, const char *taken)
 		int *fill = ae_xcalloc(n + 1, sizeof(int));
 
 		for (int k = 0; k < n; k++) {
-			int t = c->in[k].target;
+			int t = direct_call_target(&c->in[k]);
 
-			if (c->in[k].kind == IK_CALL && t >= 0 && !c->in[k].memfn_call &&
-			    pl->by_calls[t])
+			if (t >= 0 && pl->by_calls[t])
 				pl->calls[pl->cstart[t] + fill[t]++] = k;
 		}
 		free(fill);
