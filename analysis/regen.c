@@ -738,6 +738,18 @@ static int ended_here(struct ae_regen *g)
 	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
 }
 
+/* The target a dispatch load (`mov TABLE(,%i,8),%r`) takes from entry
+ * idx of its table, for the `jmp *%r` that follows. Returns 0 or -1. */
+static int dispatch_load(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, uint64_t idx)
+{
+	const uint8_t *t = ae_image_ptr(&g->p->orig, d->disp + idx * 8, 8);
+
+	if (!t)
+		return rerr(g, pc, "dispatch-table index outside the table");
+	memcpy(&g->loaded_target, t, 8);
+	return 0;
+}
+
 /* Value records the instruction at pc wrote before executing; `skip`:
  * entered by a call past its argument records (AE_EV_ARGS_AT_CALL). */
 static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
@@ -789,6 +801,20 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			ae_df_set(&g->ds, e->a, v, 8);
 			continue;
 		}
+		if (e->flag == AE_VAL_JTIDX_KNOWN || e->flag == AE_VAL_JTLOAD_KNOWN) {
+			/* the table access's address register, after k's
+			 * register records */
+			if (e->a > 15 || !((g->ds.known >> e->a) & 1))
+				return rerr(g, pc, "a table index the data records should make known is unknown");
+			v = g->ds.v[e->a];
+			if (e->flag == AE_VAL_JTIDX_KNOWN) {
+				iv->jtidx = v;
+				iv->have_jt = 1;
+			} else if (dispatch_load(g, d, pc, v)) {
+				return -1;
+			}
+			continue;
+		}
 		if (consume(g, e->width, &v, pc))
 			return -1;
 		count_plain(g, e->width);
@@ -801,14 +827,10 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			iv->jtidx = v;
 			iv->have_jt = 1;
 			break;
-		case AE_VAL_JTLOAD: {
-			const uint8_t *t = ae_image_ptr(&g->p->orig, d->disp + v * 8, 8);
-
-			if (!t)
-				return rerr(g, pc, "dispatch-table index outside the table");
-			memcpy(&g->loaded_target, t, 8);
+		case AE_VAL_JTLOAD:
+			if (dispatch_load(g, d, pc, v))
+				return -1;
 			break;
-		}
 		case AE_VAL_SETJMP_SP:
 			if (setjmp_record(g, v))
 				return -1;

@@ -32,8 +32,12 @@
 #define AE_SCHEMA_VERSION_VC_LOW	5
 /* version 6: an object that carries AE_VC_BY_ADDR records */
 #define AE_SCHEMA_VERSION_VC_ADDR	6
+/* version 7: an object that carries AE_VAL_JTIDX_KNOWN or
+ * AE_VAL_JTLOAD_KNOWN (older readers would take the next bytes for the
+ * index) */
+#define AE_SCHEMA_VERSION_JT_KNOWN	7
 /* the newest version this header describes */
-#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_VC_ADDR
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_JT_KNOWN
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -167,6 +171,12 @@ enum ae_value_kind {
 	 * half, coded against slot b's low 4 bytes: the difference of the
 	 * two as a signed 32-bit number; the slot's upper half stays */
 	AE_VAL_REG_VC_LOW	= 14,
+	/* no bytes (width 0): k's jump-table index (AE_VAL_JTIDX) or
+	 * dispatch-table index (AE_VAL_JTLOAD) is register a, which k's
+	 * table access makes known anyway (-fae-data); the regenerator
+	 * reads it there, after k's register records */
+	AE_VAL_JTIDX_KNOWN	= 15,
+	AE_VAL_JTLOAD_KNOWN	= 16,
 };
 
 /*
@@ -241,6 +251,8 @@ static inline uint32_t ae_event_version(const struct ae_event *e)
 		return e->b & AE_VC_BY_ADDR ? AE_SCHEMA_VERSION_VC_ADDR :
 		       e->flag == AE_VAL_REG_VC_LOW ? AE_SCHEMA_VERSION_VC_LOW :
 		       AE_SCHEMA_VERSION_VC;
+	if (e->flag == AE_VAL_JTIDX_KNOWN || e->flag == AE_VAL_JTLOAD_KNOWN)
+		return AE_SCHEMA_VERSION_JT_KNOWN;
 	return AE_SCHEMA_VERSION;
 }
 

@@ -903,6 +903,29 @@ static void drop_needless_entry(struct plan *pl)
 
 /* The table a relocation inside instruction x's bytes points at: its
  * entries' instructions into t[] (room for c->n); returns how many. */
+/*
+ * A table's index register is an address register of the table access
+ * itself (jmp *TABLE(,%i,8), mov TABLE(,%i,8),%r), so wherever the plan
+ * holds the regenerator knows it there, whole (the access reads it as
+ * 64 bits): the index's own record (AE_VAL_JTIDX, AE_VAL_JTLOAD) says
+ * nothing new. Known sets are taken afresh, after records moved past
+ * branches; a table whose index is not known keeps its record.
+ */
+static void find_known_tables(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+
+	forward(pl);
+	for (int k = 0; k < c->n; k++) {
+		struct insn *x = &c->in[k];
+		uint32_t known = with_records(pl, k, pl->kin[k]) & ~x->rec_low;
+		int r = x->ind_reg;
+
+		x->jt_known = (x->ind == IND_TABLE || x->tload) && !x->memfn_body &&
+			      r >= 0 && r < 16 && ((x->df.uses & known) >> r) & 1;
+	}
+}
+
 static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
 			 const struct insn *x, int *t)
 {
@@ -1099,6 +1122,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	}
 	if (!ret && c->vcache)
 		vc_choose(&pl);
+	if (!ret)
+		find_known_tables(&pl);
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;

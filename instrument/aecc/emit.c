@@ -335,7 +335,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 
 			if (ev->kind == AE_EV_WIT_BEFORE) {
 				emit_witness(&o, f, ev->a, ev->width);
-			} else if (ev->kind == AE_EV_VAL) {
+			} else if (ev->kind == AE_EV_VAL && ev->width) {
 				if (ev->flag == AE_VAL_FSBASE) {
 					emit_fsbase(&o, x);
 				} else if (ev->flag == AE_VAL_REG) {

@@ -110,7 +110,7 @@ void ae_make_events(struct ae_ctx *c)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_SETJMP_SP, 0, 0);
 		if (x->rep)
 			add_event(c, k, AE_EV_VAL, 8, AE_VAL_REPCNT, 0, 0);
-		if (x->tload)
+		if (x->tload && !x->jt_known)
 			add_event(c, k, AE_EV_VAL, x->jt_width, AE_VAL_JTLOAD, 0, 0);
 		if (ae_moves_retaddr(x) && x->stack_mem == 1)
 			add_event(c, k, AE_EV_SHADOW_POP, 0, 0, 0, 0);
@@ -121,10 +121,10 @@ void ae_make_events(struct ae_ctx *c)
 		if (x->kind == IK_JMP_IND || x->kind == IK_CALL_IND) {
 			if (x->from_tload)
 				add_event(c, k, AE_EV_TARGET_LOADED, 0, 0, 0, 0);
-			else if (x->ind == IND_TABLE)
-				add_event(c, k, AE_EV_VAL, x->jt_width, AE_VAL_JTIDX, 0, 0);
-			else
+			else if (x->ind != IND_TABLE)
 				add_event(c, k, AE_EV_VAL, 8, AE_VAL_TARGET, 0, 0);
+			else if (!x->jt_known)
+				add_event(c, k, AE_EV_VAL, x->jt_width, AE_VAL_JTIDX, 0, 0);
 		}
 		if (x->kind == IK_JCC) {
 			for (int j = 0; j < 2; j++) {
@@ -145,6 +145,10 @@ void ae_make_events(struct ae_ctx *c)
 		/* data records last: the regenerator reads them after the rest */
 		if (c->data)
 			ae_data_events(c, k, add_event);
+		/* a known table index: read after k's register records */
+		if (x->jt_known)
+			add_event(c, k, AE_EV_VAL, 0, x->tload ? AE_VAL_JTLOAD_KNOWN : AE_VAL_JTIDX_KNOWN,
+				  x->ind_reg, 0);
 	}
 	make_pred_events(c);
 }

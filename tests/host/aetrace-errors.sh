@@ -105,6 +105,12 @@ expect_error "low-half records in a version 4 object" "low4: corrupt schema even
 schema_case addr5 addr-at-5 vs || exit 1
 expect_error "address-cache records in a version 5 object" "addr5: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey vs.zst addr5
+# a switch's jump table: its index is known, no byte (AE_VAL_JTIDX_KNOWN)
+"$top/bin/aecc" -fae-data -O2 -o sw "$top/tests/corpus/switch_dense.c" || exit 1
+"$top/bin/aerun" -q -o sw.zst -- ./sw >/dev/null || exit 1
+schema_case jt6 jt-at-6 sw || exit 1
+expect_error "known table indices in a version 6 object" "jt6: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey sw.zst jt6
 schema_case newer newer vl || exit 1
 expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst newer

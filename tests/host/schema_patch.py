@@ -6,6 +6,8 @@ so that aetrace reads the schema instead of refusing a changed file. A test
 helper for tests/host/aetrace-errors.sh. WHAT:
   low-at-4    the first object with an AE_VAL_REG_VC_LOW record: version 4
   addr-at-5   the first object with an AE_VC_BY_ADDR record: version 5
+  jt-at-6     the first object with a known table index (AE_VAL_JTIDX_KNOWN,
+              AE_VAL_JTLOAD_KNOWN): version 6
   newer       the first object: the version after the newest aetrace reads
   same        the first object: its own version (the hash alone rewritten)
 Prints the object's old and new version; exits 1 if there is no such object."""
@@ -14,8 +16,9 @@ import sys
 
 EV_VAL, EV_VAL_AFTER = 5, 6
 VAL_REG_VC, VAL_REG_VC_SEXT, VAL_REG_VC_LOW = 12, 13, 14
+VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN = 15, 16
 VC_BY_ADDR = 0x80000000
-NEWER = 7
+NEWER = 8
 
 
 def sections(img):
@@ -51,10 +54,11 @@ def main():
         hit = what in ("newer", "same") or any(
             kind in (EV_VAL, EV_VAL_AFTER) and
             ((what == "low-at-4" and flag == VAL_REG_VC_LOW) or
-             (what == "addr-at-5" and flag in (VAL_REG_VC, VAL_REG_VC_SEXT) and b & VC_BY_ADDR))
+             (what == "addr-at-5" and flag in (VAL_REG_VC, VAL_REG_VC_SEXT) and b & VC_BY_ADDR) or
+             (what == "jt-at-6" and flag in (VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN)))
             for _, kind, _, flag, _, b in evs)
         if hit:
-            new = {"low-at-4": 4, "addr-at-5": 5, "newer": NEWER, "same": version}[what]
+            new = {"low-at-4": 4, "addr-at-5": 5, "jt-at-6": 6, "newer": NEWER, "same": version}[what]
             struct.pack_into("<I", img, so + pos + 4, new)
             co, _ = sec[".ae_check"]
             struct.pack_into("<Q", img, co + 8, check_hash(img))

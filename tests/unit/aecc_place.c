@@ -776,6 +776,66 @@ static void vcache_checks(const char *dir)
 	ae_ctx_free(&c);
 }
 
+/* The corner named `name`'s assembly. */
+static const char *corner_asm(const char *name)
+{
+	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++)
+		if (!strcmp(corners[i].name, name))
+			return corners[i].asm_text;
+	return "";
+}
+
+/* Is the record of no bytes at instruction `prefix` a known table index
+ * of `flag` and register reg, read after every register record there,
+ * and the index's own record (`old`) gone? */
+static int known_index(const struct ae_ctx *c, const char *prefix, int flag, int old, int reg)
+{
+	int k = insn_with(c, prefix), seen = 0, ok = k >= 0 && !event_at(c, k, AE_EV_VAL, old);
+
+	for (int i = 0; i < c->nev && ok; i++) {
+		const struct ae_event *ev = &c->ev[i];
+
+		if ((int)ev->insn != k || ev->kind != AE_EV_VAL)
+			continue;
+		if (ev->flag == flag)
+			seen = ev->width == 0 && (int)ev->a == reg;
+		else if (seen)
+			ok = 0;		/* a register record after it */
+	}
+	return ok && seen;
+}
+
+/*
+ * -fae-data: a table's index register is an address register of its
+ * own access, so the data records make it known and the index is not
+ * written again (AE_VAL_JTIDX_KNOWN, AE_VAL_JTLOAD_KNOWN), with the
+ * value cache and without.
+ */
+static void tables_checks(const char *dir)
+{
+	for (int lib = 0; lib <= 2; lib += 2) {
+		const char *tag = lib ? "tables (value cache)" : "tables";
+		char name[32];
+		struct ae_ctx c;
+
+		snprintf(name, sizeof(name), "jt%d", lib);
+		if (!analyze_data_asm(dir, name, corner_asm("jump_table"), lib, &c)) {
+			result(known_index(&c, "jmp\t*.L12", AE_VAL_JTIDX_KNOWN, AE_VAL_JTIDX, 7),
+			       "%s", tag, "a jump table's index is %rdi, known: no index byte");
+			ae_ctx_free(&c);
+		}
+		snprintf(name, sizeof(name), "cg%d", lib);
+		if (!analyze_data_asm(dir, name, corner_asm("computed_goto"), lib, &c)) {
+			result(known_index(&c, "movq\t.Ltab(,%rax,8), %rdx", AE_VAL_JTLOAD_KNOWN,
+					   AE_VAL_JTLOAD, 0) &&
+			       known_index(&c, "movq\t.Ltab(,%rax,8), %rcx", AE_VAL_JTLOAD_KNOWN,
+					   AE_VAL_JTLOAD, 0),
+			       "%s", tag, "both dispatch loads' index %rax is known: no index byte");
+			ae_ctx_free(&c);
+		}
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
@@ -824,6 +884,7 @@ int main(void)
 	widths_checks(dir);
 	callers_checks(dir);
 	vcache_checks(dir);
+	tables_checks(dir);
 	{
 		char cmd[64];
 
