@@ -125,9 +125,9 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	c->data = o->data;
 	c->no_memfn = o->no_memfn;
 	c->memfn_lib = o->memfn_lib;
-	/* musl's start-up runs before TLS exists: the C library keeps plain
-	 * records */
-	c->vcache = o->data && !o->memfn_lib && !o->no_vcache;
+	/* code that runs before TLS exists (musl's start-up) is built with
+	 * -fno-ae-vcache (instrument/musl/build-musl.sh) */
+	c->vcache = o->data && !o->no_vcache;
 	buf = read_file(src_s, &len);
 	if (!buf)
 		return ae_err(c, 0, "cannot read: %s", strerror(errno));

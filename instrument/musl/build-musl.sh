@@ -8,7 +8,8 @@
 #     system calls (patches/0002),
 #   - copy the TLS image without memcpy (a program's own memcpy would run
 #     before TLS exists) and keep room in .bss for the value cache's TLS
-#     (patches/0003),
+#     (patches/0003); with -fae-data, what runs before TLS exists gets no
+#     value cache (musl's own list of it, NOSSP_OBJS),
 #   - delete the x86_64 assembly that has a generic C fallback (string and
 #     math), so those functions are compiled (and instrumented) by $MUSL_CC,
 #   - check with objdump that no instruction in the result writes r15 except
@@ -112,6 +113,13 @@ start=$(date +%s)
 run ./configure --prefix="$dest" --disable-shared --disable-wrapper \
 	--target=x86_64-linux-musl AR=ar RANLIB=ranlib \
 	CC="$cc" CFLAGS="$cflags" || fail "configure"
+# The value cache (-fae-data) lives in TLS, like the stack protector's
+# canary: the objects musl builds without the protector because they run
+# before the thread pointer exists (its NOSSP_OBJS: crt1, the start-up,
+# __init_tls, memset, memcpy) get no value cache either.
+case " $cc " in
+*" -fae-data "*) echo 'CFLAGS_NOSSP += -fno-ae-vcache' >> config.mak ;;
+esac
 run make -j"$(nproc)" || fail "make"
 run make install || fail "make install"
 lib=$dest/lib

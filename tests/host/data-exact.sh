@@ -504,10 +504,12 @@ debuginfo() {
 
 # vcstats: corpus/hash_table.c built with and without the value cache
 # (-fno-ae-vcache): aetrace stats' record counts add up to its value
-# bytes in both, only the cached build has value-cache records, it
-# writes fewer value bytes, and both run as many instructions and data
-# references of each kind (but in musl's TLS set-up: the cache makes
-# the TLS larger).
+# bytes in both, the build without it has value-cache records too (the
+# C library's), the cached build more and fewer value bytes, and both
+# run as many instructions and data references of each kind (musl's TLS
+# set-up left out). The C library's start-up, which runs before the
+# thread pointer exists, must not touch the cache: its objects do not
+# name it.
 vcstats() {
 	local d=$work/vc_stats v got r skip
 	mkdir -p "$d"
@@ -537,9 +539,9 @@ vcstats() {
 	done
 	read -r vb s vc <"$d/vc/sum"
 	read -r nvb ns nvc <"$d/novc/sum"
-	got="value bytes $vb with the cache ($vc cached records), $nvb without ($nvc)"
-	if [ -n "$vb" ] && [ "$vb" = "$s" ] && [ "$nvb" = "$ns" ] && [ "$vc" -gt 0 ] &&
-	   [ "$nvc" -eq 0 ] && [ "$vb" -lt "$nvb" ]; then
+	got="value bytes $vb with the cache ($vc cached records), $nvb without ($nvc, the C library's)"
+	if [ -n "$vb" ] && [ "$vb" = "$s" ] && [ "$nvb" = "$ns" ] && [ "$nvc" -gt 0 ] &&
+	   [ "$vc" -gt "$nvc" ] && [ "$vb" -lt "$nvb" ]; then
 		echo "ok - vc_stats: $got; the record counts add up" >>"$d/res"
 	else
 		{ echo "not ok - vc_stats: $got; record bytes $s and $ns"; sed 's/^/# /' "$d/vc/stats"; } >>"$d/res"
@@ -548,6 +550,14 @@ vcstats() {
 		echo "ok - vc_stats: both builds regenerate as many I, L, S, M records (" $(cat "$d/vc/kinds") ")" >>"$d/res"
 	else
 		{ echo "not ok - vc_stats: the builds regenerate other record counts"; paste "$d/vc/kinds" "$d/novc/kinds" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	# (nm -A: "libc.a:member.o: ... symbol")
+	got=$(nm -A "$top/build/musl-data/lib/libc.a" "$top/build/musl-data/lib/crt1.o" 2>/dev/null |
+	      grep -E '(crt1\.o|:__libc_start_main\.o|:__init_tls\.o|:memset\.o|:memcpy\.o):.* __ae_(vc|lc)$')
+	if [ -z "$got" ] && nm -A "$top/build/musl-data/lib/libc.a" 2>/dev/null | grep -q ':malloc\.o:.* __ae_vc$'; then
+		echo "ok - vc_stats: the C library's start-up (crt1, __libc_start_main, __init_tls, memset, memcpy) has no value cache, malloc has" >>"$d/res"
+	else
+		{ echo "not ok - vc_stats: the C library's start-up names the value cache, or malloc does not"; echo "$got" | head -3 | sed 's/^/# /'; } >>"$d/res"
 	fi
 	rm -f "$d"/*/t.zst "$d"/*/regen
 }
