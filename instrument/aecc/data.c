@@ -376,9 +376,10 @@ static void backward(const struct plan *pl, uint32_t *lin, uint32_t *lout,
 /*
  * Registers and status flags (bit 16) live on entering k, backward to a
  * fixpoint, for the value cache's code (which needs a dead register and
- * dead flags). The ABI is trusted at calls and returns as above; a jump
- * out of the object, an indirect jump that is not a table's, a system
- * call, or falling off the known code keeps everything live.
+ * dead flags). The ABI is trusted at calls and returns as above, and at
+ * a tail call (a jump to an undefined symbol); any other jump out of
+ * the object, an indirect jump that is not a table's, a system call, or
+ * falling off the known code keeps everything live.
  */
 #define FL_BIT		(1u << 16)
 #define LIVE_ALL	(0xffffu | FL_BIT)
@@ -399,6 +400,12 @@ static uint32_t live_in(const struct insn *x, uint32_t out, int nsucc)
 		return x->rd_any | at_call | (nsucc ? out & AE_DF_CALLEE_SAVED : AE_DF_CALLEE_SAVED);
 	case IK_JMP:
 	case IK_JCC:
+		/* a jump to another object's function is a tail call (only
+		 * compiled C has the cache): the callee's arguments and what
+		 * the caller keeps are live, as at a call and a return */
+		if (x->ext == EXT_SYMBOL && (x->kind == IK_JMP || nsucc))
+			return x->rd_any | (x->fl_rd ? FL_BIT : 0) | at_call | AE_DF_CALLEE_SAVED |
+			       (x->kind == IK_JCC ? out : 0);
 		if (x->ext || x->target < 0 || !nsucc)
 			return LIVE_ALL;
 		return x->rd_any | (x->fl_rd ? FL_BIT : 0) | out;

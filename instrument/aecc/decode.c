@@ -231,13 +231,13 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 					r = ae_find_reloc(s, x->sec, x->off + xd->encoding.imm_offset);
 				if (r) {
 					if (!r->symsec) {
-						x->ext = 1;
+						x->ext = EXT_SYMBOL;
 					} else {
 						int t = ae_insn_at(c, r->symsec,
 								r->symval + r->addend + 4);
 
 						if (t < 0)
-							x->ext = 1;
+							x->ext = EXT_ELSEWHERE;
 						else
 							x->target = t;
 					}
@@ -245,7 +245,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 					int t = ae_insn_at(c, x->sec, (uint64_t)op->imm);
 
 					if (t < 0)
-						x->ext = 1;
+						x->ext = EXT_ELSEWHERE;
 					else
 						x->target = t;
 				}

@@ -31,7 +31,7 @@ struct insn {
 	int len;
 	enum insn_kind kind;
 	int target;		/* internal direct target, -1 if none */
-	int ext;		/* direct target outside the object */
+	int ext;		/* direct target outside the object (EXT_*) */
 	int next;		/* physical successor, -1 if none */
 	int func_start;
 	int exported;		/* a global or weak symbol names it */
@@ -80,6 +80,10 @@ struct insn {
 	int nout;
 	int out[2];		/* edge indices */
 };
+
+/* insn.ext: a direct target not in the object, at an undefined symbol
+ * (another object's function) or elsewhere */
+enum { EXT_NONE, EXT_ELSEWHERE, EXT_SYMBOL };
 
 enum edge_kind { E_FALL, E_TAKEN, E_EXIT };
 enum edge_state { S_FREE, S_TREE, S_FORCED, S_WIT };

@@ -662,7 +662,9 @@ static const char vcache_asm[] =
 	"vbyte:\n\tcmpb\t$0x45, 8(%r11)\n\tmovzbl\t(%rdx), %esi\n\tjne\t3f\n"
 	"\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n3:\n\txorl\t%eax, %eax\n\tret\n"
 	"vword:\n\tmovl\t(%rdi), %eax\n\txorl\t%edx, %eax\n\tmovzwl\t%ax, %ecx\n"
-	"\tmovl\t(%rsi,%rcx,4), %eax\n\tret\n";
+	"\tmovl\t(%rsi,%rcx,4), %eax\n\tret\n"
+	"vtail:\n\tmovq\t(%rdi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\tvext\n"
+	"vind:\n\tmovq\t24(%rsi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\t*%rcx\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -761,6 +763,15 @@ static void vcache_checks(const char *dir)
 	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
 	       !event_at(&c, k, AE_EV_VAL, AE_VAL_REG), "%s", "vcache",
 	       "a 32-bit argument's low half before a 32-bit lea: coded, low halves only");
+	/* vtail's load: the instruction before its use */
+	k = insn_with(&c, "movq\t8(%rax), %rdi") - 1;
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && ev->a == 0 && c.in[k].vc_scr_after == 11, "%s", "vcache",
+	       "before a tail call (a jump to an undefined symbol) the ABI is trusted: r11 is free, coded");
+	k = insn_with(&c, "movq\t24(%rsi), %rax");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
+	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
+	       "before an indirect jump that is not a table's everything is live: a plain record");
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		const char *got = ae_load_operand(ops[i].insn, buf, sizeof(buf));
 
