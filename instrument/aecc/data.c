@@ -908,8 +908,6 @@ static void drop_needless_entry(struct plan *pl)
 			pl->c->in[k].rec_before &= ~(pl->kin[k] & CALL_PASSES);
 }
 
-/* The table a relocation inside instruction x's bytes points at: its
- * entries' instructions into t[] (room for c->n); returns how many. */
 /*
  * A table's index register is an address register of the table access
  * itself (jmp *TABLE(,%i,8), mov TABLE(,%i,8),%r), so wherever the plan
@@ -933,6 +931,8 @@ static void find_known_tables(struct plan *pl)
 	}
 }
 
+/* The table a relocation inside instruction x's bytes points at: its
+ * entries' instructions into t[] (room for c->n); returns how many. */
 static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
 			 const struct insn *x, int *t)
 {
