@@ -230,7 +230,9 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 				if (xd->encoding.imm_offset)
 					r = ae_find_reloc(s, x->sec, x->off + xd->encoding.imm_offset);
 				if (r) {
-					if (!r->symsec) {
+					/* a weak definition here may lose to
+					 * another object's at the link */
+					if (!r->symsec || r->sym_weak) {
 						x->ext = EXT_SYMBOL;
 					} else {
 						int t = ae_insn_at(c, r->symsec,

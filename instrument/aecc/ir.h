@@ -81,8 +81,9 @@ struct insn {
 	int out[2];		/* edge indices */
 };
 
-/* insn.ext: a direct target not in the object, at an undefined symbol
- * (another object's function) or elsewhere */
+/* insn.ext: a direct target not in the object, at a symbol another
+ * object defines (undefined here, or a weak definition the link may
+ * replace) or elsewhere */
 enum { EXT_NONE, EXT_ELSEWHERE, EXT_SYMBOL };
 
 enum edge_kind { E_FALL, E_TAKEN, E_EXIT };

@@ -131,6 +131,7 @@ static int read_relocs(struct ae_ctx *c, Elf *elf, struct ae_scan *s, int *imap_
 			r->symsec = sym.st_shndx < SHN_LORESERVE ? sym.st_shndx : 0;
 			r->symval = sym.st_value;
 			r->sym_is_func = GELF_ST_TYPE(sym.st_info) == STT_FUNC;
+			r->sym_weak = GELF_ST_BIND(sym.st_info) == STB_WEAK;
 		}
 	}
 	qsort(s->r, s->nr, sizeof(*s->r), reloc_cmp);

@@ -19,6 +19,7 @@ struct reloc {
 	uint64_t symval;
 	int64_t addend;
 	int sym_is_func;
+	int sym_weak;		/* a weak definition: the link may pick another */
 	uint32_t type;
 };
 

@@ -59,10 +59,18 @@ static void ae_discard_segv(int sig, void *si, void *uc)
 		gregs[AE_REG_R15] = TRBUF_MAP_ADDR;
 		return;
 	}
-	/* A real fault of the program: default action on the re-fault. */
+	/*
+	 * A real fault of the program: the default action on the re-fault.
+	 * The seccomp filter makes resetting the handler a no-op, so the
+	 * handler also returns with SIGSEGV blocked: a fault's SIGSEGV that
+	 * finds it blocked takes the default action (the kernel unblocks it
+	 * and resets the handler). A SIGSEGV sent by kill() is ignored.
+	 */
 	struct ae_ksigaction dfl = { 0 };
 
 	ae_sys4(__NR_rt_sigaction, AE_SIGSEGV, &dfl, 0, 8);
+	if (*(int *)((char *)si + AE_SI_CODE_OFF) > 0)
+		*(unsigned long *)((char *)uc + AE_UC_SIGMASK_OFF) |= 1UL << (AE_SIGSEGV - 1);
 }
 
 unsigned long ae_discard_setup(void)

@@ -62,6 +62,9 @@ struct ae_ksigaction {
  * see <sys/ucontext.h>: uc_mcontext.gregs starts at byte 40). */
 #define AE_SI_ADDR_OFF		16
 #define AE_UC_GREGS_OFF		40
+/* struct ucontext: uc_sigmask, after uc_mcontext's 256 bytes; siginfo's si_code */
+#define AE_UC_SIGMASK_OFF	296
+#define AE_SI_CODE_OFF		8
 #define AE_REG_R15		7
 #define AE_REG_RIP		16
 

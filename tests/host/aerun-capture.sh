@@ -49,6 +49,25 @@ else
 	not_ok "runtime discard mode: 6.4 MB through a 1 MiB buffer, one note, status kept" "rc=$rc" "$(cat "$tmp/rt.err")"
 fi
 
+# A real fault in discard mode kills the program with SIGSEGV, as in the
+# twin: the runtime keeps its guard-page handler installed (its seccomp
+# filter turns the reset into a no-op), so it must not return into the
+# fault forever.
+printf 'int main(int c, char **v) { (void)v; return *(volatile int *)(long)(c * 8); }\n' >"$tmp/segv.c"
+if "$top/bin/aecc" -O2 -o "$tmp/segv" "$tmp/segv.c" 2>"$tmp/segv.err"; then
+	# (in $(): the shell's own "Segmentation fault" line goes nowhere)
+	rc=$(timeout 20 "$tmp/segv" 2>>"$tmp/segv.err"; echo $?) 2>/dev/null
+	rc_twin=$("$tmp/segv.orig"; echo $?) 2>/dev/null
+	if [ $rc -eq 139 ] && [ $rc_twin -eq 139 ]; then
+		ok "runtime discard mode: a real fault dies of SIGSEGV like the twin (rc $rc)"
+	else
+		not_ok "runtime discard mode: a real fault dies of SIGSEGV like the twin" \
+			"rc=$rc (124: hung), twin rc=$rc_twin" "$(cat "$tmp/segv.err")"
+	fi
+else
+	not_ok "runtime discard mode: a real fault dies of SIGSEGV like the twin" "aecc failed" "$(cat "$tmp/segv.err")"
+fi
+
 # Process start identical to an untraced run with ASLR off: same entry
 # stack pointer (same env and argv), fd 1023 closed by the runtime, and
 # _ae_start hands rdx (0 from the kernel for a static program) to _start.

@@ -664,7 +664,10 @@ static const char vcache_asm[] =
 	"vword:\n\tmovl\t(%rdi), %eax\n\txorl\t%edx, %eax\n\tmovzwl\t%ax, %ecx\n"
 	"\tmovl\t(%rsi,%rcx,4), %eax\n\tret\n"
 	"vtail:\n\tmovq\t(%rdi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\tvext\n"
-	"vind:\n\tmovq\t24(%rsi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\t*%rcx\n";
+	"vind:\n\tmovq\t24(%rsi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\t*%rcx\n"
+	"\t.weak\tvweakt\nvweakt:\n\tret\n"
+	"vweak:\n\tmovq\t32(%rsi), %rax\n\tmovq\t8(%rax), %rdx\n\taddq\t%r11, %rdx\n"
+	"\tjmp\tvweakt\n";
 
 static void vcache_checks(const char *dir)
 {
@@ -772,6 +775,10 @@ static void vcache_checks(const char *dir)
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
 	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
 	       "before an indirect jump that is not a table's everything is live: a plain record");
+	k = insn_with(&c, "movq\t32(%rsi), %rax");
+	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+	result(ev && c.in[k].vc_scr_after == 2, "%s", "vcache",
+	       "a tail jump to a weak function defined here (another may win at the link) is a tail call: the scratch is rdx, overwritten before it, not r10");
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		const char *got = ae_load_operand(ops[i].insn, buf, sizeof(buf));
 
