@@ -663,7 +663,7 @@ static const char vcache_asm[] =
 	"\tmovq\t(%rdi,%rsi,8), %rax\n\tret\n3:\n\txorl\t%eax, %eax\n\tret\n"
 	"vword:\n\tmovl\t(%rdi), %eax\n\txorl\t%edx, %eax\n\tmovzwl\t%ax, %ecx\n"
 	"\tmovl\t(%rsi,%rcx,4), %eax\n\tret\n"
-	"vtail:\n\tmovq\t(%rdi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\tvext\n"
+	"vtail:\n\tmovq\t40(%rdi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\tvext\n"
 	"vind:\n\tmovq\t24(%rsi), %rax\n\tmovq\t8(%rax), %rdi\n\tjmp\t*%rcx\n"
 	"\t.weak\tvweakt\nvweakt:\n\tret\n"
 	"vweak:\n\tmovq\t32(%rsi), %rax\n\tmovq\t8(%rax), %rdx\n\taddq\t%r11, %rdx\n"
@@ -688,6 +688,23 @@ static void vcache_checks(const char *dir)
 		  AE_VAL_REG_VC, 10, 8 },
 		{ "cmpxchgl\t%esi, %r11d", "cmpxchg's 32-bit destination: all 8 bytes, coded",
 		  AE_VAL_REG_VC, 11, 8 },
+	};
+	/* a coded record after each, and its scratch register */
+	static const struct {
+		const char *insn, *what;
+		int reg;
+	} scr[] = {
+		{ "movq\t(%rdi), %r8", "the scratch register is one nothing reads later (not r11, r10 or r8)",
+		  9 },
+		{ "movq\t(%rdi), %rcx", "a register read as %dh is live: not the scratch (rsi is)", 6 },
+		{ "movl\t(%rdi), %r11d",
+		  "a register just popped, unread, is not the scratch (valgrind would drop the pop's load): rdi is",
+		  7 },
+		{ "movq\t40(%rdi), %rax",
+		  "before a tail call (a jump to an undefined symbol) the ABI is trusted: r11 is free", 11 },
+		{ "movq\t32(%rsi), %rax",
+		  "a tail jump to a weak function defined here (another may win at the link) is a tail call: the scratch is rdx, overwritten before it, not r10",
+		  2 },
 	};
 	/* the operand the address cache's code recomputes the address of */
 	static const struct {
@@ -729,18 +746,6 @@ static void vcache_checks(const char *dir)
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
 	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
 	       "flags a cmov reads later: a plain record");
-	k = insn_with(&c, "movq\t(%rdi), %r8");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && c.in[k].vc_scr_after == 9, "%s", "vcache",
-	       "the scratch register is one nothing reads later (not r11, r10 or r8)");
-	k = insn_with(&c, "movq\t(%rdi), %rcx");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && c.in[k].vc_scr_after == 6, "%s", "vcache",
-	       "a register read as %dh is live: not the scratch (rsi is)");
-	k = insn_with(&c, "movl\t(%rdi), %r11d");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && c.in[k].vc_scr_after == 7, "%s", "vcache",
-	       "a register just popped, unread, is not the scratch (valgrind would drop the pop's load): rdi is");
 	k = insn_with(&c, "movq\t(%rdx), %rsi");
 	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1), "%s", "vcache",
 	       "a load between a compare and its branch: no record there, the flags are live");
@@ -766,19 +771,15 @@ static void vcache_checks(const char *dir)
 	result(ev && ev->a == 6 && ev->width == 4 && ev->b == ae_vc_slot(c.objid, k, 6, 0) &&
 	       !event_at(&c, k, AE_EV_VAL, AE_VAL_REG), "%s", "vcache",
 	       "a 32-bit argument's low half before a 32-bit lea: coded, low halves only");
-	/* vtail's load: the instruction before its use */
-	k = insn_with(&c, "movq\t8(%rax), %rdi") - 1;
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && ev->a == 0 && c.in[k].vc_scr_after == 11, "%s", "vcache",
-	       "before a tail call (a jump to an undefined symbol) the ABI is trusted: r11 is free, coded");
 	k = insn_with(&c, "movq\t24(%rsi), %rax");
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
 	       !event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC), "%s", "vcache",
 	       "before an indirect jump that is not a table's everything is live: a plain record");
-	k = insn_with(&c, "movq\t32(%rsi), %rax");
-	ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
-	result(ev && c.in[k].vc_scr_after == 2, "%s", "vcache",
-	       "a tail jump to a weak function defined here (another may win at the link) is a tail call: the scratch is rdx, overwritten before it, not r10");
+	for (size_t i = 0; i < sizeof(scr) / sizeof(scr[0]); i++) {
+		k = insn_with(&c, scr[i].insn);
+		ev = k >= 0 ? event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG_VC) : NULL;
+		result(ev && c.in[k].vc_scr_after == scr[i].reg, "%s", "vcache", scr[i].what);
+	}
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		const char *got = ae_load_operand(ops[i].insn, buf, sizeof(buf));
 
