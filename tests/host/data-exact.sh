@@ -552,9 +552,9 @@ vcstats() {
 		{ echo "not ok - vc_stats: the builds regenerate other record counts"; paste "$d/vc/kinds" "$d/novc/kinds" | sed 's/^/# /'; } >>"$d/res"
 	fi
 	# (nm -A: "libc.a:member.o: ... symbol")
-	got=$(nm -A "$top/build/musl-data/lib/libc.a" "$top/build/musl-data/lib/crt1.o" 2>/dev/null |
-	      grep -E '(crt1\.o|:__libc_start_main\.o|:__init_tls\.o|:memset\.o|:memcpy\.o):.* __ae_(vc|lc)$')
-	if [ -z "$got" ] && nm -A "$top/build/musl-data/lib/libc.a" 2>/dev/null | grep -q ':malloc\.o:.* __ae_vc$'; then
+	nm -A "$top/build/musl-data/lib/libc.a" "$top/build/musl-data/lib/crt1.o" >"$d/libc.syms" 2>/dev/null
+	got=$(grep -E '(crt1\.o|:__libc_start_main\.o|:__init_tls\.o|:memset\.o|:memcpy\.o):.* __ae_(vc|lc)$' "$d/libc.syms")
+	if [ -z "$got" ] && grep -q ':malloc\.o:.* __ae_vc$' "$d/libc.syms"; then
 		echo "ok - vc_stats: the C library's start-up (crt1, __libc_start_main, __init_tls, memset, memcpy) has no value cache, malloc has" >>"$d/res"
 	else
 		{ echo "not ok - vc_stats: the C library's start-up names the value cache, or malloc does not"; echo "$got" | head -3 | sed 's/^/# /'; } >>"$d/res"
