@@ -251,6 +251,7 @@ static int cmd_stats(int argc, char **argv)
 		       !x->ended ? "?" : x->end < 0 ? "FAILED" : ends[x->end < 5 ? x->end : 0]);
 		sum.insns += x->st.insns;
 		sum.blocks += x->st.blocks;
+		sum.decided += x->st.decided;
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
 		for (int k = 0; k < 9; k++)
@@ -269,6 +270,9 @@ static int cmd_stats(int argc, char **argv)
 	printf("instructions     %llu\n", (unsigned long long)sum.insns);
 	printf("basic blocks     %llu\n", (unsigned long long)sum.blocks);
 	printf("witness bytes    %llu\n", (unsigned long long)sum.witness_bytes);
+	/* branches on flags of known registers (aecc -fae-data) */
+	printf("decided branches %llu (computed from known registers, no witness read)\n",
+	       (unsigned long long)sum.decided);
 	printf("value bytes      %llu\n", (unsigned long long)sum.value_bytes);
 	/* where the value bytes go: which records to make smaller */
 	printf("value records    %llu of 1 byte, %llu of 2, %llu of 4, %llu of 8\n",

@@ -129,7 +129,9 @@ static int load_maps(struct ae_program *p)
 			struct ae_rev *r = &p->ev[p->nev++];
 
 			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
-			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_ARGS_AT_CALL ||
+			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_PRED_KNOWN ||
+			    (ev[i].kind == AE_EV_PRED_KNOWN &&
+			     (ev[i].width || !(h->flags & AE_SCHEMA_F_DATA))) ||
 			    h->version < ae_event_version(&ev[i]) ||
 			    (ev[i].kind == AE_EV_ARGS_AT_CALL && !ae_memfn_args(ev[i].a)) ||
 			    (ev[i].kind == AE_EV_EXPAND &&

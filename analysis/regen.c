@@ -227,6 +227,7 @@ static int data_return(struct ae_regen *g, const struct frame *f, uint64_t pc)
 	g->ds.fs_known = f->ds.fs_known;
 	g->ds.df = 0;		/* the ABI: clear at every return */
 	g->ds.df_known = 1;
+	g->ds.known &= ~(AE_DF_K_FLAGS | AE_DF_K_CARRY);	/* nor keep the flags */
 	return data_after(g, f->call, f->call_pc);
 }
 
@@ -607,6 +608,9 @@ static int witness(struct ae_regen *g, const struct ae_rev *e, uint64_t pc)
 	if (consume(g, e->width, &w, pc))
 		return -1;
 	g->st.witness_bytes += e->width;
+	if (g->debug)
+		fprintf(stderr, "aetrace: %switness %llu at %#llx\n", g->name, (unsigned long long)w,
+			(unsigned long long)pc);
 	if (w != e->a) {
 		char msg[128];
 
@@ -938,7 +942,7 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 	return 0;
 }
 
-static int cond_branch(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		       uint64_t *next)
 {
 	const struct ae_rev *pred = NULL, *wt = NULL, *wf = NULL;
@@ -946,7 +950,7 @@ static int cond_branch(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc
 	int in_set = 0;
 
 	for (int i = 0; i < d->nev; i++) {
-		if (d->ev[i].kind == AE_EV_PRED)
+		if (d->ev[i].kind == AE_EV_PRED || d->ev[i].kind == AE_EV_PRED_KNOWN)
 			pred = &d->ev[i];
 		else if (d->ev[i].kind == AE_EV_WIT_TAKEN)
 			wt = &d->ev[i];
@@ -955,14 +959,26 @@ static int cond_branch(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc
 	}
 	if (!pred)
 		return rerr(g, pc, "conditional branch without schema (uninstrumented code?)");
-	if (peek(g, pred->width, &w, pc))
-		return -1;
-	for (uint32_t i = 0; i < pred->b; i++)
-		if (pred->pool[i] == w) {
-			in_set = 1;
-			break;
-		}
-	if (in_set ? pred->flag : !pred->flag) {
+	if (pred->kind == AE_EV_PRED_KNOWN) {
+		/* decided by the flags the known registers set */
+		const struct ae_df_op *op = g->data ? ae_decode_df(g->p, d, pc) : NULL;
+		int t = op ? ae_df_taken(op, &g->ds) : -1;
+
+		if (t < 0)
+			return rerr(g, pc, "a branch the data records decide tests flags the regenerator does not know");
+		g->st.decided++;
+		in_set = t;
+	} else {
+		if (peek(g, pred->width, &w, pc))
+			return -1;
+		for (uint32_t i = 0; i < pred->b; i++)
+			if (pred->pool[i] == w) {
+				in_set = 1;
+				break;
+			}
+		in_set = in_set ? pred->flag : !pred->flag;
+	}
+	if (in_set) {
 		*next = d->target;
 		g->st.blocks++;
 		return wt ? witness(g, wt, pc) : 0;

@@ -37,6 +37,7 @@ struct ae_regen_sink {
 struct ae_regen_stats {
 	uint64_t insns;
 	uint64_t blocks;	/* control transfers taken + 1 */
+	uint64_t decided;	/* conditional branches computed, not read */
 	uint64_t witness_bytes;
 	uint64_t value_bytes;
 	uint64_t value_recs[9];	/* plain value records, by width in bytes */

@@ -171,6 +171,97 @@ static int scalar_size(const char *m, int size)
 	return size;
 }
 
+/*
+ * What ci does to the status flags. Only instructions known to leave them
+ * alone keep them (a table entry capstone lacks must not make stale flags
+ * look current): moves, stack and control transfers, sign extensions,
+ * set/cmov, and SSE/AVX work other than its compares and tests.
+ */
+static int flags_effect(const cs_insn *ci)
+{
+	static const char *const prefixes[] = { "lock ", "rep ", "repe ", "repne ", "notrack ",
+						"bnd ", NULL };
+	static const char *const keep[] = {
+		"mov", "vmov", "lea", "push", "pop", "cmov", "set", "not", "xchg", "bswap",
+		"cbw", "cwd", "cdq", "cqo", "nop", "endbr", "prefetch", "j", "call", "ret",
+		"cld", "std", "stos", "lods", "cvt", "vcvt", NULL,
+	};
+	static const char *const sse_sets[] = {
+		"comis", "ucomis", "vcomis", "vucomis", "ptest", "vptest", "vtest",
+		"pcmp", "vpcmp", "kortest", "ktest", NULL,
+	};
+	const char *m = ci->mnemonic;
+	const cs_x86 *x = &ci->detail->x86;
+	int sse = 0;
+
+	for (int i = 0; prefixes[i]; i++)
+		if (starts(m, prefixes[i]))
+			m += strlen(prefixes[i]);
+	if (starts(m, "popf"))
+		return AE_FL_LOST;
+	for (int i = 0; keep[i]; i++)
+		if (starts(m, keep[i]))
+			return AE_FL_KEEP;
+	for (int i = 0; i < ci->detail->groups_count; i++)
+		switch (ci->detail->groups[i]) {
+		case X86_GRP_SSE1: case X86_GRP_SSE2: case X86_GRP_SSE3: case X86_GRP_SSSE3:
+		case X86_GRP_SSE41: case X86_GRP_SSE42: case X86_GRP_AVX: case X86_GRP_AVX2:
+		case X86_GRP_FMA: case X86_GRP_F16C:
+			sse = 1;
+			break;
+		default:
+			break;
+		}
+	for (int i = 0; sse && sse_sets[i]; i++)
+		if (starts(m, sse_sets[i]))
+			sse = 0;
+	return sse && !x->eflags ? AE_FL_KEEP : AE_FL_LOST;
+}
+
+/* The condition (tttn) + 1 of a jcc that tests the status flags, else 0. */
+static int cond_of(unsigned int id)
+{
+	static const unsigned int ids[16] = {
+		X86_INS_JO, X86_INS_JNO, X86_INS_JB, X86_INS_JAE, X86_INS_JE, X86_INS_JNE,
+		X86_INS_JBE, X86_INS_JA, X86_INS_JS, X86_INS_JNS, X86_INS_JP, X86_INS_JNP,
+		X86_INS_JL, X86_INS_JGE, X86_INS_JLE, X86_INS_JG,
+	};
+
+	for (int i = 0; i < 16; i++)
+		if (ids[i] == id)
+			return i + 1;
+	return 0;
+}
+
+/* Arithmetic on registers whose flags the transfer functions compute:
+ * op->fl becomes AE_FL_SET with its fl_kind. */
+static void decode_flags(const cs_insn *ci, struct ae_df_op *op)
+{
+	int k = op->kind;
+
+	if (ci->id == X86_INS_CMP)
+		k = AE_DF_SUB;
+	else if (ci->id == X86_INS_TEST)
+		k = AE_DF_AND;
+	switch (k) {
+	case AE_DF_ADD: case AE_DF_SUB: case AE_DF_AND: case AE_DF_OR: case AE_DF_XOR:
+		if (op->src < 0 && op->nops != 2)
+			return;
+		/* fall through */
+	case AE_DF_INC: case AE_DF_DEC: case AE_DF_NEG:
+		/* register operands of a known width (not %ah...) */
+		if (op->has_mem || op->dst < 0 || !op->dw || (op->src >= 0 && op->sw != op->dw) ||
+		    (ci->detail->x86.op_count == 2 && ci->detail->x86.operands[1].type == X86_OP_REG &&
+		     op->src < 0))
+			return;
+		op->fl = AE_FL_SET;
+		op->fl_kind = k;
+		return;
+	default:
+		return;
+	}
+}
+
 int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -184,6 +275,8 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	op->mem.base = op->mem.index = -1;
 	op->kind = kind_of(ci->id);
 	op->nops = x->op_count;
+	op->fl = flags_effect(ci);
+	op->cc = cond_of(ci->id);
 	if (!cs_regs_access(h, ci, rr, &nr, ww, &nw))
 		for (int i = 0; i < nw; i++) {
 			int g = gpr(h, ww[i], NULL);
@@ -313,6 +406,7 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 		if (op->mem.fs)
 			op->uses |= FS_BIT;
 	}
+	decode_flags(ci, op);
 	return 0;
 }
 
@@ -603,11 +697,102 @@ uint32_t ae_df_inputs(const struct ae_df_op *op, int r)
 	}
 }
 
+/*
+ * The status flags of fl_kind's result, on op's operands in s (same
+ * register: sub and xor give 0 whatever it holds). inc and dec leave CF.
+ */
+static void step_flags(const struct ae_df_op *op, struct ae_df_state *s)
+{
+	const uint32_t both = AE_DF_K_FLAGS | AE_DF_K_CARRY;
+	int d = op->dst, k = op->fl_kind, cf = 0, of = 0;
+	int same = op->src == d && (k == AE_DF_SUB || k == AE_DF_XOR);
+	int keep_cf = k == AE_DF_INC || k == AE_DF_DEC;
+	uint64_t m, top, a = 0, b = 0, r;
+
+	if (op->fl == AE_FL_KEEP)
+		return;
+	if (op->fl != AE_FL_SET ||
+	    (!same && (!((s->known >> d) & 1) ||
+		       (op->src >= 0 && !((s->known >> op->src) & 1))))) {
+		s->known &= keep_cf && op->fl == AE_FL_SET ? ~AE_DF_K_FLAGS : ~both;
+		return;
+	}
+	m = mask_of(op->dw);
+	top = 1ull << (8 * op->dw - 1);
+	if (!same) {
+		a = s->v[d] & m;
+		b = (op->src >= 0 ? s->v[op->src] : (uint64_t)op->imm) & m;
+	}
+	switch (k) {
+	case AE_DF_ADD:
+		r = (a + b) & m;
+		cf = r < a;
+		of = !!((a ^ r) & (b ^ r) & top);
+		break;
+	case AE_DF_SUB:
+		r = (a - b) & m;
+		cf = a < b;
+		of = !!((a ^ b) & (a ^ r) & top);
+		break;
+	case AE_DF_AND: r = a & b; break;
+	case AE_DF_OR: r = a | b; break;
+	case AE_DF_XOR: r = a ^ b; break;
+	case AE_DF_INC:
+		r = (a + 1) & m;
+		of = r == top;
+		break;
+	case AE_DF_DEC:
+		r = (a - 1) & m;
+		of = a == top;
+		break;
+	default:	/* AE_DF_NEG */
+		r = -a & m;
+		cf = a != 0;
+		of = a == top;
+		break;
+	}
+	s->fl = (keep_cf ? s->fl & AE_DF_CF : cf ? AE_DF_CF : 0) |
+		(!(__builtin_popcountll(r & 0xff) & 1) ? AE_DF_PF : 0) |
+		(!r ? AE_DF_ZF : 0) | (r & top ? AE_DF_SF : 0) | (of ? AE_DF_OF : 0);
+	s->known |= keep_cf ? AE_DF_K_FLAGS : both;
+}
+
+uint32_t ae_df_cond_needs(const struct ae_df_op *op)
+{
+	int t = (op->cc - 1) >> 1;
+
+	if (!op->cc)
+		return 0;
+	return t == 1 ? AE_DF_K_CARRY : t == 3 ? AE_DF_K_CARRY | AE_DF_K_FLAGS : AE_DF_K_FLAGS;
+}
+
+int ae_df_taken(const struct ae_df_op *op, const struct ae_df_state *s)
+{
+	uint32_t need = ae_df_cond_needs(op);
+	int cf = !!(s->fl & AE_DF_CF), zf = !!(s->fl & AE_DF_ZF);
+	int sf = !!(s->fl & AE_DF_SF), of = !!(s->fl & AE_DF_OF), r;
+
+	if (!need || (s->known & need) != need)
+		return -1;
+	switch ((op->cc - 1) >> 1) {
+	case 0: r = of; break;
+	case 1: r = cf; break;
+	case 2: r = zf; break;
+	case 3: r = cf || zf; break;
+	case 4: r = sf; break;
+	case 5: r = !!(s->fl & AE_DF_PF); break;
+	case 6: r = sf != of; break;
+	default: r = zf || sf != of; break;
+	}
+	return (op->cc - 1) & 1 ? !r : r;
+}
+
 void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 {
 	int d = op->dst, miss;
 	uint64_t v, *sp = &s->v[AE_DF_RSP];
 
+	step_flags(op, s);
 	switch (op->kind) {
 	case AE_DF_NOP:
 		return;

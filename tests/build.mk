@@ -90,6 +90,14 @@ $(UNIT_OBJ)/dataflow: tests/unit/dataflow.c $(AE_DATAFLOW_OBJ) include/aetrace/d
 ALL_TARGETS += $(UNIT_OBJ)/dataflow
 CHECK_UNIT_TARGETS += $(UNIT_OBJ)/dataflow
 
+# The status flags it computes, against the CPU's (x86-64 hosts only).
+$(UNIT_OBJ)/dataflow_flags: tests/unit/dataflow_flags.c $(AE_DATAFLOW_OBJ) include/aetrace/dataflow.h
+	$(quiet) LD $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_DATAFLOW_OBJ) -lcapstone
+ALL_TARGETS += $(UNIT_OBJ)/dataflow_flags
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/dataflow_flags
+
 # Unit test of the library-routine expander's emulator (analysis/memfn.c,
 # libunicorn) on hand-assembled routines.
 $(UNIT_OBJ)/memfn: tests/unit/memfn.c $(OBJ)/analysis/memfn.o analysis/memfn.h

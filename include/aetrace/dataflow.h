@@ -66,6 +66,9 @@ struct ae_df_op {
 	uint8_t nops;		/* explicit operands */
 	uint8_t modify;		/* bts/btr/btc */
 	uint8_t locked;		/* VEX loads, then compare-and-swaps: L, then M */
+	uint8_t fl;		/* enum ae_df_fl: what it does to the status flags */
+	uint8_t fl_kind;	/* AE_FL_SET: the arithmetic (cmp: SUB, test: AND) */
+	uint8_t cc;		/* a jcc on the flags: its condition (tttn) + 1 */
 	uint16_t retimm;	/* ret $n */
 	int64_t imm;
 	uint32_t writes;	/* registers this instruction may change */
@@ -73,10 +76,29 @@ struct ae_df_op {
 	struct ae_df_mem mem;
 };
 
+/* what an instruction does to the status flags (CF PF ZF SF OF) */
+enum ae_df_fl {
+	AE_FL_KEEP,	/* leaves them alone */
+	AE_FL_LOST,	/* sets them in a way the transfer functions do not follow */
+	AE_FL_SET,	/* sets them from fl_kind's result on its register operands */
+};
+
+/* the status flags in ae_df_state.fl, at their RFLAGS bits */
+#define AE_DF_CF	0x001u
+#define AE_DF_PF	0x004u
+#define AE_DF_ZF	0x040u
+#define AE_DF_SF	0x080u
+#define AE_DF_OF	0x800u
+/* ae_df_state.known bits past the registers: fl is known */
+#define AE_DF_K_FLAGS	(1u << 17)	/* PF, ZF, SF, OF */
+#define AE_DF_K_CARRY	(1u << 18)	/* CF (inc and dec leave it) */
+
 /* What the regenerator (values) or aecc (known bits only) knows. */
 struct ae_df_state {
 	uint64_t v[16];
-	uint32_t known;		/* bit r: v[r] is the register's value */
+	uint32_t known;		/* bit r: v[r] is the register's value;
+				 * AE_DF_K_*: fl's flags are known */
+	uint16_t fl;		/* status flags (AE_DF_CF...) */
 	uint64_t fs;		/* %fs base */
 	uint8_t fs_known;
 	uint8_t df;		/* direction flag (1: std) */
@@ -120,6 +142,19 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s);
  * follow. Returns the mask.
  */
 uint32_t ae_df_inputs(const struct ae_df_op *op, int r);
+
+/*
+ * The known bits (AE_DF_K_*) a conditional jump op decides on, or 0 when
+ * op is not one that tests the status flags (jrcxz, loop: not followed).
+ * Returns the mask.
+ */
+uint32_t ae_df_cond_needs(const struct ae_df_op *op);
+
+/*
+ * Whether conditional jump op is taken in state s: 1 taken, 0 not, -1
+ * when s does not know the flags it tests (or op tests none).
+ */
+int ae_df_taken(const struct ae_df_op *op, const struct ae_df_state *s);
 
 /* Set register r of s to v with width w bytes (4 zero-extends). */
 void ae_df_set(struct ae_df_state *s, int r, uint64_t v, int w);

@@ -36,8 +36,11 @@
  * AE_VAL_JTLOAD_KNOWN (older readers would take the next bytes for the
  * index) */
 #define AE_SCHEMA_VERSION_JT_KNOWN	7
+/* version 8: an object that carries AE_EV_PRED_KNOWN (older readers
+ * would find a conditional branch without its witness set) */
+#define AE_SCHEMA_VERSION_PRED_KNOWN	8
 /* the newest version this header describes */
-#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_JT_KNOWN
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_PRED_KNOWN
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -76,6 +79,11 @@ enum ae_event_kind {
 	 * argument records: the caller's registers are the arguments (its
 	 * own records made them known), so the entry writes nothing */
 	AE_EV_ARGS_AT_CALL	= 10,
+	/* conditional branch k tests status flags that arithmetic on
+	 * registers the regenerator knows set (dataflow.h ae_df_taken): it
+	 * computes the branch, and no witness set is read here; witnesses
+	 * on k's edges are still read (-fae-data) */
+	AE_EV_PRED_KNOWN	= 11,
 };
 
 /* Routines traced by their arguments (AE_EV_EXPAND), musl's C versions. */
@@ -244,6 +252,8 @@ static inline uint32_t ae_event_version(const struct ae_event *e)
 {
 	if (e->kind == AE_EV_EXPAND || e->kind == AE_EV_ARGS_AT_CALL)
 		return AE_SCHEMA_VERSION_EXPAND;
+	if (e->kind == AE_EV_PRED_KNOWN)
+		return AE_SCHEMA_VERSION_PRED_KNOWN;
 	if (e->kind != AE_EV_VAL && e->kind != AE_EV_VAL_AFTER)
 		return AE_SCHEMA_VERSION;
 	if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT ||

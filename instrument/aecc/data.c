@@ -31,8 +31,9 @@
 #include "memfn.h"
 #include "xalloc.h"
 
-#define ALL	0x1ffffu
 #define FS_BIT	(1u << 16)
+#define FLAGS_KNOWN	(AE_DF_K_FLAGS | AE_DF_K_CARRY)
+#define ALL	(0xffffu | FS_BIT | FLAGS_KNOWN)
 
 struct plan {
 	struct ae_ctx *c;
@@ -78,7 +79,7 @@ static uint32_t out_of(const struct plan *pl, int k)
 		struct ae_df_state s;
 
 		memset(&s, 0, sizeof(s));
-		s.known = in & 0xffff;
+		s.known = in & (0xffff | FLAGS_KNOWN);
 		s.fs_known = !!(in & FS_BIT);
 		s.df_known = 1;
 		ae_df_step(&x->df, 0, &s);
@@ -931,6 +932,25 @@ static void find_known_tables(struct plan *pl)
 	}
 }
 
+/*
+ * A conditional branch on flags that arithmetic on known registers set
+ * (a loop counter against its bound, a bit of Lua's instruction word)
+ * is decided by the regenerator, which computes the same flags: it needs
+ * no witness (place.c). The known sets are find_known_tables' fresh ones.
+ */
+static void find_decided(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+
+	for (int k = 0; k < c->n; k++) {
+		struct insn *x = &c->in[k];
+		uint32_t need = ae_df_cond_needs(&x->df);
+
+		x->decided = x->kind == IK_JCC && !x->memfn_body && need &&
+			     (with_records(pl, k, pl->kin[k]) & need) == need;
+	}
+}
+
 /* The table a relocation inside instruction x's bytes points at: its
  * entries' instructions into t[] (room for c->n); returns how many. */
 static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
@@ -1129,8 +1149,10 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	}
 	if (!ret && c->vcache)
 		vc_choose(&pl);
-	if (!ret)
+	if (!ret) {
 		find_known_tables(&pl);
+		find_decided(&pl);
+	}
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
 		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;

@@ -4,7 +4,8 @@
  * order its trace bytes are written, the witnesses (before it, on its
  * taken edge through a stub, on its fall-through edge), the values it
  * records, and at each predicate the witness ids of its smaller side, so
- * the regenerator can decide the branch from the next witness it reads.
+ * the regenerator can decide the branch from the next witness it reads
+ * (or, at a decided one, that it computes the branch).
  */
 #include <stdlib.h>
 
@@ -46,6 +47,10 @@ static void make_pred_events(struct ae_ctx *c)
 
 		if (x->kind != IK_JCC || x->memfn_body)
 			continue;
+		if (x->decided) {
+			add_event(c, p, AE_EV_PRED_KNOWN, 0, 0, 0, 0);
+			continue;
+		}
 		m = c->compn[c->comp[p]] + 1;
 		for (int j = 0; j < 2; j++) {
 			set[j] = ae_xcalloc(m, 1);

@@ -43,6 +43,8 @@ struct insn {
 	int tload;		/* this load feeds a later jmp *%r */
 	int from_tload;		/* this jmp *%r takes its target from a load */
 	int jt_known;		/* -fae-data: the table index is known (data.c) */
+	int decided;		/* -fae-data: a jcc whose flags the regenerator
+				 * computes (data.c): no witness decides it */
 	uint32_t writes;	/* bitmask of gprs written */
 	uint32_t rd64;		/* gprs it may read all 64 bits of */
 	uint32_t wr_full;	/* gprs it writes whole (64 or zero-extended 32 bits) */

@@ -3,9 +3,11 @@
  * place.c - witness placement (paper section 2.2, after Ball & Larus):
  * blocking witnesses on predicate -> call/value/exit paths first, then the
  * complement of a maximum spanning tree (loop-depth weights; exits are
- * tree leaves, see place_mst()), then a check of the tracing property
- * (disjoint witness sets at every predicate) that adds witnesses where it
- * fails. Witness ids are numbered per connected component.
+ * tree leaves, see place_mst()), then a witness on every cycle that would
+ * write nothing, then a check of the tracing property (disjoint witness
+ * sets at every predicate) that adds witnesses where it fails. A decided
+ * branch (data.c: the regenerator computes its flags) is no predicate.
+ * Witness ids are numbered per connected component.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,45 +47,49 @@ static int edge_w_cmp(const void *a, const void *b, void *arg)
 }
 
 
-/* Blocking witnesses: no witness-free predicate -> call/value/exit path. */
+/*
+ * Blocking witnesses: no witness-free predicate -> call/value/exit path.
+ * A decided branch on the way (the regenerator computes it) leads on
+ * along both of its edges.
+ */
 static void place_blocking(struct ae_ctx *c)
 {
 	int n = c->n;
 	int *seen = ae_xcalloc(n + 1, sizeof(int));
+	int *work = ae_xmalloc((2 * n + 4) * sizeof(int));
 	int stamp = 0;
 
 	for (int p = 0; p < n; p++) {
-		if (c->in[p].kind != IK_JCC)
+		if (c->in[p].kind != IK_JCC || c->in[p].decided)
 			continue;
 		for (int j = 0; j < c->in[p].nout; j++) {
 			struct edge *e = &c->e[c->in[p].out[j]];
-			int v = e->to, block = 0;
+			int nw = 0, block = 0;
 
 			stamp++;
-			for (;;) {
+			work[nw++] = e->to;
+			while (nw && !block) {
+				int v = work[--nw];
 				struct insn *x;
 
-				if (v == n) {
+				if (v == n || ae_is_block(&c->in[v])) {
 					block = 1;
 					break;
 				}
 				x = &c->in[v];
-				if (ae_is_block(x)) {
-					block = 1;
-					break;
-				}
-				if (x->kind == IK_JCC || x->nout != 1 || seen[v] == stamp)
-					break;
+				if ((x->kind == IK_JCC && !x->decided) || seen[v] == stamp)
+					continue;
 				seen[v] = stamp;
-				if (c->e[x->out[0]].state == S_WIT)
-					break;
-				v = c->e[x->out[0]].to;
+				for (int i = 0; i < x->nout; i++)
+					if (c->e[x->out[i]].state != S_WIT)
+						work[nw++] = c->e[x->out[i]].to;
 			}
 			if (block)
 				e->state = S_WIT;
 		}
 	}
 	free(seen);
+	free(work);
 }
 
 static void place_mst(struct ae_ctx *c)
@@ -103,6 +109,9 @@ static void place_mst(struct ae_ctx *c)
 	for (int i = 0; i <= n; i++)
 		uf[i] = i;
 	for (int i = 0; i < c->ne; i++) {
+		/* a decided branch's edges are no choice to record */
+		if (c->in[c->e[i].from].decided && c->e[i].state == S_FREE)
+			c->e[i].state = S_TREE;
 		if (c->e[i].to == n && c->e[i].state == S_FREE)
 			c->e[i].state = S_TREE;
 		else if (c->e[i].state == S_FORCED && c->e[i].to < n)
@@ -118,6 +127,55 @@ static void place_mst(struct ae_ctx *c)
 	}
 	free(uf);
 	free(order);
+}
+
+/*
+ * Every cycle writes a byte: the regenerator places signals, context
+ * switches and a thread's end by (trace offset, ip), which a cycle that
+ * writes nothing would make ambiguous (and a thread killed in it would
+ * regenerate iterations that never ran). The spanning tree's chords see
+ * to it, but for cycles closed by decided branches' edges: a depth-first
+ * search over the edges without witnesses, not through instructions that
+ * write records, puts a witness on each back edge it finds.
+ */
+static void break_silent_cycles(struct ae_ctx *c)
+{
+	int n = c->n;
+	char *color = ae_xcalloc(n + 1, 1);
+	int *stack = ae_xmalloc((n + 1) * sizeof(int));
+	int *next = ae_xcalloc(n + 1, sizeof(int));
+
+	for (int s = 0; s < n; s++) {
+		int sp = 0;
+
+		if (color[s] || c->in[s].drec)
+			continue;
+		color[s] = 1;
+		stack[sp++] = s;
+		while (sp) {
+			int v = stack[sp - 1];
+			const struct insn *x = &c->in[v];
+			struct edge *e;
+
+			if (next[v] == x->nout) {
+				color[v] = 2;
+				sp--;
+				continue;
+			}
+			e = &c->e[x->out[next[v]++]];
+			if (e->state == S_WIT || e->to >= n || c->in[e->to].drec)
+				continue;
+			if (color[e->to] == 1) {
+				e->state = S_WIT;
+			} else if (!color[e->to]) {
+				color[e->to] = 1;
+				stack[sp++] = e->to;
+			}
+		}
+	}
+	free(color);
+	free(stack);
+	free(next);
 }
 
 int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *stack, char *color)
@@ -168,6 +226,7 @@ int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *stack, char *color)
 	return bad ? -1 : 0;
 }
 
+/* Number the witnesses of each component afresh (0, 1, ...). */
 static void assign_ids(struct ae_ctx *c)
 {
 	int n = c->n;
@@ -177,7 +236,7 @@ static void assign_ids(struct ae_ctx *c)
 	for (int i = 0; i < c->ne; i++) {
 		struct edge *e = &c->e[i];
 
-		if (e->state == S_WIT && e->id < 0)
+		if (e->state == S_WIT)
 			e->id = c->compn[c->comp[e->from]]++;
 	}
 }
@@ -204,6 +263,7 @@ int ae_place(struct ae_ctx *c)
 
 	place_blocking(c);
 	place_mst(c);
+	break_silent_cycles(c);
 
 	/* Check the tracing property; instrument both edges where it fails. */
 	stack = ae_xmalloc((c->ne + n + 2) * sizeof(int) * 2);
@@ -215,7 +275,7 @@ int ae_place(struct ae_ctx *c)
 			struct insn *x = &c->in[p];
 			int m, ok;
 
-			if (x->kind != IK_JCC)
+			if (x->kind != IK_JCC || x->decided)
 				continue;
 			m = c->compn[c->comp[p]] + 1;
 			set0 = ae_xcalloc(m, 1);
@@ -233,6 +293,7 @@ int ae_place(struct ae_ctx *c)
 
 					if (e->state != S_WIT) {
 						e->state = S_WIT;
+						e->id = c->compn[c->comp[e->from]]++;
 						changed = 1;
 					}
 				}

@@ -111,6 +111,10 @@ expect_error "address-cache records in a version 5 object" "addr5: corrupt schem
 schema_case jt6 jt-at-6 sw || exit 1
 expect_error "known table indices in a version 6 object" "jt6: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey sw.zst jt6
+# its bounds check tests the index the table needs: decided, no witness
+schema_case pred7 pred-at-7 sw || exit 1
+expect_error "decided branches in a version 7 object" "pred7: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey sw.zst pred7
 schema_case newer newer vl || exit 1
 expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst newer

@@ -8,17 +8,19 @@ helper for tests/host/aetrace-errors.sh. WHAT:
   addr-at-5   the first object with an AE_VC_BY_ADDR record: version 5
   jt-at-6     the first object with a known table index (AE_VAL_JTIDX_KNOWN,
               AE_VAL_JTLOAD_KNOWN): version 6
+  pred-at-7   the first object with a decided branch (AE_EV_PRED_KNOWN):
+              version 7
   newer       the first object: the version after the newest aetrace reads
   same        the first object: its own version (the hash alone rewritten)
 Prints the object's old and new version; exits 1 if there is no such object."""
 import struct
 import sys
 
-EV_VAL, EV_VAL_AFTER = 5, 6
+EV_VAL, EV_VAL_AFTER, EV_PRED_KNOWN = 5, 6, 11
 VAL_REG_VC, VAL_REG_VC_SEXT, VAL_REG_VC_LOW = 12, 13, 14
 VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN = 15, 16
 VC_BY_ADDR = 0x80000000
-NEWER = 8
+NEWER = 9
 
 
 def sections(img):
@@ -52,13 +54,15 @@ def main():
         magic, version, size, _, _, nev = struct.unpack_from("<6I", img, so + pos)
         evs = [struct.unpack_from("<IHBBII", img, so + pos + 32 + 16 * i) for i in range(nev)]
         hit = what in ("newer", "same") or any(
+            (what == "pred-at-7" and kind == EV_PRED_KNOWN) or
             kind in (EV_VAL, EV_VAL_AFTER) and
             ((what == "low-at-4" and flag == VAL_REG_VC_LOW) or
              (what == "addr-at-5" and flag in (VAL_REG_VC, VAL_REG_VC_SEXT) and b & VC_BY_ADDR) or
              (what == "jt-at-6" and flag in (VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN)))
             for _, kind, _, flag, _, b in evs)
         if hit:
-            new = {"low-at-4": 4, "addr-at-5": 5, "jt-at-6": 6, "newer": NEWER, "same": version}[what]
+            new = {"low-at-4": 4, "addr-at-5": 5, "jt-at-6": 6, "pred-at-7": 7,
+                   "newer": NEWER, "same": version}[what]
             struct.pack_into("<I", img, so + pos + 4, new)
             co, _ = sec[".ae_check"]
             struct.pack_into("<Q", img, co + 8, check_hash(img))

@@ -17,7 +17,8 @@
  * caught by the same check. Each corner also checks the value records its
  * construct needs (jump-table index width, table load, rep counts, %rsp
  * at setjmp and longjmp). With -fae-data: library routines traced by
- * their arguments (strlen, memcmp) and the width of register records.
+ * their arguments (strlen, memcmp), the width of register records, and
+ * branches decided by known registers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -855,6 +856,73 @@ static void tables_checks(const char *dir)
 	}
 }
 
+/*
+ * -fae-data: branches on flags that arithmetic on known registers sets.
+ * dloop counts %rax from 0 to 100 with no record in its body: decided,
+ * yet the cycle must write a byte (a witness on one of its edges). In
+ * drec each iteration records the pointer it loads: no witness at all.
+ * ddiam's diamond on a known register has none either; its test of an
+ * argument that no address uses stays a predicate.
+ */
+static const char decided_asm[] =
+	"\t.text\n"
+	"dloop:\n\tmovl\t$0, %eax\n.Ll1:\n\taddq\t(%rdi,%rax,8), %rsi\n"
+	"\taddq\t$1, %rax\n\tcmpq\t$100, %rax\n\tjne\t.Ll1\n\tmovq\t%rsi, %rax\n\tret\n"
+	"drec:\n\tmovl\t$0, %eax\n.Ll2:\n\tmovq\t(%rdi,%rax,8), %rdx\n"
+	"\taddq\t(%rdx), %rsi\n\taddq\t$1, %rax\n\tcmpq\t$100, %rax\n\tjne\t.Ll2\n"
+	"\tmovq\t%rsi, %rax\n\tret\n"
+	"ddiam:\n\tmovl\t$7, %ecx\n\tcmpl\t$5, %ecx\n\tjle\t.Ld1\n"
+	"\tmovq\t(%rdi), %rax\n\tjmp\t.Ld2\n.Ld1:\n\tmovq\t8(%rdi), %rax\n"
+	".Ld2:\n\ttestq\t%rsi, %rsi\n\tje\t.Ld3\n\taddq\t$1, %rax\n.Ld3:\n\tret\n";
+
+/* Witness events at instructions first..last (by their text). */
+static int witnesses_between(const struct ae_ctx *c, const char *first, const char *last)
+{
+	int a = insn_with(c, first), b = insn_with(c, last), n = 0;
+
+	for (int i = 0; i < c->nev && a >= 0 && b >= a; i++)
+		if ((int)c->ev[i].insn >= a && (int)c->ev[i].insn <= b &&
+		    (c->ev[i].kind == AE_EV_WIT_BEFORE || c->ev[i].kind == AE_EV_WIT_TAKEN ||
+		     c->ev[i].kind == AE_EV_WIT_FALL))
+			n++;
+	return a < 0 || b < a ? -1 : n;
+}
+
+/* Is the branch at `prefix` decided (AE_EV_PRED_KNOWN, no witness set)? */
+static int decided_at(const struct ae_ctx *c, const char *prefix)
+{
+	int k = insn_with(c, prefix);
+
+	return k >= 0 && event_at(c, k, AE_EV_PRED_KNOWN, -1) && !event_at(c, k, AE_EV_PRED, -1);
+}
+
+static void decided_checks(const char *dir)
+{
+	for (int lib = 0; lib <= 2; lib += 2) {
+		const char *tag = lib ? "decided (value cache)" : "decided";
+		char name[32];
+		struct ae_ctx c;
+
+		snprintf(name, sizeof(name), "dec%d", lib);
+		if (analyze_data_asm(dir, name, decided_asm, lib, &c))
+			continue;
+		result(decided_at(&c, "jne\t.Ll1"), "%s", tag,
+		       "a loop on a counter from 0 is decided");
+		result(witnesses_between(&c, "addq\t(%rdi,%rax,8), %rsi", "jne\t.Ll1") == 1,
+		       "%s", tag, "its cycle, which records nothing, writes one witness");
+		result(decided_at(&c, "jne\t.Ll2") &&
+		       witnesses_between(&c, "movq\t(%rdi,%rax,8), %rdx", "jne\t.Ll2") == 0,
+		       "%s", tag, "a decided loop that records a value each time: no witness");
+		result(decided_at(&c, "jle\t.Ld1") &&
+		       witnesses_between(&c, "movl\t$7, %ecx", "movq\t8(%rdi), %rax") == 0,
+		       "%s", tag, "a diamond on a known register: decided, no witness");
+		result(event_at(&c, insn_with(&c, "je\t.Ld3"), AE_EV_PRED, -1) &&
+		       !decided_at(&c, "je\t.Ld3"), "%s", tag,
+		       "a test of an unrecorded argument stays a predicate");
+		ae_ctx_free(&c);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
@@ -904,6 +972,7 @@ int main(void)
 	callers_checks(dir);
 	vcache_checks(dir);
 	tables_checks(dir);
+	decided_checks(dir);
 	{
 		char cmd[64];
 
