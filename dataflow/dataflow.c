@@ -171,6 +171,10 @@ static int scalar_size(const char *m, int size)
 	return size;
 }
 
+#define FL_W(f)	(X86_EFLAGS_MODIFY_##f | X86_EFLAGS_RESET_##f | \
+		 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
+#define STATUS_WRITES	(FL_W(CF) | FL_W(PF) | FL_W(AF) | FL_W(ZF) | FL_W(SF) | FL_W(OF))
+
 /*
  * What ci does to the status flags. Only instructions known to leave them
  * alone keep them (a table entry capstone lacks must not make stale flags
@@ -197,7 +201,8 @@ static int flags_effect(const cs_insn *ci)
 	for (int i = 0; prefixes[i]; i++)
 		if (starts(m, prefixes[i]))
 			m += strlen(prefixes[i]);
-	if (starts(m, "popf"))
+	/* both the name and capstone's table must say so */
+	if ((x->eflags & STATUS_WRITES) || starts(m, "popf") || starts(m, "popcnt"))
 		return AE_FL_LOST;
 	for (int i = 0; keep[i]; i++)
 		if (starts(m, keep[i]))
@@ -215,7 +220,7 @@ static int flags_effect(const cs_insn *ci)
 	for (int i = 0; sse && sse_sets[i]; i++)
 		if (starts(m, sse_sets[i]))
 			sse = 0;
-	return sse && !x->eflags ? AE_FL_KEEP : AE_FL_LOST;
+	return sse ? AE_FL_KEEP : AE_FL_LOST;
 }
 
 /* The condition (tttn) + 1 of a jcc that tests the status flags, else 0. */
