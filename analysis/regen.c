@@ -311,6 +311,42 @@ static struct ae_smk *next_mk(struct ae_regen *g)
 
 static int run(struct ae_regen *g, uint64_t pc);
 
+/*
+ * The task left its code at ip (`what`: a signal came, or it died)
+ * between a value-cache record's commit and its slots' stores: the slots
+ * hold their old values until the stores run, if ever (a vfork child's
+ * parent goes on with them). Returns the store's slot (AE_VC_SLOTS: the
+ * address cache's, after the value slot's), -1 when ip is no such store,
+ * -2 after an error (no record before it explains it).
+ */
+static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
+{
+	int vslot = ae_vc_update_at(g->p, ip);
+
+	if (vslot < 0)
+		return -1;
+	if (!g->vcl.valid || !g->vc ||
+	    (vslot == AE_VC_SLOTS ? !g->vcl.lc : g->vcl.slot != (uint32_t)vslot)) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "%s at a value-cache store that no record before it explains",
+			 what);
+		rerr(g, ip, msg);
+		return -2;
+	}
+	if (vslot < AE_VC_SLOTS)
+		g->vc->v[vslot] = g->vcl.old;
+	if (g->vcl.lc)
+		g->vc->lc[g->vcl.lslot] = g->vcl.lold;
+	if (g->debug && vslot < AE_VC_SLOTS)
+		fprintf(stderr, "aetrace: %s%s came before the store into value-cache slot %d\n",
+			g->name, what, vslot);
+	if (g->debug && g->vcl.lc)
+		fprintf(stderr, "aetrace: %s%s came before the store into address-cache slot %u\n",
+			g->name, what, g->vcl.lslot);
+	return vslot;
+}
+
 /* Enter the handler of the pending SIGNAL marker; returns after its
  * sigreturn. */
 static int deliver(struct ae_regen *g)
@@ -338,30 +374,17 @@ static int deliver(struct ae_regen *g)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
-	vslot = ae_vc_update_at(g->p, m->ip);
+	vslot = vc_unstore(g, m->ip, "a signal");
+	if (vslot == -2)
+		return -1;
 	if (vslot >= 0) {
-		/* it came between a record's commit and its slots' stores:
-		 * the handler finds the old values of those still to run
-		 * (AE_VC_SLOTS: the address cache's, after the value slot's) */
-		if (!g->vcl.valid || !g->vc ||
-		    (vslot == AE_VC_SLOTS ? !g->vcl.lc : g->vcl.slot != (uint32_t)vslot))
-			return rerr(g, m->ip, "a signal at a value-cache store that no record before it explains");
-		if (vslot < AE_VC_SLOTS)
-			g->vc->v[vslot] = g->vcl.old;
 		if (g->vcl.lc) {
-			g->vc->lc[g->vcl.lslot] = g->vcl.lold;
 			if (vslot < AE_VC_SLOTS)
 				g->st.lc_signals++;
 			else
 				g->st.lcw_signals++;
 		}
 		g->st.vc_signals++;
-		if (g->debug && vslot < AE_VC_SLOTS)
-			fprintf(stderr, "aetrace: %ssignal came before the store into value-cache slot %d\n",
-				g->name, vslot);
-		if (g->debug && g->vcl.lc)
-			fprintf(stderr, "aetrace: %ssignal came before the store into address-cache slot %u\n",
-				g->name, g->vcl.lslot);
 	}
 	ld_addr = g->ld_addr;
 	vcl = g->vcl;
@@ -720,6 +743,10 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		return deliver(g) ? -1 : 1;
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
 		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
+			/* killed before its record's stores: a cache it shares
+			 * (a vfork child's) keeps the old values */
+			if (k->m.type == TRBUF_MK_EXIT && vc_unstore(g, k->m.ip, "the task's end") == -2)
+				return -1;
 			g->stop = k->m.type == TRBUF_MK_EXIT ? AE_END_EXIT : AE_END_EXEC;
 			g->mi++;
 			return -1;
