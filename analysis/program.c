@@ -351,6 +351,13 @@ static int in_seq(const struct ae_program *p, uint64_t a, uint64_t *end)
  */
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr)
 {
+	return ae_map_resume_seq(p, prog_addr, NULL);
+}
+
+uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_seq)
+{
+	if (via_seq)
+		*via_seq = 0;
 	for (int steps = 0; steps < 64; steps++) {
 		uint64_t o = ae_map_exact(p, prog_addr), end;
 		const uint8_t *code;
@@ -360,6 +367,8 @@ uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr)
 		if (o)
 			return o;
 		if (in_seq(p, prog_addr, &end)) {
+			if (via_seq)
+				*via_seq = 1;
 			prog_addr = end;
 			continue;
 		}

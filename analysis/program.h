@@ -69,6 +69,13 @@ struct ae_program {
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
+/*
+ * ae_map_resume(), and whether the way from prog_addr to that twin
+ * instruction runs through a trace-writing sequence (*via_seq: a task
+ * stopped there has bytes still to write before it gets there, such as
+ * a taken edge's witness). Returns the twin address, 0 if none.
+ */
+uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_seq);
 /* The value-cache slot whose store is the instruction at prog_addr (a
  * .ae_vcupd entry), AE_VC_SLOTS for a store into the address cache, or
  * -1. */

@@ -278,7 +278,7 @@ static uint64_t mk_ip(struct ae_regen *g, struct ae_smk *k)
 
 		if (t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
 		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK)
-			k->ip = ae_map_resume(g->p, k->m.ip);
+			k->ip = ae_map_resume_seq(g->p, k->m.ip, &k->via_seq);
 		k->ip_done = 1;
 	}
 	return k->ip;
@@ -738,6 +738,12 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	ae_tstream_markers_done(g->s, g->mi);
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
+		return 0;
+	/* a signal in a sequence still to write its bytes (a taken edge's
+	 * witness stub) came after them in program order: pc may have been
+	 * reached at this offset before (a loop's head); consume() delivers
+	 * it where those bytes are read */
+	if (k->m.type == TRBUF_MK_SIGNAL && k->via_seq)
 		return 0;
 	if (k->m.type == TRBUF_MK_SIGNAL)
 		return deliver(g) ? -1 : 1;

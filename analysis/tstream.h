@@ -20,6 +20,7 @@ struct ae_smk {
 	uint64_t end;		/* SIGNAL: index of its SIGRETURN, or UINT64_MAX */
 	uint64_t ip;		/* twin ip (0: none), once computed */
 	int ip_done;
+	int via_seq;		/* ip is reached through a trace-writing sequence */
 };
 
 /*

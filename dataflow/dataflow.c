@@ -175,6 +175,20 @@ static int scalar_size(const char *m, int size)
 		 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
 #define STATUS_WRITES	(FL_W(CF) | FL_W(PF) | FL_W(AF) | FL_W(ZF) | FL_W(SF) | FL_W(OF))
 
+uint32_t ae_df_implicit_writes(unsigned int id)
+{
+	switch (id) {
+	case X86_INS_CMPXCHG:		/* a failed compare loads the accumulator */
+	case X86_INS_XLATB:
+		return 1u << 0;
+	case X86_INS_CMPXCHG8B:
+	case X86_INS_CMPXCHG16B:
+		return (1u << 0) | (1u << 2);
+	default:
+		return 0;
+	}
+}
+
 /*
  * What ci does to the status flags. Only instructions known to leave them
  * alone keep them (a table entry capstone lacks must not make stale flags
@@ -289,6 +303,7 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 			if (g >= 0)
 				op->writes |= 1u << g;
 		}
+	op->writes |= ae_df_implicit_writes(ci->id);
 	/* string instructions by opcode (capstone shares names with SSE) */
 	if (x->opcode[0] != 0x0f && str_kind(x->opcode[0]) && ci->id != X86_INS_NOP) {
 		op->kind = AE_DF_STR;
@@ -586,8 +601,8 @@ static int alu(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t 
 	uint64_t a, b;
 	int bk;
 
-	if (d < 0 || w == 0)
-		return 0;
+	if (d < 0 || w == 0 || (op->src >= 0 && op->sw == 0))
+		return 0;	/* %ah... as a source: not followed */
 	a = s->v[d] & mask_of(w);
 	if (op->src >= 0) {
 		b = s->v[op->src] & mask_of(op->sw ? op->sw : w);
@@ -598,7 +613,7 @@ static int alu(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t 
 		b = (uint64_t)op->imm;
 		bk = 1;
 	}
-	if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == d) {
+	if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == d && op->sw == w) {
 		*res = 0;
 		return 1;
 	}
@@ -607,8 +622,8 @@ static int alu(const struct ae_df_op *op, const struct ae_df_state *s, uint64_t 
 		bk = 1;
 		break;
 	case AE_DF_SHL: case AE_DF_SHR: case AE_DF_SAR:
-		if (op->src < 0 && !op->imm && op->sw == 0)
-			b = 1;	/* shift by one */
+		if (op->src < 0 && op->nops == 1)
+			b = 1;	/* shift by one, where the decoder lists no count */
 		break;
 	default:
 		break;
@@ -670,7 +685,7 @@ uint32_t ae_df_inputs(const struct ae_df_op *op, int r)
 	case AE_DF_MOV:
 		if (op->has_mem || op->src < 0)
 			return op->has_mem ? AE_DF_NOT_AFFINE : part;
-		return s | part;
+		return op->sw ? s | part : AE_DF_NOT_AFFINE;
 	case AE_DF_MOVZX: case AE_DF_MOVSX:
 		if (op->has_mem || op->src < 0 || op->sw == 0)
 			return AE_DF_NOT_AFFINE;
@@ -682,9 +697,10 @@ uint32_t ae_df_inputs(const struct ae_df_op *op, int r)
 		       (op->mem.index >= 0 ? 1u << op->mem.index : 0) | part;
 	case AE_DF_ADD: case AE_DF_SUB: case AE_DF_AND: case AE_DF_OR:
 	case AE_DF_XOR: case AE_DF_SHL: case AE_DF_SHR: case AE_DF_SAR:
-		if (op->has_mem || (op->src < 0 && op->sw))
+		if (op->has_mem || (op->src < 0 && op->sw) || (op->src >= 0 && !op->sw))
 			return AE_DF_NOT_AFFINE;
-		if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == op->dst)
+		if ((op->kind == AE_DF_XOR || op->kind == AE_DF_SUB) && op->src == op->dst &&
+		    op->sw == op->dw)
 			return part;
 		return d | s;
 	case AE_DF_INC: case AE_DF_DEC: case AE_DF_NEG: case AE_DF_NOT:
@@ -804,8 +820,8 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 	case AE_DF_MOV:
 		if (d < 0)
 			return;		/* a store */
-		if (op->has_mem)
-			forget(s, d);
+		if (op->has_mem || (op->src >= 0 && !op->sw))
+			forget(s, d);	/* %ah... as a source: not followed */
 		else if (op->src >= 0 && ((s->known >> op->src) & 1))
 			ae_df_set(s, d, s->v[op->src], op->dw);
 		else if (op->src >= 0)

@@ -156,6 +156,12 @@ uint32_t ae_df_cond_needs(const struct ae_df_op *op);
  */
 int ae_df_taken(const struct ae_df_op *op, const struct ae_df_state *s);
 
+/*
+ * Registers instruction `id` (capstone's) writes that capstone's access
+ * lists leave out: cmpxchg's accumulator, xlat's %al. Returns the mask.
+ */
+uint32_t ae_df_implicit_writes(unsigned int id);
+
 /* Set register r of s to v with width w bytes (4 zero-extends). */
 void ae_df_set(struct ae_df_state *s, int r, uint64_t v, int w);
 

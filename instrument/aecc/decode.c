@@ -160,6 +160,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 				    ae_gpr_width(h, xd->operands[0].reg) <= 4)
 					x->rd64 = 0;
 			}
+			x->writes |= ae_df_implicit_writes(ci->id);
 		}
 		flags_of(h, ci, x);
 		switch (ci->id) {

@@ -48,9 +48,23 @@ static int edge_w_cmp(const void *a, const void *b, void *arg)
 
 
 /*
- * Blocking witnesses: no witness-free predicate -> call/value/exit path.
- * A decided branch on the way (the regenerator computes it) leads on
- * along both of its edges.
+ * Does reaching x from a decided branch need a witness first? A direct
+ * call that writes nothing: the callee may be the branch's own function
+ * (a recursion whose every level is decided would write no byte, and
+ * (trace offset, ip) would not tell its levels apart). Records are
+ * bytes already, an indirect call records its target, a routine entered
+ * past its argument records cannot come back.
+ */
+static int decided_block(const struct insn *x)
+{
+	return x->kind == IK_CALL && !x->drec && !x->memfn_call;
+}
+
+/*
+ * Blocking witnesses: no witness-free predicate -> call/value/exit path
+ * (the regenerator reads the predicate's witness next); for a decided
+ * branch, no witness-free path to a call that writes nothing. A decided
+ * branch on the way leads on along both of its edges.
  */
 static void place_blocking(struct ae_ctx *c)
 {
@@ -60,7 +74,9 @@ static void place_blocking(struct ae_ctx *c)
 	int stamp = 0;
 
 	for (int p = 0; p < n; p++) {
-		if (c->in[p].kind != IK_JCC || c->in[p].decided)
+		int decided = c->in[p].decided;
+
+		if (c->in[p].kind != IK_JCC)
 			continue;
 		for (int j = 0; j < c->in[p].nout; j++) {
 			struct edge *e = &c->e[c->in[p].out[j]];
@@ -72,10 +88,13 @@ static void place_blocking(struct ae_ctx *c)
 				int v = work[--nw];
 				struct insn *x;
 
-				if (v == n || ae_is_block(&c->in[v])) {
+				if (decided ? v < n && decided_block(&c->in[v]) :
+				    v == n || ae_is_block(&c->in[v])) {
 					block = 1;
 					break;
 				}
+				if (v == n || (decided && ae_is_block(&c->in[v])))
+					continue;
 				x = &c->in[v];
 				if ((x->kind == IK_JCC && !x->decided) || seen[v] == stamp)
 					continue;

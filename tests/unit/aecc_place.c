@@ -862,7 +862,8 @@ static void tables_checks(const char *dir)
  * yet the cycle must write a byte (a witness on one of its edges). In
  * drec each iteration records the pointer it loads: no witness at all.
  * ddiam's diamond on a known register has none either; its test of an
- * argument that no address uses stays a predicate.
+ * argument that no address uses stays a predicate. drecur's levels are
+ * decided (dmain passes 5), yet each writes a byte before its call.
  */
 static const char decided_asm[] =
 	"\t.text\n"
@@ -873,7 +874,12 @@ static const char decided_asm[] =
 	"\tmovq\t%rsi, %rax\n\tret\n"
 	"ddiam:\n\tmovl\t$7, %ecx\n\tcmpl\t$5, %ecx\n\tjle\t.Ld1\n"
 	"\tmovq\t(%rdi), %rax\n\tjmp\t.Ld2\n.Ld1:\n\tmovq\t8(%rdi), %rax\n"
-	".Ld2:\n\ttestq\t%rsi, %rsi\n\tje\t.Ld3\n\taddq\t$1, %rax\n.Ld3:\n\tret\n";
+	".Ld2:\n\ttestq\t%rsi, %rsi\n\tje\t.Ld3\n\taddq\t$1, %rax\n.Ld3:\n\tret\n"
+	"\t.type\tdrecur, @function\n"
+	"drecur:\n\ttestl\t%edi, %edi\n\tje\t.Lr1\n\tsubl\t$1, %edi\n\tcall\tdrecur\n"
+	".Lr1:\n\tret\n\t.size\tdrecur, .-drecur\n"
+	"\t.globl\tdmain\n\t.type\tdmain, @function\n"
+	"dmain:\n\tmovl\t$5, %edi\n\tcall\tdrecur\n\tret\n";
 
 /* Witness events at instructions first..last (by their text). */
 static int witnesses_between(const struct ae_ctx *c, const char *first, const char *last)
@@ -916,6 +922,9 @@ static void decided_checks(const char *dir)
 		result(decided_at(&c, "jle\t.Ld1") &&
 		       witnesses_between(&c, "movl\t$7, %ecx", "movq\t8(%rdi), %rax") == 0,
 		       "%s", tag, "a diamond on a known register: decided, no witness");
+		result(decided_at(&c, "je\t.Lr1") &&
+		       event_at(&c, insn_with(&c, "je\t.Lr1"), AE_EV_WIT_FALL, -1), "%s", tag,
+		       "a decided recursion writes a witness before each call");
 		result(event_at(&c, insn_with(&c, "je\t.Ld3"), AE_EV_PRED, -1) &&
 		       !decided_at(&c, "je\t.Ld3"), "%s", tag,
 		       "a test of an unrecorded argument stays a predicate");

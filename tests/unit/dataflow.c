@@ -187,6 +187,32 @@ int main(void)
 	   ae_df_inputs(&op, 7) == 1u << 7, "add $8,%rdi follows rdi");
 	ok(dec(B(0x48, 0x8b, 0x07), 0x401000, &op) == 0 &&
 	   ae_df_inputs(&op, 0) == AE_DF_NOT_AFFINE, "a load is not affine");
+	/* what capstone's lists leave out or read wrong */
+	memset(&s, 0, sizeof(s));
+	s.known = 0xf;
+	ok(dec(B(0xf0, 0x0f, 0xb1, 0x0b), 0x401000, &op) == 0 && (op.writes & 1),
+	   "lock cmpxchg %ecx,(%rbx) may write %rax (a failed compare loads it)");
+	ae_df_step(&op, 0x401000, &s);
+	ok(!(s.known & 1), "so %rax is unknown after it");
+	s.known = 0xf;
+	s.v[0] = 0x0304;
+	ok(dec(B(0x00, 0xe0), 0x401000, &op) == 0 && ae_df_inputs(&op, 0) == AE_DF_NOT_AFFINE,
+	   "add %ah,%al: a high byte as source is not followed");
+	ae_df_step(&op, 0x401000, &s);
+	ok(!(s.known & 1), "so %rax is unknown after it (not 0x0308)");
+	s.known = 0xf;
+	s.v[0] = 0x0304;
+	dec(B(0x30, 0xe0), 0x401000, &op);	/* xor %ah,%al: not the same register */
+	ae_df_step(&op, 0x401000, &s);
+	ok(!(s.known & 1), "xor %ah,%al is no xor of a register with itself");
+	s.known = 0xf;
+	s.v[0] = 5;
+	dec(B(0xc1, 0xe0, 0x00), 0x401000, &op);	/* shl $0,%eax */
+	ae_df_step(&op, 0x401000, &s);
+	ok((s.known & 1) && s.v[0] == 5, "shl $0,%eax leaves it (no shift by one)");
+	dec(B(0xd1, 0xe0), 0x401000, &op);		/* shl %eax */
+	ae_df_step(&op, 0x401000, &s);
+	ok((s.known & 1) && s.v[0] == 10, "shl %eax shifts by one");
 	cs_close(&h);
 	printf("1..%d\n", nt);
 	return failed;
