@@ -20,6 +20,7 @@
 # routines regenerate completely. tests/data/vc_signal.c: signals between
 # a value-cache record and its slots' stores (vcsig);
 # tests/data/vc_vfork_kill.c: a vfork child killed between them (vcvfork);
+# tests/data/sig_stub.c: signals in a back edge's witness stub (sigstub);
 # aetrace stats' record counts with and without the value cache (vcstats); a -g build
 # regenerates the same trace from as many value bytes (debuginfo);
 # tests/data/vc_low.c: low halves coded in every form (vclow).
@@ -507,6 +508,56 @@ PY
 	rm -rf "$d/t.zst" "$d/split"
 }
 
+# sigstub: tests/data/sig_stub.c, SIGALRM every 100 us in a loop whose
+# back edge writes a witness: each handler's load of probe[cnt % 4096]
+# must follow the store into arr of the iteration it interrupted (cnt - 1
+# or cnt); a signal in the back edge's stub placed at the loop's head, one
+# iteration early, fails it.
+sigstub() {
+	local d=$work/sig_stub arr probe h r
+	mkdir -p "$d"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/data/sig_stub.c" >"$d/aecc.log" 2>&1 ||
+	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >/dev/null 2>"$d/err.aerun") ||
+	   ! timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/p" >"$d/regen" 2>"$d/err"; then
+		{ echo "not ok - sig_stub: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	arr=$(nm -S "$d/p" | awk '$4 == "arr" { print $1, $2 }')
+	probe=$(nm -S "$d/p" | awk '$4 == "probe" { print $1, $2 }')
+	h=$(nm "$d/p.orig" | awk '$3 == "on_alarm" { print $1 }')
+	# shellcheck disable=SC2086
+	r=$(python3 - "$d/regen" $arr $probe "$h" <<'PY'
+import sys
+arr, asz, probe, psz, handler = (int(x, 16) for x in sys.argv[2:7])
+last = None
+n = bad = 0
+inh = False
+for line in open(sys.argv[1]):
+    if line.startswith("I  "):
+        inh = inh or int(line[3:].split(",")[0], 16) == handler
+        continue
+    if not line.startswith(" "):
+        continue
+    a = int(line[3:].split(",")[0], 16)
+    if line[1] == "S" and arr <= a < arr + asz and not inh:
+        last = a - arr
+    elif line[1] == "L" and inh and probe <= a < probe + psz:
+        c = a - probe
+        n += 1
+        bad += last is None or last not in (c % 4096, (c - 1) % 4096)
+        inh = False
+print(n, bad)
+PY
+)
+	if [ "${r% *}" -gt 20 ] 2>/dev/null && [ "${r#* }" = 0 ]; then
+		echo "ok - sig_stub: ${r% *} signals each placed after the iteration it interrupted" >>"$d/res"
+	else
+		echo "not ok - sig_stub: signals, misplaced: ${r:-none}" >>"$d/res"
+	fi
+	rm -f "$d/t.zst" "$d/regen"
+}
+
 # build_regen DIR TEST SRC [AECC_FLAGS...]: DIR/p built from SRC with
 # -fae-data, run under aerun, DIR/stats and DIR/regen (lackey) written;
 # else a not-ok line for TEST in DIR/../res and status 1.
@@ -668,14 +719,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn vcsig vcvfork vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn vcsig vcvfork vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub vcsig vcvfork vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn sigstub vcsig vcvfork vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

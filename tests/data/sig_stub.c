@@ -1,0 +1,39 @@
+/* Signals in a loop whose back edge writes a witness (-fae-data): one
+ * that comes in that edge's stub, before the witness byte, must be placed
+ * after this iteration's body, not at the head of the same iteration,
+ * which the regenerator reached at the same trace offset. The handler
+ * loads probe[cnt % 4096], cnt the iterations main has finished; the
+ * last store into arr before the handler is arr[i % 4096] of the
+ * iteration it interrupted: cnt - 1 or cnt. The loop bound is loaded
+ * from memory and never an address, so the branch is no decided one. */
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static volatile unsigned long cnt, lim = 3000000;
+static unsigned char arr[4096], probe[4096];
+static volatile int got;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	*(volatile unsigned char *)(probe + cnt % 4096);
+	got++;
+}
+
+int main(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (unsigned long i = 0; i < lim; i++) {
+		((volatile unsigned char *)arr)[i % 4096] = 1;
+		cnt = i + 1;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	return got ? 0 : 1;
+}
