@@ -171,9 +171,8 @@ static int scalar_size(const char *m, int size)
 	return size;
 }
 
-#define FL_W(f)	(X86_EFLAGS_MODIFY_##f | X86_EFLAGS_RESET_##f | \
-		 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
-#define STATUS_WRITES	(FL_W(CF) | FL_W(PF) | FL_W(AF) | FL_W(ZF) | FL_W(SF) | FL_W(OF))
+#define STATUS_WRITES	(AE_DF_FL_W(CF) | AE_DF_FL_W(PF) | AE_DF_FL_W(AF) | AE_DF_FL_W(ZF) | \
+			 AE_DF_FL_W(SF) | AE_DF_FL_W(OF))
 
 uint32_t ae_df_implicit_writes(unsigned int id)
 {

@@ -83,6 +83,11 @@ enum ae_df_fl {
 	AE_FL_SET,	/* sets them from fl_kind's result on its register operands */
 };
 
+/* capstone's eflags bits that say an instruction writes status flag f
+ * (CF, PF, AF, ZF, SF, OF), in whatever way */
+#define AE_DF_FL_W(f)	(X86_EFLAGS_MODIFY_##f | X86_EFLAGS_RESET_##f | \
+			 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
+
 /* the status flags in ae_df_state.fl, at their RFLAGS bits */
 #define AE_DF_CF	0x001u
 #define AE_DF_PF	0x004u

@@ -15,8 +15,6 @@ static int index_width(int n)
 	return n > 0 && n <= 256 ? 1 : n > 0 && n <= 65536 ? 2 : 8;
 }
 
-#define FL_W(f)	(X86_EFLAGS_MODIFY_##f | X86_EFLAGS_RESET_##f | \
-		 X86_EFLAGS_SET_##f | X86_EFLAGS_UNDEFINED_##f)
 #define FL_R	(X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF | \
 		 X86_EFLAGS_TEST_PF | X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_AF | \
 		 X86_EFLAGS_PRIOR_OF | X86_EFLAGS_PRIOR_SF | X86_EFLAGS_PRIOR_ZF | \
@@ -85,8 +83,9 @@ static void flags_of(csh h, const cs_insn *ci, struct insn *x)
 	default:
 		break;
 	}
-	x->fl_kill = !x->fl_rd && (ef & FL_W(OF)) && (ef & FL_W(SF)) && (ef & FL_W(ZF)) &&
-		     (ef & FL_W(AF)) && (ef & FL_W(PF)) && (ef & FL_W(CF));
+	x->fl_kill = !x->fl_rd && (ef & AE_DF_FL_W(OF)) && (ef & AE_DF_FL_W(SF)) &&
+		     (ef & AE_DF_FL_W(ZF)) && (ef & AE_DF_FL_W(AF)) && (ef & AE_DF_FL_W(PF)) &&
+		     (ef & AE_DF_FL_W(CF));
 }
 
 static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)

@@ -61,6 +61,23 @@ static int decided_block(const struct insn *x)
 }
 
 /*
+ * A walk from a predicate's edge (decided: a decided branch's) meets
+ * vertex v: 1 the edge needs a witness, -1 the walk ends there (bytes,
+ * another predicate or an exit speak for it), 0 it goes on.
+ */
+static int blocking_at(const struct ae_ctx *c, int v, int decided)
+{
+	const struct insn *x;
+
+	if (v == c->n)
+		return decided ? -1 : 1;
+	x = &c->in[v];
+	if (decided ? decided_block(x) : ae_is_block(x))
+		return 1;
+	return ae_is_block(x) || (x->kind == IK_JCC && !x->decided) ? -1 : 0;
+}
+
+/*
  * Blocking witnesses: no witness-free predicate -> call/value/exit path
  * (the regenerator reads the predicate's witness next); for a decided
  * branch, no witness-free path to a call that writes nothing. A decided
@@ -85,18 +102,11 @@ static void place_blocking(struct ae_ctx *c)
 			stamp++;
 			work[nw++] = e->to;
 			while (nw && !block) {
-				int v = work[--nw];
-				struct insn *x;
+				int v = work[--nw], r = blocking_at(c, v, decided);
+				struct insn *x = &c->in[v];
 
-				if (decided ? v < n && decided_block(&c->in[v]) :
-				    v == n || ae_is_block(&c->in[v])) {
-					block = 1;
-					break;
-				}
-				if (v == n || (decided && ae_is_block(&c->in[v])))
-					continue;
-				x = &c->in[v];
-				if ((x->kind == IK_JCC && !x->decided) || seen[v] == stamp)
+				block = r > 0;
+				if (r || seen[v] == stamp)
 					continue;
 				seen[v] = stamp;
 				for (int i = 0; i < x->nout; i++)
