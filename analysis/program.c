@@ -354,10 +354,46 @@ uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr)
 	return ae_map_resume_seq(p, prog_addr, NULL);
 }
 
-uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_seq)
+/* What instruction ci, inserted by aecc, adds to %rsp; 0 with *known
+ * cleared when it writes %rsp otherwise. */
+static int64_t sp_effect(struct ae_program *p, const cs_insn *ci, int *known)
 {
-	if (via_seq)
-		*via_seq = 0;
+	const cs_x86 *x = &ci->detail->x86;
+	cs_regs rd, wr;
+	uint8_t nrd, nwr;
+
+	switch (ci->id) {
+	case X86_INS_PUSH:
+		return -8;
+	case X86_INS_POP:
+		if (x->operands[0].type == X86_OP_REG && x->operands[0].reg == X86_REG_RSP)
+			break;
+		return 8;
+	case X86_INS_LEA:
+		if (x->operands[0].reg == X86_REG_RSP && x->operands[1].mem.base == X86_REG_RSP &&
+		    x->operands[1].mem.index == X86_REG_INVALID)
+			return x->operands[1].mem.disp;
+		break;
+	default:
+		if (cs_regs_access(p->cs, ci, rd, &nrd, wr, &nwr))
+			break;
+		for (int i = 0; i < nwr; i++)
+			if (wr[i] == X86_REG_RSP || wr[i] == X86_REG_ESP || wr[i] == X86_REG_SP)
+				goto other;
+		return 0;
+	}
+other:
+	*known = 0;
+	return 0;
+}
+
+uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_resume *r)
+{
+	struct ae_resume dummy;
+
+	if (!r)
+		r = &dummy;
+	*r = (struct ae_resume){ .sp_known = 1 };
 	for (int steps = 0; steps < 64; steps++) {
 		uint64_t o = ae_map_exact(p, prog_addr), end;
 		const uint8_t *code;
@@ -365,10 +401,10 @@ uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_se
 		uint64_t addr = prog_addr;
 
 		if (o)
-			return o;
+			return r->ip = o;
+		/* a sequence moves no %rsp (a cut one re-runs from its start) */
 		if (in_seq(p, prog_addr, &end)) {
-			if (via_seq)
-				*via_seq = 1;
+			r->via_seq = 1;
 			prog_addr = end;
 			continue;
 		}
@@ -376,10 +412,12 @@ uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_se
 		if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
 			return 0;
 		if (p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
-		    p->ci->detail->x86.operands[0].type == X86_OP_IMM)
+		    p->ci->detail->x86.operands[0].type == X86_OP_IMM) {
 			prog_addr = p->ci->detail->x86.operands[0].imm;
-		else
+		} else {
+			r->sp_adj += sp_effect(p, p->ci, &r->sp_known);
 			prog_addr += p->ci->size;
+		}
 	}
 	return 0;
 }

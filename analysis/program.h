@@ -69,13 +69,19 @@ struct ae_program {
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
 uint64_t ae_map_resume(struct ae_program *p, uint64_t prog_addr);
-/*
- * ae_map_resume(), and whether the way from prog_addr to that twin
- * instruction runs through a trace-writing sequence (*via_seq: a task
- * stopped there has bytes still to write before it gets there, such as
- * a taken edge's witness). Returns the twin address, 0 if none.
- */
-uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, int *via_seq);
+/* Where a task stopped at an instrumented address goes on in the twin. */
+struct ae_resume {
+	uint64_t ip;		/* twin address, 0 if none */
+	int via_seq;		/* the way there runs through a trace-writing
+				 * sequence: a task stopped there has bytes still
+				 * to write before it gets there (a taken edge's
+				 * witness) */
+	int sp_known;		/* sp_adj is what the way there adds to %rsp */
+	int64_t sp_adj;		/* (the %fs-base sequence's red-zone skip) */
+};
+
+/* ae_map_resume() with what the way there does (r). Returns r->ip. */
+uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_resume *r);
 /* The value-cache slot whose store is the instruction at prog_addr (a
  * .ae_vcupd entry), AE_VC_SLOTS for a store into the address cache, or
  * -1. */

@@ -277,8 +277,14 @@ static uint64_t mk_ip(struct ae_regen *g, struct ae_smk *k)
 		uint32_t t = k->m.type;
 
 		if (t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
-		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK)
-			k->ip = ae_map_resume_seq(g->p, k->m.ip, &k->via_seq);
+		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK) {
+			struct ae_resume r;
+
+			k->ip = ae_map_resume_seq(g->p, k->m.ip, &r);
+			k->via_seq = r.via_seq;
+			k->sp_known = r.sp_known && k->m.sp;
+			k->sp = k->m.sp + r.sp_adj;
+		}
 		k->ip_done = 1;
 	}
 	return k->ip;
@@ -441,9 +447,21 @@ static int pending_signal_here(struct ae_regen *g)
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
 {
 	for (;;) {
-		while (pending_signal_here(g))
+		while (pending_signal_here(g)) {
+			struct ae_smk *k = next_mk(g);
+
+			if (k->sp_missed && !k->via_seq) {
+				char msg[160];
+
+				snprintf(msg, sizeof(msg),
+					 "SIGNAL marker %llu: its ip was reached at offset %llu, never with its %%rsp %#llx",
+					 (unsigned long long)k->index, (unsigned long long)k->pos,
+					 (unsigned long long)k->sp);
+				return rerr(g, k->ip, msg);
+			}
 			if (deliver(g) || g->stop)
 				return -1;
+		}
 		if (g->pos + width <= g->s->end)
 			break;
 		if (wait_more(g)) {
@@ -745,6 +763,15 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	 * it where those bytes are read */
 	if (k->m.type == TRBUF_MK_SIGNAL && k->via_seq)
 		return 0;
+	/* pc may be reached again at this offset (a recursion's returns
+	 * write nothing): where the records make %rsp known, the marker's
+	 * %rsp names the visit */
+	if ((k->m.type == TRBUF_MK_SIGNAL ||
+	     (k->m.type == TRBUF_MK_EXIT && !(k->m.flags & AE_MK_EXIT_AT_SYSCALL))) &&
+	    k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) && g->ds.v[AE_DF_RSP] != k->sp) {
+		k->sp_missed = 1;
+		return 0;
+	}
 	if (k->m.type == TRBUF_MK_SIGNAL)
 		return deliver(g) ? -1 : 1;
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {

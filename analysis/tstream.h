@@ -21,6 +21,9 @@ struct ae_smk {
 	uint64_t ip;		/* twin ip (0: none), once computed */
 	int ip_done;
 	int via_seq;		/* ip is reached through a trace-writing sequence */
+	int sp_known;		/* sp: %rsp at ip (m.sp is where the task stopped) */
+	uint64_t sp;
+	int sp_missed;		/* ip was reached at pos with another %rsp */
 };
 
 /*

@@ -44,11 +44,11 @@ CHECK_BUILD_TARGETS += tests-corpus tests-corpus-aecc
 CHECK_TARGETS += tests/host/oracle-agree.sh tests/host/trace-exact.sh tests/host/lackey-same-run.sh \
 	tests/host/step-cache-test.sh tests/host/oracle-data.sh
 
-# A test helper for tests/host/aetrace-errors.sh: rewrites a trace with one
-# witness byte changed.
-$(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/
+# A test helper for tests/host/aetrace-errors.sh and data-exact.sh: rewrites
+# a trace with one witness byte changed or its SIGNAL markers' %rsp moved.
+$(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) include/uapi/linux/trbuf.h | $(TESTS_OBJ)/
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
 CHECK_TARGETS += tests/host/aetrace-errors.sh

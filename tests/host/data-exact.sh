@@ -21,6 +21,8 @@
 # a value-cache record and its slots' stores (vcsig);
 # tests/data/vc_vfork_kill.c: a vfork child killed between them (vcvfork);
 # tests/data/sig_stub.c: signals in a back edge's witness stub (sigstub);
+# tests/data/sig_recur.c: signals in a recursion's silent returns, placed
+# by the marker's %rsp (sigrecur);
 # aetrace stats' record counts with and without the value cache (vcstats); a -g build
 # regenerates the same trace from as many value bytes (debuginfo);
 # tests/data/vc_low.c: low halves coded in every form (vclow).
@@ -508,6 +510,21 @@ PY
 	rm -rf "$d/t.zst" "$d/split"
 }
 
+# sig_run NAME: build tests/data/NAME.c with -fae-data, trace it and
+# regenerate it (lackey format) in $work/NAME; on failure, says so in its
+# res and returns 1.
+sig_run() {
+	local d=$work/$1
+	mkdir -p "$d"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/data/$1.c" >"$d/aecc.log" 2>&1 ||
+	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >/dev/null 2>"$d/err.aerun") ||
+	   ! timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/p" >"$d/regen" 2>"$d/err"; then
+		{ echo "not ok - $1: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+		return 1
+	fi
+}
+
 # sigstub: tests/data/sig_stub.c, SIGALRM every 100 us in a loop whose
 # back edge writes a witness: each handler's load of probe[cnt % 4096]
 # must follow the store into arr of the iteration it interrupted (cnt - 1
@@ -515,14 +532,7 @@ PY
 # iteration early, fails it.
 sigstub() {
 	local d=$work/sig_stub arr probe h r
-	mkdir -p "$d"
-	: >"$d/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/data/sig_stub.c" >"$d/aecc.log" 2>&1 ||
-	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >/dev/null 2>"$d/err.aerun") ||
-	   ! timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/p" >"$d/regen" 2>"$d/err"; then
-		{ echo "not ok - sig_stub: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
-		return
-	fi
+	sig_run sig_stub || return
 	arr=$(nm -S "$d/p" | awk '$4 == "arr" { print $1, $2 }')
 	probe=$(nm -S "$d/p" | awk '$4 == "probe" { print $1, $2 }')
 	h=$(nm "$d/p.orig" | awk '$3 == "on_alarm" { print $1 }')
@@ -556,6 +566,56 @@ PY
 		echo "not ok - sig_stub: signals, misplaced: ${r:-none}" >>"$d/res"
 	fi
 	rm -f "$d/t.zst" "$d/regen"
+}
+
+# sigrecur: tests/data/sig_recur.c, SIGALRM every 100 us in a recursion
+# whose returns write nothing: each handler's load of probe[(sp >> 3) %
+# 4096], sp the interrupted %rsp from its ucontext, must match the last
+# stack access before the handler (at sp or sp - 8). A signal placed at
+# the first level that reaches its ip at that offset, not the one its
+# marker's %rsp names, fails it (1873 of 11875 did). Markers whose %rsp
+# is moved by 8 must be refused.
+sigrecur() {
+	local d=$work/sig_recur r
+	sig_run sig_recur || return
+	r=$(python3 - "$d/regen" "$(ae_sym_range "$d/p.orig" rec)" "$(ae_sym_range "$d/p.orig" main)" \
+		"$(ae_sym_range "$d/p.orig" on_alarm)" "$(ae_sym_addr "$d/p.orig" probe)" <<'PY'
+import sys
+rng = [tuple(int(x, 16) for x in a.split("-")) for a in sys.argv[2:5]]
+probe = int(sys.argv[5], 16)
+flow = A = None
+n = bad = 0
+for line in open(sys.argv[1]):
+    if line.startswith("I  "):
+        a = int(line[3:].split(",")[0], 16)
+        flow = "m" if any(lo <= a < hi for lo, hi in rng[:2]) else "h" if rng[2][0] <= a < rng[2][1] else None
+        continue
+    if not line.startswith(" "):
+        continue
+    a = int(line[3:].split(",")[0], 16)
+    if flow == "m" and a >= 0x7f0000000000:
+        A = a
+    elif flow == "h" and probe <= a < probe + 4096:
+        n += 1
+        bad += A is None or a - probe not in ((A >> 3) % 4096, ((A + 8) >> 3) % 4096)
+print(n, bad)
+PY
+)
+	if [ "${r% *}" -gt 20 ] 2>/dev/null && [ "${r#* }" = 0 ]; then
+		echo "ok - sig_recur: ${r% *} signals each placed at the level whose %rsp they interrupted" >>"$d/res"
+	else
+		echo "not ok - sig_recur: signals, misplaced: ${r:-none}" >>"$d/res"
+	fi
+	# a marker's %rsp that no visit of its ip has is an error, not a
+	# signal delivered somewhere near
+	if "$mutate" --signal-sp "$d/t.zst" "$d/m.zst" 8 &&
+	   ! "$aetrace" regen --format=lackey "$d/m.zst" "$d/p" >/dev/null 2>"$d/err.m" &&
+	   grep -q "never with its %rsp" "$d/err.m"; then
+		echo "ok - sig_recur: a SIGNAL marker's %rsp moved by 8 is refused: $(cut -c1-120 "$d/err.m" | head -1)" >>"$d/res"
+	else
+		{ echo "not ok - sig_recur: a SIGNAL marker's %rsp moved by 8 was not refused"; head -2 "$d/err.m" | sed 's/^/# /'; } >>"$d/res"
+	fi
+	rm -f "$d/t.zst" "$d/m.zst" "$d/regen"
 }
 
 # build_regen DIR TEST SRC [AECC_FLAGS...]: DIR/p built from SRC with
@@ -719,14 +779,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub vcsig vcvfork vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn sigstub vcsig vcvfork vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sigrecur vcsig vcvfork vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * trace_mutate - rewrite an aetrace container with one witness byte
- * changed, for tests of the regenerator's error handling.
+ * changed, or every SIGNAL marker's %rsp moved, for tests of the
+ * regenerator's error handling.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
+ *   trace_mutate --signal-sp IN OUT ADD
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  */
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <aetrace/container.h>
+#include <linux/trbuf.h>
 
 int main(int argc, char **argv)
 {
@@ -23,18 +26,24 @@ int main(int argc, char **argv)
 	const void *p;
 	unsigned long long pos = 0, at = 0;
 	int xr = 0, count = argc == 3 && !strcmp(argv[1], "--data-len"), ret, fd;
+	int sp = argc == 5 && !strcmp(argv[1], "--signal-sp");
+	long long sp_add = 0;
 
 	if (!count && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --data-len IN\n");
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD | --data-len IN\n");
 		return 2;
+	}
+	if (sp) {
+		sp_add = strtoll(argv[4], NULL, 0);
+		argv++;
 	}
 	if (ae_reader_open(&r, argv[count ? 2 : 1])) {
 		fprintf(stderr, "trace_mutate: cannot open input\n");
 		return 1;
 	}
 	if (!count) {
-		at = strtoull(argv[3], NULL, 0);
-		xr = (int)strtol(argv[4], NULL, 0);
+		at = sp ? ~0ull : strtoull(argv[3], NULL, 0);
+		xr = sp ? 0 : (int)strtol(argv[4], NULL, 0);
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || ae_writer_open(&w, fd, &o))
 			return 1;
@@ -47,6 +56,17 @@ int main(int argc, char **argv)
 			c[at - pos] ^= xr;
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, c, h.len, 0);
 			free(c);
+		} else if (h.type == AE_CHUNK_MARKERS && sp) {
+			struct trbuf_marker *m = malloc(h.len);
+
+			if (!m)
+				return 1;
+			memcpy(m, p, h.len);
+			for (size_t i = 0; i < h.len / sizeof(*m); i++)
+				if (m[i].type == TRBUF_MK_SIGNAL)
+					m[i].sp += sp_add;
+			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, m, h.len, 0);
+			free(m);
 		} else if (!count) {
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, h.len, 0);
 		}
