@@ -138,21 +138,15 @@ static int push(struct ae_regen *g, uint64_t a, int call)
 		if (!n)
 			return rerr(g, a, "out of memory");
 		g->stk = n;
-		if (g->data) {
-			f = realloc(g->fr, cap * sizeof(*f));
-			if (!f)
-				return rerr(g, a, "out of memory");
-			g->fr = f;
-		}
+		f = realloc(g->fr, cap * sizeof(*f));
+		if (!f)
+			return rerr(g, a, "out of memory");
+		g->fr = f;
 		g->cap = cap;
 	}
-	if (g->data) {
-		struct frame *f = &g->fr[g->n];
-
-		f->ds = call ? g->pre : g->ds;
-		f->call = call ? g->call : NULL;
-		f->call_pc = g->call_pc;
-	}
+	g->fr[g->n].ds = call ? g->pre : g->ds;
+	g->fr[g->n].call = call ? g->call : NULL;
+	g->fr[g->n].call_pc = g->call_pc;
 	g->stk[g->n++] = a;
 	return 0;
 }
@@ -380,6 +374,10 @@ static int deliver(struct ae_regen *g)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
+	/* the marker says where %rsp was (at_insn() checked it in a data
+	 * trace): an instruction trace follows it from here on */
+	if (!g->data && mk_ip(g, k) && k->sp_known)
+		ae_df_set(&g->ds, AE_DF_RSP, k->sp, 8);
 	vslot = vc_unstore(g, m->ip, "a signal");
 	if (vslot == -2)
 		return -1;
@@ -718,8 +716,11 @@ static int longjmp_record(struct ae_regen *g, uint64_t sp, uint64_t pc)
 
 			g->n = g->sj[i].depth;
 			g->vcl.valid = 0;
-			if (!g->data)
+			if (!g->data) {
+				g->ds.known = 0;
+				ae_df_set(&g->ds, AE_DF_RSP, sp, 8);
 				return 0;
+			}
 			/* the landing: setjmp's return point, registers from
 			 * the jmp_buf (those at setjmp's entry), %rsp restored */
 			ae_df_set(&g->ds, AE_DF_RSP, sp, 8);
@@ -953,13 +954,47 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 	return 0;
 }
 
+/*
+ * Instruction traces follow %rsp and %rbp alone, from where a signal's
+ * marker gives %rsp on (deliver()), so that the next markers can name the
+ * visit of their ip by %rsp (at_insn()). Nothing known: nothing to do.
+ */
+#define SP_REGS ((1u << AE_DF_RSP) | (1u << AE_DF_RBP))
+static void sp_step(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
+{
+	const struct ae_df_op *op;
+
+	if (!(g->ds.known & SP_REGS))
+		return;
+	op = ae_decode_df(g->p, d, pc);
+	if (!op) {
+		g->ds.known = 0;
+		return;
+	}
+	if (!(op->writes & SP_REGS) && op->kind != AE_DF_LEAVE)
+		return;
+	ae_df_step(op, pc, &g->ds);
+	g->ds.known &= SP_REGS;
+	g->ds.fs_known = 0;
+}
+
+/* The same at a return through frame f: the ABI restores both. */
+static void sp_return(struct ae_regen *g, const struct frame *f)
+{
+	if (!f->call)
+		return;
+	g->ds.v[AE_DF_RSP] = f->ds.v[AE_DF_RSP];
+	g->ds.v[AE_DF_RBP] = f->ds.v[AE_DF_RBP];
+	g->ds.known = f->ds.known & SP_REGS;
+}
+
 /* The instruction itself (a rep instruction is one step per iteration). */
 static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		   const struct insn_vals *iv)
 {
 	uint64_t n = iv->have_rep ? (iv->repcnt ? iv->repcnt : 1) : 1;
 
-	if (g->data && (d->kind == AE_K_CALL || d->kind == AE_K_CALL_IND)) {
+	if (d->kind == AE_K_CALL || d->kind == AE_K_CALL_IND) {
 		g->pre = g->ds;
 		g->call = d;
 		g->call_pc = pc;
@@ -971,6 +1006,8 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (g->data && !(iv->have_rep && !iv->repcnt) && data_exec(g, d, pc))
 			return -1;
 	}
+	if (!g->data)
+		sp_step(g, d, pc);
 	return 0;
 }
 
@@ -1446,6 +1483,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			g->st.blocks++;
 			if (g->data && data_return(g, &g->fr[g->n], pc))
 				return g->stop ? 0 : -1;
+			if (!g->data)
+				sp_return(g, &g->fr[g->n]);
 			break;
 		}
 		/* fall-through witness of a non-branch */
@@ -1532,20 +1571,18 @@ struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 		return NULL;
 	}
 	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+	g->fr = malloc((o->n + 1) * sizeof(*g->fr));
+	if (!g->fr) {
+		ae_regen_free(g);
+		return NULL;
+	}
+	if (o->n)
+		memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
+	/* a new thread runs on another stack: the system call's record of
+	 * %rsp (data.c) gives it */
+	g->ds = o->ds;
+	g->ds.known &= ~(1u << AE_DF_RSP);
 	if (g->data) {
-		g->fr = malloc((o->n + 1) * sizeof(*g->fr));
-		if (!g->fr) {
-			ae_regen_free(g);
-			return NULL;
-		}
-		if (o->data)
-			memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
-		else
-			memset(g->fr, 0, o->n * sizeof(*g->fr));
-		/* a new thread runs on another stack: the system call's
-		 * record of %rsp (data.c) gives it */
-		g->ds = o->ds;
-		g->ds.known &= ~(1u << AE_DF_RSP);
 		g->sys = o->sys;
 		g->sys_pc = o->sys_pc;
 		g->child_records = 1;
@@ -1585,6 +1622,11 @@ const struct ae_regen_stats *ae_regen_stats(const struct ae_regen *g)
 uint64_t ae_regen_pos(const struct ae_regen *g)
 {
 	return g->pos;
+}
+
+void ae_regen_set_sp(struct ae_regen *g, uint64_t sp)
+{
+	ae_df_set(&g->ds, AE_DF_RSP, sp, 8);
 }
 
 int ae_regen_level(const struct ae_regen *g)

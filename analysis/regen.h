@@ -96,5 +96,9 @@ uint64_t ae_regen_pos(const struct ae_regen *g);
 int ae_regen_level(const struct ae_regen *g);
 /* Prefix for messages ("aetrace: task 12/13 (lua): "). */
 void ae_regen_set_name(struct ae_regen *g, const char *name);
+/* The task's %rsp at the pc ae_regen_run() starts from (a START marker at
+ * the program's entry says it): an instruction trace follows %rsp from
+ * there to place signals by it, as a data trace does from its records. */
+void ae_regen_set_sp(struct ae_regen *g, uint64_t sp);
 
 #endif

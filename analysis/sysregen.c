@@ -42,6 +42,7 @@ struct task {
 	struct ae_regen_ops ops;
 	struct prog *prog;
 	uint64_t pc;			/* fork child: where it continues */
+	uint64_t start_ip, start_sp;	/* its START marker's */
 	enum tstate state;
 	int failed, end;
 	ucontext_t uc;
@@ -286,6 +287,10 @@ static void co_main(unsigned int lo, unsigned int hi)
 			else
 				name_regen(t);
 			t->pc = t->prog->p->orig.entry;
+			/* aerun's START comes at the entry (the driver's at
+			 * the runtime's registration, later) */
+			if (t->g && t->start_sp && ae_map_resume(t->prog->p, t->start_ip) == t->pc)
+				ae_regen_set_sp(t->g, t->start_sp);
 		}
 	}
 	if (t->g && !t->failed) {
@@ -484,6 +489,8 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		t = new_task(r, m->pid, m->tid);
 		if (!t)
 			return -1;
+		t->start_ip = m->ip;
+		t->start_sp = m->sp;
 		t->info.image = image_of(r, m->tid);
 		slice_begin(r, t, m->cpu, m->time_ns);
 		return 0;

@@ -510,17 +510,18 @@ PY
 	rm -rf "$d/t.zst" "$d/split"
 }
 
-# sig_run NAME: build tests/data/NAME.c with -fae-data, trace it and
-# regenerate it (lackey format) in $work/NAME; on failure, says so in its
-# res and returns 1.
+# sig_run NAME [DIR [AECC-FLAGS]]: build tests/data/NAME.c (with
+# -fae-data unless other flags are given), trace it and regenerate it (lackey
+# format) in $work/DIR (NAME), the program's output in out; on failure,
+# says so in its res and returns 1.
 sig_run() {
-	local d=$work/$1
+	local d=$work/${2:-$1}
 	mkdir -p "$d"
 	: >"$d/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/data/$1.c" >"$d/aecc.log" 2>&1 ||
-	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >/dev/null 2>"$d/err.aerun") ||
+	if ! "$aecc" ${3:--fae-data} -O2 -o "$d/p" "$top/tests/data/$1.c" >"$d/aecc.log" 2>&1 ||
+	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun") ||
 	   ! timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/p" >"$d/regen" 2>"$d/err"; then
-		{ echo "not ok - $1: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+		{ echo "not ok - ${2:-$1}: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
 		return 1
 	fi
 }
@@ -569,53 +570,39 @@ PY
 }
 
 # sigrecur: tests/data/sig_recur.c, SIGALRM every 100 us in a recursion
-# whose returns write nothing: each handler's load of probe[(sp >> 3) %
-# 4096], sp the interrupted %rsp from its ucontext, must match the last
-# stack access before the handler (at sp or sp - 8). A signal placed at
-# the first level that reaches its ip at that offset, not the one its
-# marker's %rsp names, fails it (1873 of 11875 did). Markers whose %rsp
-# is moved by 8 must be refused.
+# whose returns write nothing, in a data trace and an instruction trace
+# (sig_recur_inst): following %rsp through the regenerated rec and main,
+# each handler's entry must be where the %rsp its ucontext had says
+# (tests/host/sig_recur_check.py). A signal placed at the first level that
+# reaches its ip at that offset, not the one its marker's %rsp names,
+# fails it (546 of 996 and 1074 of 1083 did). Markers whose %rsp is moved
+# by 8 must be refused.
 sigrecur() {
-	local d=$work/sig_recur r
-	sig_run sig_recur || return
-	r=$(python3 - "$d/regen" "$(ae_sym_range "$d/p.orig" rec)" "$(ae_sym_range "$d/p.orig" main)" \
-		"$(ae_sym_range "$d/p.orig" on_alarm)" "$(ae_sym_addr "$d/p.orig" probe)" <<'PY'
-import sys
-rng = [tuple(int(x, 16) for x in a.split("-")) for a in sys.argv[2:5]]
-probe = int(sys.argv[5], 16)
-flow = A = None
-n = bad = 0
-for line in open(sys.argv[1]):
-    if line.startswith("I  "):
-        a = int(line[3:].split(",")[0], 16)
-        flow = "m" if any(lo <= a < hi for lo, hi in rng[:2]) else "h" if rng[2][0] <= a < rng[2][1] else None
-        continue
-    if not line.startswith(" "):
-        continue
-    a = int(line[3:].split(",")[0], 16)
-    if flow == "m" and a >= 0x7f0000000000:
-        A = a
-    elif flow == "h" and probe <= a < probe + 4096:
-        n += 1
-        bad += A is None or a - probe not in ((A >> 3) % 4096, ((A + 8) >> 3) % 4096)
-print(n, bad)
-PY
-)
-	if [ "${r% *}" -gt 20 ] 2>/dev/null && [ "${r#* }" = 0 ]; then
-		echo "ok - sig_recur: ${r% *} signals each placed at the level whose %rsp they interrupted" >>"$d/res"
-	else
-		echo "not ok - sig_recur: signals, misplaced: ${r:-none}" >>"$d/res"
-	fi
-	# a marker's %rsp that no visit of its ip has is an error, not a
-	# signal delivered somewhere near
-	if "$mutate" --signal-sp "$d/t.zst" "$d/m.zst" 8 &&
-	   ! "$aetrace" regen --format=lackey "$d/m.zst" "$d/p" >/dev/null 2>"$d/err.m" &&
-	   grep -q "never with its %rsp" "$d/err.m"; then
-		echo "ok - sig_recur: a SIGNAL marker's %rsp moved by 8 is refused: $(cut -c1-120 "$d/err.m" | head -1)" >>"$d/res"
-	else
-		{ echo "not ok - sig_recur: a SIGNAL marker's %rsp moved by 8 was not refused"; head -2 "$d/err.m" | sed 's/^/# /'; } >>"$d/res"
-	fi
-	rm -f "$d/t.zst" "$d/m.zst" "$d/regen"
+	local name r
+	for name in sig_recur sig_recur_inst; do
+		local d=$work/$name
+		if [ $name = sig_recur ]; then
+			sig_run sig_recur || continue
+		else
+			sig_run sig_recur $name -O2 || continue
+		fi
+		if r=$(python3 "$top/tests/host/sig_recur_check.py" "$d/regen" "$d/p" "$d/out" 2>&1); then
+			echo "ok - $name: ${r% *} signals in rec each placed at the level whose %rsp they interrupted" >>"$d/res"
+		else
+			echo "not ok - $name: signals in rec, misplaced: ${r:-none}" >>"$d/res"
+		fi
+		# a marker's %rsp that no visit of its ip has is an error, not
+		# a signal delivered somewhere near
+		if "$mutate" --signal-sp "$d/t.zst" "$d/m.zst" 8 &&
+		   ! "$aetrace" regen --format=lackey "$d/m.zst" "$d/p" >/dev/null 2>"$d/err.m" &&
+		   grep -q "never with its %rsp" "$d/err.m"; then
+			echo "ok - $name: a SIGNAL marker's %rsp moved by 8 is refused: $(cut -c1-120 "$d/err.m" | head -1)" >>"$d/res"
+		else
+			{ echo "not ok - $name: a SIGNAL marker's %rsp moved by 8 was not refused"; head -2 "$d/err.m" | sed 's/^/# /'; } >>"$d/res"
+		fi
+		rm -f "$d/t.zst" "$d/m.zst" "$d/regen"
+	done
+	cat "$work/sig_recur_inst/res" >>"$work/sig_recur/res"
 }
 
 # build_regen DIR TEST SRC [AECC_FLAGS...]: DIR/p built from SRC with
