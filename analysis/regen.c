@@ -1579,9 +1579,12 @@ struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 	if (o->n)
 		memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
 	/* a new thread runs on another stack: the system call's record of
-	 * %rsp (data.c) gives it */
+	 * %rsp (data.c) gives it; its parent's frames are not on it */
 	g->ds = o->ds;
 	g->ds.known &= ~(1u << AE_DF_RSP);
+	if ((clone_flags & CLONE_VM) && !(clone_flags & CLONE_VFORK))
+		for (size_t i = 0; i < o->n; i++)
+			g->fr[i].ds.known &= ~SP_REGS;
 	if (g->data) {
 		g->sys = o->sys;
 		g->sys_pc = o->sys_pc;
