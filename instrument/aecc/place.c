@@ -270,6 +270,118 @@ static void assign_ids(struct ae_ctx *c)
 	}
 }
 
+/*
+ * Witness ids need only tell apart what one predicate's two sides may
+ * write first: with every id unique, a large procedure (Lua's
+ * interpreter loop) has more than 256 and writes 2-byte witnesses. Once
+ * the placement holds, colour the witness edges, fewest colours first in
+ * edge order, so that no predicate has one colour on both of its sides;
+ * the colour is the id. The sets are taken with the unique ids the loop
+ * left, which name one edge each.
+ */
+static void colour_ids(struct ae_ctx *c)
+{
+	int n = c->n, ne = c->ne, np = 0, cap = ne + 1;
+	int *base = ae_xcalloc(n + 2, sizeof(int));
+	int *edge_of, *pstart, *pedges, *mstart, *mem, *colour, *forb;
+	int *stack = ae_xmalloc((ne + n + 2) * sizeof(int) * 2);
+	char *vis = ae_xmalloc(n + 1);
+	int total = 0;
+
+	/* (component, unique id) -> edge */
+	for (int i = 0; i < n; i++)
+		if (c->comp[i] == i) {
+			base[i] = total;
+			total += c->compn[i];
+		}
+	edge_of = ae_xmalloc((total + 1) * sizeof(int));
+	for (int i = 0; i < ne; i++)
+		if (c->e[i].state == S_WIT)
+			edge_of[base[c->comp[c->e[i].from]] + c->e[i].id] = i;
+	/* each predicate's two sides, as edges: side j of p at
+	 * pedges[pstart[2p + j] .. pstart[2p + j + 1]) */
+	pstart = ae_xcalloc(2 * n + 1, sizeof(int));
+	pedges = ae_xmalloc(cap * sizeof(int));
+	for (int p = 0; p < n; p++) {
+		const struct insn *x = &c->in[p];
+		int m = c->compn[c->comp[p]] + 1;
+
+		for (int j = 0; j < 2; j++) {
+			char *set;
+
+			pstart[2 * p + j] = np;
+			if (x->kind != IK_JCC || x->decided || x->memfn_body)
+				continue;
+			set = ae_xcalloc(m, 1);
+			ae_witness_set(c, x->out[j], set, stack, vis);
+			for (int i = 0; i < m; i++) {
+				if (!set[i])
+					continue;
+				if (np == cap) {
+					cap *= 2;
+					pedges = ae_xrealloc(pedges, cap * sizeof(int));
+				}
+				pedges[np++] = edge_of[base[c->comp[p]] + i];
+			}
+			free(set);
+		}
+	}
+	pstart[2 * n] = np;
+	/* each edge's memberships (2p + j) */
+	mstart = ae_xcalloc(ne + 1, sizeof(int));
+	mem = ae_xmalloc((np + 1) * sizeof(int));
+	for (int i = 0; i < np; i++)
+		mstart[pedges[i]]++;
+	for (int i = 0, sum = 0; i <= ne; i++) {
+		int k = i < ne ? mstart[i] : 0;
+
+		mstart[i] = sum;
+		sum += k;
+	}
+	for (int ps = 0; ps < 2 * n; ps++)
+		for (int i = pstart[ps]; i < pstart[ps + 1]; i++)
+			mem[mstart[pedges[i]]++] = ps;
+	for (int i = ne; i > 0; i--)
+		mstart[i] = mstart[i - 1];
+	mstart[0] = 0;
+	/* greedy: the least colour no opposite side has yet */
+	colour = ae_xmalloc((ne + 1) * sizeof(int));
+	forb = ae_xcalloc(ne + 2, sizeof(int));
+	for (int i = 0; i < ne; i++)
+		colour[i] = -1;
+	for (int i = 0; i < n + 1; i++)
+		c->compn[i] = 0;
+	for (int u = 0; u < ne; u++) {
+		int k = 0;
+
+		if (c->e[u].state != S_WIT)
+			continue;
+		for (int a = mstart[u]; a < mstart[u + 1]; a++) {
+			int other = mem[a] ^ 1;
+
+			for (int i = pstart[other]; i < pstart[other + 1]; i++)
+				if (colour[pedges[i]] >= 0)
+					forb[colour[pedges[i]]] = u + 1;
+		}
+		while (forb[k] == u + 1)
+			k++;
+		colour[u] = k;
+		c->e[u].id = k;
+		if (k + 1 > c->compn[c->comp[c->e[u].from]])
+			c->compn[c->comp[c->e[u].from]] = k + 1;
+	}
+	free(base);
+	free(edge_of);
+	free(pstart);
+	free(pedges);
+	free(mstart);
+	free(mem);
+	free(colour);
+	free(forb);
+	free(stack);
+	free(vis);
+}
+
 int ae_place(struct ae_ctx *c)
 {
 	int n = c->n, changed;
@@ -338,6 +450,7 @@ int ae_place(struct ae_ctx *c)
 	} while (changed);
 	free(color);
 	free(stack);
+	colour_ids(c);
 
 	for (int i = 0; i < n; i++) {
 		int m = c->compn[c->comp[i]];

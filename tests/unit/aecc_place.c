@@ -18,7 +18,8 @@
  * construct needs (jump-table index width, table load, rep counts, %rsp
  * at setjmp and longjmp). With -fae-data: library routines traced by
  * their arguments (strlen, memcmp), the width of register records, and
- * branches decided by known registers.
+ * branches decided by known registers. Witness ids shared where no
+ * branch needs them apart (colours).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -932,50 +933,105 @@ static void decided_checks(const char *dir)
 	}
 }
 
+/* Analyse corner t (instruction tracing) in dir: the tracing property by
+ * brute force, its control, and t's own checks. */
+static void check_corner(const char *dir, const struct corner *t)
+{
+	char path[64], work[64], why[256];
+	struct ae_instr_opts o = { .tmpdir = work };
+	struct ae_ctx c;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s.s", dir, t->name);
+	snprintf(work, sizeof(work), "%s/%s.d", dir, t->name);
+	f = fopen(path, "w");
+	if (!f || fputs(t->asm_text, f) < 0 || fclose(f) || mkdir(work, 0700)) {
+		perror(path);
+		exit(1);
+	}
+	if (ae_analyze(&c, path, &o)) {
+		result(0, "%s", t->name, "aecc analyses it");
+		ae_ctx_free(&c);
+		return;
+	}
+	n = check_tracing(&c, why, sizeof(why));
+	if (n > 0) {
+		snprintf(why, sizeof(why), "%ld paths: each witness sequence gives back its path", n);
+		result(1, "%s", t->name, why);
+	} else {
+		result(0, "%s", t->name, n ? why : "no path checked");
+	}
+	if (flip_a_predicate(&c))
+		result(check_tracing(&c, why, sizeof(why)) < 0, "%s", t->name,
+		       "control: a flipped predicate is caught");
+	else
+		result(0, "%s", t->name, "control: has a predicate to flip");
+	if (t->values)
+		t->values(t->name, &c);
+	ae_ctx_free(&c);
+}
+
+#define NDIAMONDS	200
+
+/* Witness ids and widths of the diamonds corner: 2 per diamond, colours
+ * 0 and 1, one byte each (unique ids would have taken two). */
+static void values_colours(const char *name, const struct ae_ctx *c)
+{
+	int nwit = 0, maxid = -1, wide = 0;
+
+	for (int i = 0; i < c->nev; i++) {
+		const struct ae_event *ev = &c->ev[i];
+
+		if (ev->kind != AE_EV_WIT_TAKEN && ev->kind != AE_EV_WIT_FALL &&
+		    ev->kind != AE_EV_WIT_BEFORE)
+			continue;
+		nwit++;
+		maxid = (int)ev->a > maxid ? (int)ev->a : maxid;
+		wide += ev->width != 1;
+	}
+	result(nwit >= 2 * NDIAMONDS, "%s", name, "a witness on each side of each diamond");
+	result(maxid == 1 && !wide, "%s", name,
+	       "they share two ids, one byte each (unique ids would need two bytes)");
+}
+
+/*
+ * Witness ids are colours: 200 diamonds, each closed by a call (where
+ * the regenerator stops), whose sides' witnesses only their own branch
+ * tells apart, share two ids and stay one byte wide; the tracing
+ * property still holds by brute force.
+ */
+static void colour_checks(const char *dir)
+{
+	size_t cap = NDIAMONDS * 160 + 256, len;
+	char *text = malloc(cap);
+	struct corner t = { "diamonds", text, values_colours };
+
+	if (!text)
+		exit(1);
+	len = snprintf(text, cap, "\t.text\n\t.globl\tmany\n\t.type\tmany, @function\n"
+		       "many:\n\tpushq\t%%rbx\n\tmovl\t%%edi, %%ebx\n");
+	for (int k = 0; k < NDIAMONDS; k++)
+		len += snprintf(text + len, cap - len,
+				"\ttestl\t$%d, %%ebx\n\tje\t.Lm%d\n\taddl\t$1, %%ebx\n\tjmp\t.Ln%d\n"
+				".Lm%d:\n\taddl\t$2, %%ebx\n.Ln%d:\n\tmovl\t%%ebx, %%edi\n\tcall\th\n",
+				1 << (k % 31), k, k, k, k);
+	snprintf(text + len, cap - len, "\tpopq\t%%rbx\n\tret\n");
+	check_corner(dir, &t);
+	free(text);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/aecc_place.XXXXXX";
-	char path[64], work[64], why[256];
 
 	if (!mkdtemp(dir)) {
 		perror("aecc_place: mkdtemp");
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++) {
-		const struct corner *t = &corners[i];
-		struct ae_instr_opts o = { .tmpdir = work };
-		struct ae_ctx c;
-		FILE *f;
-		long n;
-
-		snprintf(path, sizeof(path), "%s/%s.s", dir, t->name);
-		snprintf(work, sizeof(work), "%s/%s.d", dir, t->name);
-		f = fopen(path, "w");
-		if (!f || fputs(t->asm_text, f) < 0 || fclose(f) || mkdir(work, 0700)) {
-			perror(path);
-			return 1;
-		}
-		if (ae_analyze(&c, path, &o)) {
-			result(0, "%s", t->name, "aecc analyses it");
-			ae_ctx_free(&c);
-			continue;
-		}
-		n = check_tracing(&c, why, sizeof(why));
-		if (n > 0) {
-			snprintf(why, sizeof(why), "%ld paths: each witness sequence gives back its path", n);
-			result(1, "%s", t->name, why);
-		} else {
-			result(0, "%s", t->name, n ? why : "no path checked");
-		}
-		if (flip_a_predicate(&c))
-			result(check_tracing(&c, why, sizeof(why)) < 0, "%s", t->name,
-			       "control: a flipped predicate is caught");
-		else
-			result(0, "%s", t->name, "control: has a predicate to flip");
-		if (t->values)
-			t->values(t->name, &c);
-		ae_ctx_free(&c);
-	}
+	for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]); i++)
+		check_corner(dir, &corners[i]);
+	colour_checks(dir);
 	memfn_checks(dir);
 	widths_checks(dir);
 	callers_checks(dir);
