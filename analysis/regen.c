@@ -208,14 +208,22 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 static int data_return(struct ae_regen *g, const struct frame *f, uint64_t pc)
 {
 	const uint32_t sp = 1u << AE_DF_RSP;
+	struct ae_dinsn *d;
+	const struct ae_df_op *op;
+	uint64_t want;
 
 	if (!f->call)
 		return 0;
-	if ((g->ds.known & sp) && (f->ds.known & sp) && g->ds.v[AE_DF_RSP] != f->ds.v[AE_DF_RSP])
+	/* a `ret $n` pops n bytes more than its call pushed */
+	d = ae_decode(g->p, pc);
+	op = d ? ae_decode_df(g->p, d, pc) : NULL;
+	want = f->ds.v[AE_DF_RSP] + (op ? op->retimm : 0);
+	if ((g->ds.known & sp) && (f->ds.known & sp) && g->ds.v[AE_DF_RSP] != want)
 		return rerr(g, pc, "stack pointer at a return differs from its call's");
 	for (int r = 0; r < 16; r++)
 		if ((AE_DF_CALLEE_SAVED >> r) & 1)
 			g->ds.v[r] = f->ds.v[r];
+	g->ds.v[AE_DF_RSP] = want;
 	g->ds.known = (g->ds.known & ~AE_DF_CALLEE_SAVED) | (f->ds.known & AE_DF_CALLEE_SAVED);
 	g->ds.fs = f->ds.fs;
 	g->ds.fs_known = f->ds.fs_known;
@@ -790,6 +798,25 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	return 0;
 }
 
+/*
+ * After the records written before pc, before pc itself: a signal or a
+ * kill that came between them (the %fs-base sequence ends past its
+ * bytes) is taken here, as at_insn() does. Returns as at_insn().
+ */
+static int after_records(struct ae_regen *g, uint64_t pc)
+{
+	struct ae_smk *k;
+
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+	k = next_mk(g);
+	if (!k || k->pos != g->pos ||
+	    (k->m.type != TRBUF_MK_SIGNAL &&
+	     (k->m.type != TRBUF_MK_EXIT || (k->m.flags & AE_MK_EXIT_AT_SYSCALL))))
+		return 0;
+	return at_insn(g, pc);
+}
+
 /* After a system call: did the task end in it (exit, exec), so that the
  * records after it were never written? */
 static int ended_here(struct ae_regen *g)
@@ -978,12 +1005,20 @@ static void sp_step(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 	g->ds.fs_known = 0;
 }
 
-/* The same at a return through frame f: the ABI restores both. */
-static void sp_return(struct ae_regen *g, const struct frame *f)
+/* The same at return d through frame f: the ABI restores both (and a
+ * `ret $n` pops n bytes more). */
+static void sp_return(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const struct frame *f)
 {
+	const struct ae_df_op *op;
+
 	if (!f->call)
 		return;
-	g->ds.v[AE_DF_RSP] = f->ds.v[AE_DF_RSP];
+	op = ae_decode_df(g->p, d, pc);
+	if (!op) {
+		g->ds.known = 0;
+		return;
+	}
+	g->ds.v[AE_DF_RSP] = f->ds.v[AE_DF_RSP] + op->retimm;
 	g->ds.v[AE_DF_RBP] = f->ds.v[AE_DF_RBP];
 	g->ds.known = f->ds.known & SP_REGS;
 }
@@ -1414,7 +1449,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 	while (!g->stop) {
 		struct ae_dinsn *d = ae_decode(g->p, pc);
 		struct insn_vals iv = { 0 };
-		uint64_t next;
+		uint64_t next, at;
 		int r, skip;
 
 		if (!d)
@@ -1432,6 +1467,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		 * points the label at: an ordinary entry, records included */
 		if (skip && !expand_event(d) && (g->p->own_memfn >> skip & 1))
 			skip = 0;
+		at = g->pos;
 		if (records_before(g, d, pc, &iv, skip))
 			return g->stop ? 0 : -1;
 		if (iv.expand) {
@@ -1440,6 +1476,11 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			pc = next;
 			continue;
 		}
+		r = 0;
+		while (g->pos != at && (r = after_records(g, pc)) > 0)
+			;
+		if (r < 0)
+			return g->stop ? 0 : -1;
 		if (execute(g, d, pc, &iv))
 			return g->stop ? 0 : -1;
 		next = pc + d->len;
@@ -1484,7 +1525,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			if (g->data && data_return(g, &g->fr[g->n], pc))
 				return g->stop ? 0 : -1;
 			if (!g->data)
-				sp_return(g, &g->fr[g->n]);
+				sp_return(g, d, pc, &g->fr[g->n]);
 			break;
 		}
 		/* fall-through witness of a non-branch */

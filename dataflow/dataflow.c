@@ -89,6 +89,7 @@ static int kind_of(unsigned int id)
 	case X86_INS_CALL: return AE_DF_CALL;
 	case X86_INS_RET: return AE_DF_RET;
 	case X86_INS_LEAVE: return AE_DF_LEAVE;
+	case X86_INS_ENTER: return AE_DF_ENTER;
 	case X86_INS_CLD: return AE_DF_CLD;
 	case X86_INS_STD: return AE_DF_STD;
 	case X86_INS_SYSCALL: return AE_DF_SYSCALL;
@@ -183,6 +184,8 @@ uint32_t ae_df_implicit_writes(unsigned int id)
 	case X86_INS_CMPXCHG8B:
 	case X86_INS_CMPXCHG16B:
 		return (1u << 0) | (1u << 2);
+	case X86_INS_ENTER:		/* capstone 4.0 lists no write at all */
+		return (1u << AE_DF_RSP) | (1u << AE_DF_RBP);
 	default:
 		return 0;
 	}
@@ -411,6 +414,14 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	case AE_DF_LEAVE:
 		op->uses |= 1u << AE_DF_RBP;
 		break;
+	case AE_DF_ENTER:
+		/* a nesting level copies frame pointers: not followed */
+		if (x->op_count != 2 || x->operands[1].imm != 0)
+			return -1;
+		op->imm = x->operands[0].imm;
+		op->uses |= 1u << AE_DF_RSP;
+		op->writes |= (1u << AE_DF_RSP) | (1u << AE_DF_RBP);
+		break;
 	case AE_DF_SYSCALL:
 		op->writes |= (1u << 0) | (1u << 1) | (1u << 11) | FS_BIT;
 		break;
@@ -534,6 +545,11 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 		if (!have(s, AE_DF_RBP, missing))
 			return -1;
 		put(out, &n, AE_ACC_L, s->v[AE_DF_RBP], 8);
+		return n;
+	case AE_DF_ENTER:
+		if (!have(s, AE_DF_RSP, missing))
+			return -1;
+		put(out, &n, AE_ACC_S, sp - 8, 8);
 		return n;
 	case AE_DF_STR:
 		if ((op->uses & (1u << 6)) && !have(s, 6, missing))
@@ -667,6 +683,8 @@ uint32_t ae_df_inputs(const struct ae_df_op *op, int r)
 		return r == AE_DF_RSP && op->dst != AE_DF_RSP ? sp : AE_DF_NOT_AFFINE;
 	case AE_DF_LEAVE:
 		return r == AE_DF_RSP ? 1u << AE_DF_RBP : AE_DF_NOT_AFFINE;
+	case AE_DF_ENTER:
+		return r == AE_DF_RSP || r == AE_DF_RBP ? sp : AE_DF_NOT_AFFINE;
 	case AE_DF_STR:
 		if (r == 6 || r == 7 || (r == 1 && op->rep))
 			return 1u << r;
@@ -928,6 +946,14 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 			forget(s, AE_DF_RSP);
 		}
 		forget(s, AE_DF_RBP);
+		return;
+	case AE_DF_ENTER:
+		if ((s->known >> AE_DF_RSP) & 1) {
+			ae_df_set(s, AE_DF_RBP, s->v[AE_DF_RSP] - 8, 8);
+			*sp -= 8 + (uint64_t)op->imm;
+		} else {
+			forget(s, AE_DF_RBP);
+		}
 		return;
 	case AE_DF_CLD:
 	case AE_DF_STD:

@@ -31,6 +31,7 @@ enum ae_df_kind {
 	AE_DF_CLD, AE_DF_STD, AE_DF_STR, AE_DF_SYSCALL,
 	AE_DF_BTREG,	/* bt* %reg, %reg: VEX goes through rsp-288 (lackey sees it) */
 	AE_DF_BTMEM,	/* bt* %reg, mem: the byte at mem + (bit >> 3) */
+	AE_DF_ENTER,	/* enter $imm, $0: push %rbp, %rbp = %rsp, %rsp -= imm */
 };
 
 /* string instructions (AE_DF_STR) */
@@ -163,7 +164,8 @@ int ae_df_taken(const struct ae_df_op *op, const struct ae_df_state *s);
 
 /*
  * Registers instruction `id` (capstone's) writes that capstone's access
- * lists leave out: cmpxchg's accumulator, xlat's %al. Returns the mask.
+ * lists leave out: cmpxchg's accumulator, xlat's %al, enter's %rsp and
+ * %rbp. Returns the mask.
  */
 uint32_t ae_df_implicit_writes(unsigned int id);
 

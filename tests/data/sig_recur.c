@@ -6,7 +6,11 @@
  * through the regenerated instructions of rec and main and needs one
  * constant difference at every handler's entry. Built with -fae-data,
  * rec's depth is known from the records and its branch is a decided one;
- * without, the regenerator follows %rsp from aerun's START marker. */
+ * without, the regenerator follows %rsp from aerun's START marker. The
+ * thread-local count on the way down takes, with -fae-data, a record of
+ * the %fs base before it, whose sequence moves %rsp: a signal there
+ * comes after the record's bytes and before the access (and its handler
+ * sees %rsp 128 or 136 bytes lower than the program's). */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #define MAXSIG 4096
 
 static volatile unsigned long depth = 24, sink;
+static __thread unsigned long visits[32];
 static unsigned long sig_ip[MAXSIG], sig_sp[MAXSIG];
 static volatile unsigned int got;
 
@@ -39,6 +44,7 @@ __attribute__((noipa)) static unsigned long rec(unsigned long n)
 
 	if (!n)
 		return 1;
+	visits[n & 31]++;
 	r = rec(n - 1);
 	return r ^ (r >> 3) ^ n;
 }

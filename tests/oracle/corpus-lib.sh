@@ -24,7 +24,7 @@ ae_lackey_ok() {
 ae_async_progs="signal_async"
 # Programs with synchronous signal handlers: a raw (in-process) capture
 # has no signal markers, so no same-run comparison under lackey.
-ae_signal_progs="signal_sync sigsetjmp_handler handler_same_section"
+ae_signal_progs="signal_sync sigsetjmp_handler handler_same_section sig_frames"
 ae_async_syms="on_alarm wait_for_alarm __restore_rt"
 
 # ae_corpus_args NAME: the argv (after argv[0]) listed in tests/corpus/ARGS.

@@ -152,6 +152,18 @@ int main(void)
 	check("leave loads at rbp", B(0xc9), &s, W({ AE_ACC_L, 0x7ffdfff8, 8 }));
 	ok(s.v[AE_DF_RSP] == 0x7ffe0000 && !(s.known & (1u << AE_DF_RBP)),
 	   "leave: rsp = rbp + 8, rbp loaded");
+	/* enter $0x20,$0: S at rsp-8, rbp = rsp-8, rsp = rbp-0x20 (capstone
+	 * lists none of its writes); a nesting level is not followed */
+	check("enter $0x20,$0 pushes rbp", B(0xc8, 0x20, 0x00, 0x00), &s,
+	      W({ AE_ACC_S, 0x7ffdfff8, 8 }));
+	ok(s.v[AE_DF_RBP] == 0x7ffdfff8 && (s.known & (1u << AE_DF_RBP)) &&
+	   s.v[AE_DF_RSP] == 0x7ffdffd8, "enter: rbp = rsp - 8, rsp = rbp - 0x20");
+	ok(dec(B(0xc8, 0x20, 0x00, 0x00), 0x401000, &op) == 0 &&
+	   (op.writes & ((1u << AE_DF_RSP) | (1u << AE_DF_RBP))) ==
+	   ((1u << AE_DF_RSP) | (1u << AE_DF_RBP)), "enter writes rsp and rbp");
+	ok(dec(B(0xc8, 0x20, 0x00, 0x01), 0x401000, &op) < 0, "enter $0x20,$1 is refused");
+	check("leave after enter", B(0xc9), &s, W({ AE_ACC_L, 0x7ffdfff8, 8 }));
+	ok(s.v[AE_DF_RSP] == 0x7ffe0000, "leave after enter: rsp back");
 	/* 32-bit writes zero-extend; xor reg,reg is known zero */
 	ae_df_set(&s, 0, 0xffffffff00000005ull, 8);
 	check("add $3,%eax", B(0x83, 0xc0, 0x03), &s, NULL, 0);
