@@ -28,13 +28,15 @@ __asm__(".text\n.globl outer\n.type outer,@function\nouter:\n"
 	"\tpushq $0\n\tcall pops\n\tsub $8, %rsp\n\tcall inner\n\tadd $8, %rsp\n\tret\n"
 	".size wrap,.-wrap\n");
 
+/* 50 rounds: most of the run after the C library's start-up, which the
+ * oracles' comparison window leaves out */
 int main(void)
 {
 	signal(SIGUSR1, on_usr1);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 50; i++) {
 		outer();
 		wrap();
 	}
 	printf("%d\n", got);
-	return got != 6;
+	return got != 100;
 }
