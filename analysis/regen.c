@@ -750,6 +750,20 @@ static int run(struct ae_regen *g, uint64_t start)
 	return run_loop(g, start);
 }
 
+/* Wait while markers at the current position may still come. */
+static void wait_markers_here(struct ae_regen *g)
+{
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+		g->ops.wait(g->ops.ctx);
+}
+
+/* A SIGNAL, or a kill (an EXIT not in a system call): placed at its ip. */
+static int stops_at_ip(const struct ae_smk *k)
+{
+	return k->m.type == TRBUF_MK_SIGNAL ||
+	       (k->m.type == TRBUF_MK_EXIT && !(k->m.flags & AE_MK_EXIT_AT_SYSCALL));
+}
+
 /*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
@@ -759,8 +773,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 {
 	struct ae_smk *k;
 
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+	wait_markers_here(g);
 	ae_tstream_consumed(g->s, g->pos);
 	ae_tstream_markers_done(g->s, g->mi);
 	k = next_mk(g);
@@ -775,9 +788,8 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	/* pc may be reached again at this offset (a recursion's returns
 	 * write nothing): where the records make %rsp known, the marker's
 	 * %rsp names the visit */
-	if ((k->m.type == TRBUF_MK_SIGNAL ||
-	     (k->m.type == TRBUF_MK_EXIT && !(k->m.flags & AE_MK_EXIT_AT_SYSCALL))) &&
-	    k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) && g->ds.v[AE_DF_RSP] != k->sp) {
+	if (stops_at_ip(k) && k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
+	    g->ds.v[AE_DF_RSP] != k->sp) {
 		k->sp_missed = 1;
 		return 0;
 	}
@@ -807,12 +819,9 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 {
 	struct ae_smk *k;
 
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+	wait_markers_here(g);
 	k = next_mk(g);
-	if (!k || k->pos != g->pos ||
-	    (k->m.type != TRBUF_MK_SIGNAL &&
-	     (k->m.type != TRBUF_MK_EXIT || (k->m.flags & AE_MK_EXIT_AT_SYSCALL))))
+	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return 0;
 	return at_insn(g, pc);
 }
@@ -823,8 +832,7 @@ static int ended_here(struct ae_regen *g)
 {
 	struct ae_smk *k;
 
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+	wait_markers_here(g);
 	k = next_mk(g);
 	return k && k->pos == g->pos &&
 	       (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC);
@@ -1269,8 +1277,7 @@ static int cmp_entry_fault(struct ae_regen *g, const struct ae_rev *e, uint64_t 
 
 	if (!e || !ae_memfn_is_cmp(e->a))
 		return 0;
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+	wait_markers_here(g);
 	k = next_mk(g);
 	if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos || mk_ip(g, k) != pc ||
 	    (k->m.arg2 != SIGSEGV && k->m.arg2 != SIGBUS))
@@ -1400,8 +1407,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	 * after all of the routine's instructions, not amid them (the
 	 * emulator cannot be re-entered from its hook).
 	 */
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+	wait_markers_here(g);
 	for (;;) {
 		struct ae_smk *k = next_mk(g);
 		uint64_t ip;
