@@ -44,6 +44,28 @@ static int ev_addr_cmp(const void *a, const void *b)
 }
 
 /*
+ * A predicate's flags it cannot carry: AE_PRED_VC_OTHER outside a
+ * -fae-data object, or with a pool value that does not begin with a
+ * witness byte (a value-cache record could be taken for it).
+ */
+static int pred_event_bad(const struct ae_schema_obj *h, const struct ae_event *e,
+			  const uint32_t *pool)
+{
+	if (e->kind != AE_EV_PRED)
+		return 0;
+	if (e->flag & ~(AE_PRED_TAKEN | AE_PRED_VC_OTHER))
+		return 1;
+	if (!(e->flag & AE_PRED_VC_OTHER))
+		return 0;
+	if (!(h->flags & AE_SCHEMA_F_DATA) || !e->width)
+		return 1;
+	for (uint32_t i = 0; i < e->b; i++)
+		if (!ae_is_wit_byte(pool[e->a + i] & 0xff))
+			return 1;
+	return 0;
+}
+
+/*
  * Is e a value-cache record (AE_VAL_REG_VC, _SEXT, _LOW) that object h
  * cannot carry? Its slot, register, width, and the schema version that
  * brought its kind (and AE_VC_BY_ADDR, after loads only).
@@ -138,6 +160,7 @@ static int load_maps(struct ae_program *p)
 			     (!(h->flags & AE_SCHEMA_F_DATA) ||
 			      !ae_memfn_args(ev[i].a) || ev[i].width != ae_memfn_result_width(ev[i].a))) ||
 			    (ev[i].kind == AE_EV_PRED && ev[i].a + (uint64_t)ev[i].b > h->npool) ||
+			    pred_event_bad(h, &ev[i], pool) ||
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||

@@ -826,6 +826,18 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 	return at_insn(g, pc);
 }
 
+/* Was the task killed at this offset with ip next: in the bytes an
+ * instruction writes after it runs, before the first was written? */
+static int killed_before(struct ae_regen *g, uint64_t next)
+{
+	struct ae_smk *k;
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	return k && k->pos == g->pos && k->m.type == TRBUF_MK_EXIT &&
+	       !(k->m.flags & AE_MK_EXIT_AT_SYSCALL) && mk_ip(g, k) == next;
+}
+
 /* After a system call: did the task end in it (exit, exec), so that the
  * records after it were never written? */
 static int ended_here(struct ae_regen *g)
@@ -1082,12 +1094,115 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 	return 0;
 }
 
+/* Does instruction d write trace bytes before it runs (when after: 1,
+ * on its way out)? */
+static int writes_bytes(const struct ae_dinsn *d, int after)
+{
+	for (int i = 0; i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+
+		if (!e->width || e->kind == AE_EV_PRED)
+			continue;
+		if (after ? e->kind == AE_EV_VAL_AFTER || e->kind == AE_EV_WIT_FALL ||
+			    e->kind == AE_EV_WIT_TAKEN :
+			    e->kind != AE_EV_VAL_AFTER && e->kind != AE_EV_WIT_FALL &&
+			    e->kind != AE_EV_WIT_TAKEN)
+			return 1;
+	}
+	return 0;
+}
+
+/* Branch d's witness on side `taken`, or NULL. */
+static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
+{
+	for (int i = 0; i < d->nev; i++)
+		if (d->ev[i].kind == (taken ? AE_EV_WIT_TAKEN : AE_EV_WIT_FALL))
+			return &d->ev[i];
+	return NULL;
+}
+
+/*
+ * Does side `taken` of branch d at pc run the instruction at ip before it
+ * writes a byte? An edge's witness comes first (a taken edge's stub
+ * resumes at its target); then instructions that write nothing, through
+ * direct jumps and both sides of branches, up to a bound.
+ */
+static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int taken,
+			uint64_t ip)
+{
+	uint64_t work[16], seen[64];
+	int nw = 0, ns = 0;
+
+	if (edge_witness(d, taken))
+		return (taken ? d->target : pc + d->len) == ip;
+	work[nw++] = taken ? d->target : pc + d->len;
+	while (nw && ns < 64) {
+		uint64_t a = work[--nw];
+		const struct ae_dinsn *x;
+		int dup = 0;
+
+		for (int i = 0; i < ns; i++)
+			dup |= seen[i] == a;
+		if (dup)
+			continue;
+		seen[ns++] = a;
+		if (a == ip)
+			return 1;
+		x = ae_decode(g->p, a);
+		if (!x || writes_bytes(x, 0))
+			continue;
+		/* stopped in its records after it: resumes at the next */
+		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1) && a + x->len == ip)
+			return 1;
+		if (x->kind == AE_K_PLAIN && !writes_bytes(x, 1) && nw < 16)
+			work[nw++] = a + x->len;
+		else if (x->kind == AE_K_JMP && nw < 16)
+			work[nw++] = x->target;
+		else if (x->kind == AE_K_JCC)
+			for (int t = 0; t < 2; t++) {
+				uint64_t to = t ? x->target : a + x->len;
+
+				if (edge_witness(x, t) && to == ip)
+					return 1;
+				if (!edge_witness(x, t) && nw < 16)
+					work[nw++] = to;
+			}
+	}
+	return 0;
+}
+
+/*
+ * The side of branch d at pc that a signal or a kill at this offset
+ * interrupted: the one side that runs the marker's ip before its first
+ * byte. No byte may follow (a kill, a handler that never returns), and
+ * a value-cache side writes none before its record. Returns 1 taken, 0
+ * fall through, -1 (both or neither: peek instead); *kill: the task
+ * ended there.
+ */
+static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int *kill)
+{
+	struct ae_smk *k;
+	int r0, r1;
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	*kill = 0;
+	if (!k || k->pos != g->pos || !stops_at_ip(k))
+		return -1;
+	r0 = side_reaches(g, d, pc, 0, mk_ip(g, k));
+	r1 = side_reaches(g, d, pc, 1, mk_ip(g, k));
+	if (r0 == r1)
+		return -1;
+	*kill = k->m.type == TRBUF_MK_EXIT;
+	return r1;
+}
+
 static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		       uint64_t *next)
 {
 	const struct ae_rev *pred = NULL, *wt = NULL, *wf = NULL;
 	uint64_t w;
-	int in_set = 0;
+	int in_set = 0, kill = 0;
 
 	for (int i = 0; i < d->nev; i++) {
 		if (d->ev[i].kind == AE_EV_PRED || d->ev[i].kind == AE_EV_PRED_KNOWN)
@@ -1109,21 +1224,34 @@ static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		g->st.decided++;
 		in_set = t;
 	} else {
-		if (peek(g, pred->width, &w, pc))
+		int pool_side = pred->flag & AE_PRED_TAKEN, side = stop_side(g, d, pc, &kill);
+
+		/* a first byte no witness begins with: the other side's
+		 * value-cache record */
+		if (side < 0 && (pred->flag & AE_PRED_VC_OTHER) && peek(g, 1, &w, pc))
 			return -1;
-		for (uint32_t i = 0; i < pred->b; i++)
-			if (pred->pool[i] == w) {
-				in_set = 1;
-				break;
-			}
-		in_set = in_set ? pred->flag : !pred->flag;
+		if (side >= 0) {
+			in_set = side;
+		} else if ((pred->flag & AE_PRED_VC_OTHER) && !ae_is_wit_byte(w)) {
+			in_set = !pool_side;
+		} else {
+			if (peek(g, pred->width, &w, pc))
+				return -1;
+			for (uint32_t i = 0; i < pred->b; i++)
+				if (pred->pool[i] == w) {
+					in_set = 1;
+					break;
+				}
+			in_set = in_set ? pool_side : !pool_side;
+		}
 	}
+	/* killed before its side's witness: at_insn() stops at the side */
 	if (in_set) {
 		*next = d->target;
 		g->st.blocks++;
-		return wt ? witness(g, wt, pc) : 0;
+		return wt && !kill ? witness(g, wt, pc) : 0;
 	}
-	return wf ? witness(g, wf, pc) : 0;
+	return wf && !kill ? witness(g, wf, pc) : 0;
 }
 
 static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
@@ -1534,8 +1662,9 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 				sp_return(g, d, pc, &g->fr[g->n]);
 			break;
 		}
-		/* fall-through witness of a non-branch */
-		if (d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) {
+		/* fall-through witness of a non-branch, then its records
+		 * (none if it was killed before them: at_insn() stops next) */
+		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && !killed_before(g, next)) {
 			for (int i = 0; i < d->nev; i++)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))

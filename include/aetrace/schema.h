@@ -39,8 +39,11 @@
 /* version 8: an object that carries AE_EV_PRED_KNOWN (older readers
  * would find a conditional branch without its witness set) */
 #define AE_SCHEMA_VERSION_PRED_KNOWN	8
+/* version 9: an object that carries AE_EV_PRED with AE_PRED_VC_OTHER
+ * (older readers would take a value-cache record for a witness) */
+#define AE_SCHEMA_VERSION_PRED_VC	9
 /* the newest version this header describes */
-#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_PRED_KNOWN
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_PRED_VC
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -59,7 +62,11 @@ struct ae_schema_obj {
 enum ae_event_kind {
 	/* conditional branch k: a = pool index, b = count of witness values
 	 * whose presence as the next witness means the side in `flag`
-	 * (1 taken, 0 fall through) was taken; any other value, the other. */
+	 * (AE_PRED_TAKEN set: taken, else fall through) was taken; any other
+	 * value, the other. With AE_PRED_VC_OTHER (-fae-data), the other
+	 * side may write no witness and begin with a value-cache record:
+	 * every pool value's first byte is a witness byte (ae_is_wit_byte),
+	 * and a next byte that is not one means the other side. */
 	AE_EV_PRED		= 1,
 	AE_EV_WIT_BEFORE	= 2,	/* witness a, written before k executes */
 	AE_EV_WIT_TAKEN		= 3,	/* witness a, on k's taken edge */
@@ -218,6 +225,20 @@ enum ae_value_kind {
 #define AE_VC_BY_ADDR		0x80000000u
 #define AE_VC_BY_ADDR_HIT	0x0f
 #define AE_VC_ADDR_STORE	0xffffffffu
+
+/* AE_EV_PRED flags */
+#define AE_PRED_TAKEN		1u
+#define AE_PRED_VC_OTHER	2u
+
+/*
+ * Can byte b begin a witness that must not be taken for a value-cache
+ * record (AE_PRED_VC_OTHER)? No coding above begins with b & 7 == 7 but
+ * AE_VC_FULL and AE_VC_BY_ADDR_HIT: 30 values (0x17, 0x1f, ... 0xff).
+ */
+static inline int ae_is_wit_byte(uint8_t b)
+{
+	return (b & 7) == 7 && b != AE_VC_FULL && b != AE_VC_BY_ADDR_HIT;
+}
 #define AE_LC_SLOTS		4096
 #define AE_LC_SYMBOL		"__ae_lc"
 
@@ -254,6 +275,8 @@ static inline uint32_t ae_event_version(const struct ae_event *e)
 		return AE_SCHEMA_VERSION_EXPAND;
 	if (e->kind == AE_EV_PRED_KNOWN)
 		return AE_SCHEMA_VERSION_PRED_KNOWN;
+	if (e->kind == AE_EV_PRED && (e->flag & AE_PRED_VC_OTHER))
+		return AE_SCHEMA_VERSION_PRED_VC;
 	if (e->kind != AE_EV_VAL && e->kind != AE_EV_VAL_AFTER)
 		return AE_SCHEMA_VERSION;
 	if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT ||

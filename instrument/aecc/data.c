@@ -27,6 +27,7 @@
 
 #include <gelf.h>
 
+#include "cfg.h"
 #include "data.h"
 #include "memfn.h"
 #include "xalloc.h"
@@ -977,6 +978,33 @@ static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
 	return m;
 }
 
+/*
+ * An instruction whose first trace byte is a value-cache record's: its
+ * first record before it or, with none, its first after it (nothing else
+ * is written there; a witness on its way out would come first, and
+ * place.c keeps that edge free). No such byte is a witness byte
+ * (schema.h ae_is_wit_byte), so a branch side that reaches it needs no
+ * witness of its own (place.c).
+ */
+static void find_vc_first(struct ae_ctx *c)
+{
+	for (int k = 0; k < c->n; k++) {
+		struct insn *x = &c->in[k];
+		uint32_t b = x->rec_before, a = x->rec_after & 0xffffu;
+
+		x->vc_first = 0;
+		if (!c->vcache || x->kind != IK_PLAIN || x->memfn || x->memfn_body ||
+		    x->memfn_call || x->exit_entry || x->start_entry || x->rep || x->tload ||
+		    x->setjmp_entry || ae_moves_retaddr(x) || x->df.kind == AE_DF_SYSCALL ||
+		    (b & FS_BIT))
+			continue;
+		if (b & 0xffffu)
+			x->vc_first = (x->vc_before >> __builtin_ctz(b & 0xffffu)) & 1;
+		else if (a)
+			x->vc_first = (x->vc_after >> __builtin_ctz(a)) & 1 ? 2 : 0;
+	}
+}
+
 int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 {
 	struct plan pl = { .c = c };
@@ -1152,6 +1180,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	if (!ret) {
 		find_known_tables(&pl);
 		find_decided(&pl);
+		find_vc_first(c);
 	}
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)

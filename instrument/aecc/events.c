@@ -42,7 +42,7 @@ static void make_pred_events(struct ae_ctx *c)
 
 	for (int p = 0; p < n; p++) {
 		struct insn *x = &c->in[p];
-		int m, cnt[2] = { 0, 0 }, side;
+		int m, cnt[2] = { 0, 0 }, vc[2], side;
 		char *set[2];
 
 		if (x->kind != IK_JCC || x->memfn_body)
@@ -54,13 +54,15 @@ static void make_pred_events(struct ae_ctx *c)
 		m = c->compn[c->comp[p]] + 1;
 		for (int j = 0; j < 2; j++) {
 			set[j] = ae_xcalloc(m, 1);
-			ae_witness_set(c, x->out[j], set[j], stack, color);
+			ae_witness_set(c, x->out[j], set[j], &vc[j], stack, color);
 			for (int i = 0; i < m; i++)
 				cnt[j] += set[j][i];
 		}
-		/* out[0] is the taken edge; describe the smaller side */
-		side = cnt[0] <= cnt[1] ? 0 : 1;
-		add_event(c, p, AE_EV_PRED, c->compw[c->comp[p]], side == 0,
+		/* out[0] is the taken edge; describe the smaller side, or
+		 * the one that cannot begin with a value-cache record */
+		side = vc[0] ? 1 : vc[1] ? 0 : cnt[0] <= cnt[1] ? 0 : 1;
+		add_event(c, p, AE_EV_PRED, c->compw[c->comp[p]],
+			  (side == 0 ? AE_PRED_TAKEN : 0) | (vc[!side] ? AE_PRED_VC_OTHER : 0),
 			  c->npool, cnt[side]);
 		for (int i = 0; i < m; i++) {
 			if (!set[side][i])

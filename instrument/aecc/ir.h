@@ -63,6 +63,8 @@ struct insn {
 	/* data tracing (-fae-data, data.c) */
 	int start_entry;	/* process entry (_start): %rsp unknown */
 	int drec;		/* writes data records: ends witness paths */
+	int vc_first;		/* its first trace byte is a value-cache
+				 * record's: 1 before it, 2 after it (data.c) */
 	uint32_t rec_before;	/* registers recorded before it (bit 16: %fs base) */
 	uint32_t rec_after;	/* registers recorded after it */
 	uint32_t rec_low;	/* of rec_before: only the low 32 bits recorded */

@@ -7,7 +7,11 @@
  * write nothing, then a check of the tracing property (disjoint witness
  * sets at every predicate) that adds witnesses where it fails. A decided
  * branch (data.c: the regenerator computes its flags) is no predicate.
- * Witness ids are numbered per connected component.
+ * A side whose every path reaches a value-cache record first (data.c
+ * vc_first) needs no witness: the regenerator tells the record's first
+ * byte from the other side's witnesses, which are then witness bytes
+ * (schema.h ae_is_wit_byte). Witness ids are numbered per connected
+ * component, then coloured.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +76,9 @@ static int blocking_at(const struct ae_ctx *c, int v, int decided)
 	if (v == c->n)
 		return decided ? -1 : 1;
 	x = &c->in[v];
+	/* a value-cache record's first byte speaks for the edge */
+	if (!decided && x->vc_first)
+		return -1;
 	if (decided ? decided_block(x) : ae_is_block(x))
 		return 1;
 	return ae_is_block(x) || (x->kind == IK_JCC && !x->decided) ? -1 : 0;
@@ -207,11 +214,12 @@ static void break_silent_cycles(struct ae_ctx *c)
 	free(next);
 }
 
-int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *stack, char *color)
+int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *vc, int *stack, char *color)
 {
 	int n = c->n, sp = 0, bad = 0;
 	struct edge *e = &c->e[ei];
 
+	*vc = 0;
 	if (e->state == S_WIT) {
 		set[e->id] = 1;
 		return 0;
@@ -225,6 +233,11 @@ int ae_witness_set(struct ae_ctx *c, int ei, char *set, int *stack, char *color)
 
 		if (v < 0) {	/* post-order marker */
 			color[-v - 1] = 2;
+			sp--;
+			continue;
+		}
+		if (v < n && c->in[v].vc_first) {
+			*vc = 1;
 			sp--;
 			continue;
 		}
@@ -276,8 +289,10 @@ static void assign_ids(struct ae_ctx *c)
  * interpreter loop) has more than 256 and writes 2-byte witnesses. Once
  * the placement holds, colour the witness edges, fewest colours first in
  * edge order, so that no predicate has one colour on both of its sides;
- * the colour is the id. The sets are taken with the unique ids the loop
- * left, which name one edge each.
+ * the colour is the id. Where one side may begin with a value-cache
+ * record, the other side's colours are witness bytes (their low byte).
+ * The sets are taken with the unique ids the loop left, which name one
+ * edge each.
  */
 static void colour_ids(struct ae_ctx *c)
 {
@@ -286,7 +301,8 @@ static void colour_ids(struct ae_ctx *c)
 	int *edge_of, *pstart, *pedges, *mstart, *mem, *colour, *forb;
 	int *stack = ae_xmalloc((ne + n + 2) * sizeof(int) * 2);
 	char *vis = ae_xmalloc(n + 1);
-	int total = 0;
+	char *pvc = ae_xcalloc(2 * n + 1, 1), *need_w = ae_xcalloc(ne + 1, 1);
+	int total = 0, maxc = 256 * (ne / 30 + 2) + ne + 2;
 
 	/* (component, unique id) -> edge */
 	for (int i = 0; i < n; i++)
@@ -308,12 +324,14 @@ static void colour_ids(struct ae_ctx *c)
 
 		for (int j = 0; j < 2; j++) {
 			char *set;
+			int vc;
 
 			pstart[2 * p + j] = np;
 			if (x->kind != IK_JCC || x->decided || x->memfn_body)
 				continue;
 			set = ae_xcalloc(m, 1);
-			ae_witness_set(c, x->out[j], set, stack, vis);
+			ae_witness_set(c, x->out[j], set, &vc, stack, vis);
+			pvc[2 * p + j] = vc;
 			for (int i = 0; i < m; i++) {
 				if (!set[i])
 					continue;
@@ -327,6 +345,10 @@ static void colour_ids(struct ae_ctx *c)
 		}
 	}
 	pstart[2 * n] = np;
+	for (int ps = 0; ps < 2 * n; ps++)
+		if (pvc[ps])
+			for (int i = pstart[ps ^ 1]; i < pstart[(ps ^ 1) + 1]; i++)
+				need_w[pedges[i]] = 1;
 	/* each edge's memberships (2p + j) */
 	mstart = ae_xcalloc(ne + 1, sizeof(int));
 	mem = ae_xmalloc((np + 1) * sizeof(int));
@@ -346,7 +368,7 @@ static void colour_ids(struct ae_ctx *c)
 	mstart[0] = 0;
 	/* greedy: the least colour no opposite side has yet */
 	colour = ae_xmalloc((ne + 1) * sizeof(int));
-	forb = ae_xcalloc(ne + 2, sizeof(int));
+	forb = ae_xcalloc(maxc, sizeof(int));
 	for (int i = 0; i < ne; i++)
 		colour[i] = -1;
 	for (int i = 0; i < n + 1; i++)
@@ -363,7 +385,7 @@ static void colour_ids(struct ae_ctx *c)
 				if (colour[pedges[i]] >= 0)
 					forb[colour[pedges[i]]] = u + 1;
 		}
-		while (forb[k] == u + 1)
+		while (forb[k] == u + 1 || (need_w[u] && !ae_is_wit_byte(k & 0xff)))
 			k++;
 		colour[u] = k;
 		c->e[u].id = k;
@@ -380,6 +402,8 @@ static void colour_ids(struct ae_ctx *c)
 	free(forb);
 	free(stack);
 	free(vis);
+	free(pvc);
+	free(need_w);
 }
 
 int ae_place(struct ae_ctx *c)
@@ -402,6 +426,11 @@ int ae_place(struct ae_ctx *c)
 		c->comp[i] = uf_find(uf, i);
 	free(uf);
 
+	/* a record after the instruction must be its first byte: no
+	 * witness on its way out (written before that record) */
+	for (int k = 0; k < n; k++)
+		if (c->in[k].vc_first == 2 && c->e[c->in[k].out[0]].state == S_FREE)
+			c->e[c->in[k].out[0]].state = S_FORCED;
 	place_blocking(c);
 	place_mst(c);
 	break_silent_cycles(c);
@@ -414,20 +443,32 @@ int ae_place(struct ae_ctx *c)
 		assign_ids(c);
 		for (int p = 0; p < n; p++) {
 			struct insn *x = &c->in[p];
-			int m, ok;
+			int m, ok, vc0, vc1;
 
 			if (x->kind != IK_JCC || x->decided)
 				continue;
 			m = c->compn[c->comp[p]] + 1;
 			set0 = ae_xcalloc(m, 1);
 			set1 = ae_xcalloc(m, 1);
-			ok = ae_witness_set(c, x->out[0], set0, stack, color) == 0 &&
-			     ae_witness_set(c, x->out[1], set1, stack, color) == 0;
+			ok = ae_witness_set(c, x->out[0], set0, &vc0, stack, color) == 0 &&
+			     ae_witness_set(c, x->out[1], set1, &vc1, stack, color) == 0;
 			for (int i = 0; ok && i < m; i++)
 				if (set0[i] && set1[i])
 					ok = 0;
 			free(set0);
 			free(set1);
+			/* both sides begin with a value-cache record: a witness
+			 * on the one the loop weights find colder */
+			if (ok && vc0 && vc1) {
+				struct edge *e0 = &c->e[x->out[0]], *e1 = &c->e[x->out[1]];
+				struct edge *e = e0->w < e1->w || (e0->w == e1->w && e0->kind == E_TAKEN) ?
+						 e0 : e1;
+
+				e->state = S_WIT;
+				e->id = c->compn[c->comp[e->from]]++;
+				changed = 1;
+				continue;
+			}
 			if (!ok) {
 				for (int j = 0; j < 2; j++) {
 					struct edge *e = &c->e[x->out[j]];

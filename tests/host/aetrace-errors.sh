@@ -115,6 +115,15 @@ expect_error "known table indices in a version 6 object" "jt6: corrupt schema ev
 schema_case pred7 pred-at-7 sw || exit 1
 expect_error "decided branches in a version 7 object" "pred7: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey sw.zst pred7
+# pick()'s fall-through side begins with a value-cache record, no witness
+"$top/bin/aecc" -fae-data -O2 -o vk "$top/tests/data/vc_kill.c" || exit 1
+"$top/bin/aerun" -q -o vk.zst -- ./vk >/dev/null || exit 1
+schema_case vk8 vcside-at-8 vk || exit 1
+expect_error "record-first sides in a version 8 object" "vk8: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vk.zst vk8
+schema_case vkpool vcpool vk || exit 1
+expect_error "a record-first side's other witness not a witness byte" "vkpool: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vk.zst vkpool
 schema_case newer newer vl || exit 1
 expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst newer

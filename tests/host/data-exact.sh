@@ -25,7 +25,10 @@
 # by the marker's %rsp (sigrecur);
 # aetrace stats' record counts with and without the value cache (vcstats); a -g build
 # regenerates the same trace from as many value bytes (debuginfo);
-# tests/data/vc_low.c: low halves coded in every form (vclow).
+# tests/data/vc_low.c: low halves coded in every form (vclow);
+# tests/data/vc_kill.c: tasks stopped between a branch and the value-cache
+# record its side begins with, by a kill or a handler that never returns
+# (vckill).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -510,6 +513,43 @@ PY
 	rm -rf "$d/t.zst" "$d/split"
 }
 
+# ae_first_load TWIN FUNC: the address of FUNC's first load through %rdi
+ae_first_load() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk -v f="<$2>:" '$2 == f { in_f = 1; next } in_f && /^$/ { exit }
+			in_f && /mov +\(%rdi\),%r/ { sub(/:.*/, "", $1); print $1; exit }'
+}
+
+# vckill: tests/data/vc_kill.c, whose pick() begins one side of a branch
+# with a value-cache record (no witness): four children die of a fault in
+# the load the record follows, four in the record's own code (the cache
+# made inaccessible), the parent's handler leaves by siglongjmp. No byte
+# past the branch tells its side: the marker's ip must
+# (tests/host/vc_kill_check.py: where each child's trace ends, handler
+# entries after the branch, the parent's loads are the program's).
+vckill() {
+	local d=$work/vc_kill load load2 segv cells r
+	mkdir -p "$d"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/p" "$top/tests/data/vc_kill.c" >"$d/aecc.log" 2>&1 ||
+	   ! (cd "$d" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun") ||
+	   ! timeout 120 "$aetrace" regen --format=lackey --split "$d/split" "$d/t.zst" "$d/p" 2>"$d/err"; then
+		{ echo "not ok - vc_kill: build, traced run or regen failed"; head -3 "$d/aecc.log" "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	load=$(ae_first_load "$d/p.orig" pick)
+	load2=$(ae_first_load "$d/p.orig" pick_blocked)
+	segv=$(nm "$d/p.orig" | awk '$3 == "on_segv" { print $1 }')
+	cells=$(nm "$d/p.orig" | awk '$3 == "cells" { print $1 }')
+	if r=$(python3 "$top/tests/host/vc_kill_check.py" "$d/split" "${load:-0}" "${load2:-0}" "${segv:-0}" "${cells:-0}" 40 4 2>&1) &&
+	   grep -q '^8 children died of SIGSEGV, 20 faults caught' "$d/out"; then
+		echo "ok - vc_kill: $r" >>"$d/res"
+	else
+		echo "not ok - vc_kill: ${r:-no result} ($(head -c 100 "$d/out"))" >>"$d/res"
+	fi
+	rm -rf "$d/t.zst" "$d/split"
+}
+
 # sig_run NAME [DIR [AECC-FLAGS]]: build tests/data/NAME.c (with
 # -fae-data unless other flags are given), trace it and regenerate it (lackey
 # format) in $work/DIR (NAME), the program's output in out; on failure,
@@ -767,14 +807,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sigrecur vcsig vcvfork vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sigrecur vcsig vcvfork vckill ae_first_load vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""schema_patch.py PROG WHAT - rewrite one object's .ae_schema version in
-PROG in place, then its .ae_check program hash (include/aetrace/imgcheck.h),
+"""schema_patch.py PROG WHAT - rewrite one object's .ae_schema version (or
+a pool value) in PROG in place, then its .ae_check program hash (include/aetrace/imgcheck.h),
 so that aetrace reads the schema instead of refusing a changed file. A test
 helper for tests/host/aetrace-errors.sh. WHAT:
   low-at-4    the first object with an AE_VAL_REG_VC_LOW record: version 4
@@ -10,17 +10,22 @@ helper for tests/host/aetrace-errors.sh. WHAT:
               AE_VAL_JTLOAD_KNOWN): version 6
   pred-at-7   the first object with a decided branch (AE_EV_PRED_KNOWN):
               version 7
+  vcside-at-8 the first object with a record-first side (AE_EV_PRED with
+              AE_PRED_VC_OTHER): version 8
+  vcpool      that object: its version kept, the first pool value of such
+              a predicate made 0 (a byte a value-cache record begins with)
   newer       the first object: the version after the newest aetrace reads
   same        the first object: its own version (the hash alone rewritten)
 Prints the object's old and new version; exits 1 if there is no such object."""
 import struct
 import sys
 
-EV_VAL, EV_VAL_AFTER, EV_PRED_KNOWN = 5, 6, 11
+EV_PRED, EV_VAL, EV_VAL_AFTER, EV_PRED_KNOWN = 1, 5, 6, 11
+PRED_VC_OTHER = 2
 VAL_REG_VC, VAL_REG_VC_SEXT, VAL_REG_VC_LOW = 12, 13, 14
 VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN = 15, 16
 VC_BY_ADDR = 0x80000000
-NEWER = 9
+NEWER = 10
 
 
 def sections(img):
@@ -53,8 +58,11 @@ def main():
     while pos + 32 <= slen:
         magic, version, size, _, _, nev = struct.unpack_from("<6I", img, so + pos)
         evs = [struct.unpack_from("<IHBBII", img, so + pos + 32 + 16 * i) for i in range(nev)]
+        vcside = [a for _, kind, _, flag, a, b in evs
+                  if kind == EV_PRED and flag & PRED_VC_OTHER and b]
         hit = what in ("newer", "same") or any(
             (what == "pred-at-7" and kind == EV_PRED_KNOWN) or
+            (what in ("vcside-at-8", "vcpool") and vcside) or
             kind in (EV_VAL, EV_VAL_AFTER) and
             ((what == "low-at-4" and flag == VAL_REG_VC_LOW) or
              (what == "addr-at-5" and flag in (VAL_REG_VC, VAL_REG_VC_SEXT) and b & VC_BY_ADDR) or
@@ -62,8 +70,10 @@ def main():
             for _, kind, _, flag, _, b in evs)
         if hit:
             new = {"low-at-4": 4, "addr-at-5": 5, "jt-at-6": 6, "pred-at-7": 7,
-                   "newer": NEWER, "same": version}[what]
+                   "vcside-at-8": 8, "newer": NEWER}.get(what, version)
             struct.pack_into("<I", img, so + pos + 4, new)
+            if what == "vcpool":
+                struct.pack_into("<I", img, so + pos + 32 + 16 * nev + 4 * vcside[0], 0)
             co, _ = sec[".ae_check"]
             struct.pack_into("<Q", img, co + 8, check_hash(img))
             open(path, "wb").write(img)

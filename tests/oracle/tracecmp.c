@@ -8,7 +8,11 @@
  * valgrind's "==pid==" lines are ignored. With --from, each stream starts at
  * its own first instruction at ADDR (hex). --skip-range drops every
  * instruction whose address is in [LO, HI) from both streams (used for an
- * asynchronous signal handler whose timing differs between runs).
+ * asynchronous signal handler whose timing differs between runs), and an
+ * instruction right after such a cut equal to the one right before it:
+ * valgrind reports the instruction a signal interrupted before and after
+ * the handler (lackey's I record precedes the execution that the signal
+ * cut), the CPU executes it once.
  * Streams line by line (traces have 100M+ lines) and keeps only a ring of
  * the last 5 instructions of each side for the report.
  *
@@ -36,6 +40,8 @@ struct stream {
 	char *line;
 	size_t cap;
 	unsigned long long lineno;
+	struct insn last;	/* the last instruction kept */
+	int cut;		/* instructions dropped since */
 };
 
 struct skip_range {
@@ -82,8 +88,17 @@ static int next_insn(struct stream *s, struct insn *in)
 			return -1;
 		}
 		in->size = strtoul(end + 1, NULL, 10);
-		if (!skipped(in->addr))
-			return 1;
+		if (skipped(in->addr)) {
+			s->cut = 1;
+			continue;
+		}
+		if (s->cut && in->addr == s->last.addr && in->size == s->last.size) {
+			s->cut = 0;
+			continue;
+		}
+		s->cut = 0;
+		s->last = *in;
+		return 1;
 	}
 }
 

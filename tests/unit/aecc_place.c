@@ -19,7 +19,10 @@
  * at setjmp and longjmp). With -fae-data: library routines traced by
  * their arguments (strlen, memcmp), the width of register records, and
  * branches decided by known registers. Witness ids shared where no
- * branch needs them apart (colours).
+ * branch needs them apart (colours). With the value cache, a branch side
+ * that reaches a value-cache record first writes no witness: the paths
+ * that end at such a record end with that byte, which the replay must
+ * tell from the other side's witnesses by its class alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +91,36 @@ static long edge_witness(const struct ae_ctx *c, int ei)
 	return -1;
 }
 
+/*
+ * Is the first byte written on reaching v a value-cache record's? In the
+ * order emit.c writes them: before v its before-witness and before
+ * records, after it its fall-through witness and after records.
+ */
+static int first_byte_vc(const struct ae_ctx *c, int v)
+{
+	const struct ae_event *first = NULL;
+
+	for (int after = 0; after < 2 && !first; after++)
+		for (int i = 0; i < c->nev && !first; i++) {
+			const struct ae_event *ev = &c->ev[i];
+
+			if ((int)ev->insn != v)
+				continue;
+			if (!after && (ev->kind == AE_EV_WIT_BEFORE ||
+				       (ev->kind == AE_EV_VAL && ev->width)))
+				first = ev;
+			if (after && (ev->kind == AE_EV_WIT_FALL || ev->kind == AE_EV_WIT_TAKEN ||
+				      (ev->kind == AE_EV_VAL_AFTER && ev->width)))
+				first = ev;
+		}
+	return first && (first->kind == AE_EV_VAL || first->kind == AE_EV_VAL_AFTER) &&
+	       (first->flag == AE_VAL_REG_VC || first->flag == AE_VAL_REG_VC_SEXT ||
+		first->flag == AE_VAL_REG_VC_LOW);
+}
+
+/* The pseudo witness for a value-cache record's first byte. */
+#define VC_BYTE		(-2L)
+
 /* Does the regenerator stop at vertex v (exit, or a point it resolves
  * from a value or a call)? */
 static int stops(const struct ae_ctx *c, int v)
@@ -103,9 +136,9 @@ static int stops(const struct ae_ctx *c, int v)
 static int replay(struct walk *w)
 {
 	struct ae_ctx *c = w->c;
-	long wit[MAX_DEPTH];
+	long wit[MAX_DEPTH + 1];
 	int nw = 0, pos = 0;
-	int v = c->e[w->path[0]].from;
+	int v = c->e[w->path[0]].from, end = c->e[w->path[w->depth - 1]].to;
 
 	for (int i = 0; i < w->depth; i++) {
 		long id = edge_witness(c, w->path[i]);
@@ -113,6 +146,9 @@ static int replay(struct walk *w)
 		if (id >= 0)
 			wit[nw++] = id;
 	}
+	/* a path that ends at a value-cache record: its first byte next */
+	if (end < c->n && first_byte_vc(c, end))
+		wit[nw] = VC_BYTE;
 	for (int i = 0; i < w->depth; i++) {
 		const struct insn *x = &c->in[v];
 		int ei = x->out[0];
@@ -126,14 +162,24 @@ static int replay(struct walk *w)
 				snprintf(w->why, sizeof(w->why), "branch at insn %d has no PRED event", v);
 				return -1;
 			}
-			if (pos == nw) {
+			if (pos == nw && !(end < c->n && first_byte_vc(c, end))) {
 				snprintf(w->why, sizeof(w->why),
 					 "branch at insn %d: no witness before the path stops", v);
 				return -1;
 			}
-			for (uint32_t j = 0; j < pe->b; j++)
-				in |= c->pool[pe->a + j] == wit[pos];
-			taken = in ? pe->flag : !pe->flag;
+			if (wit[pos] == VC_BYTE && !(pe->flag & AE_PRED_VC_OTHER)) {
+				snprintf(w->why, sizeof(w->why),
+					 "branch at insn %d reads a value-cache record as a witness", v);
+				return -1;
+			}
+			if (wit[pos] == VC_BYTE ||
+			    ((pe->flag & AE_PRED_VC_OTHER) && !ae_is_wit_byte(wit[pos] & 0xff))) {
+				in = 0;
+			} else {
+				for (uint32_t j = 0; j < pe->b; j++)
+					in |= c->pool[pe->a + j] == wit[pos];
+			}
+			taken = in ? pe->flag & AE_PRED_TAKEN : !(pe->flag & AE_PRED_TAKEN);
 			for (int j = 0; j < x->nout; j++)
 				if ((c->e[x->out[j]].kind == E_TAKEN) == taken)
 					ei = x->out[j];
@@ -354,7 +400,7 @@ static int flip_a_predicate(struct ae_ctx *c)
 {
 	for (int i = 0; i < c->nev; i++)
 		if (c->ev[i].kind == AE_EV_PRED) {
-			c->ev[i].flag = !c->ev[i].flag;
+			c->ev[i].flag ^= AE_PRED_TAKEN;
 			return 1;
 		}
 	return 0;
@@ -972,6 +1018,64 @@ static void check_corner(const char *dir, const struct corner *t)
 	ae_ctx_free(&c);
 }
 
+/*
+ * -fae-data with the value cache: vside's fall-through side loads a
+ * pointer the next load uses (a value-cache record after it), its taken
+ * side calls: only the taken side writes a witness, a witness byte. Both
+ * of vboth's sides begin with such a record: one witness between them.
+ * The tracing property by brute force; controls: a flipped predicate,
+ * and vside's predicate without AE_PRED_VC_OTHER.
+ */
+static const char vcside_asm[] =
+	"\t.text\n\t.globl\tvside\n\t.type\tvside, @function\n"
+	"vside:\n\ttestl\t%esi, %esi\n\tje\t.Lv1\n\tmovq\t(%rdi), %rax\n"
+	"\tmovq\t(%rax), %rax\n\tret\n"
+	".Lv1:\n\tsubq\t$8, %rsp\n\tcall\th\n\taddq\t$8, %rsp\n\tret\n"
+	"\t.globl\tvboth\n\t.type\tvboth, @function\n"
+	"vboth:\n\ttestl\t%esi, %esi\n\tje\t.Lb1\n\tmovq\t(%rdi), %rax\n"
+	"\tmovq\t(%rax), %rax\n\tret\n"
+	".Lb1:\n\tmovq\t8(%rdi), %rax\n\tmovq\t(%rax), %rax\n\tret\n";
+
+static void vcside_checks(const char *dir)
+{
+	const char *name = "vcside";
+	const struct ae_event *pe, *wt, *wf;
+	struct ae_ctx c;
+	char why[256];
+	long n;
+	int p, q;
+
+	if (analyze_data_asm(dir, name, vcside_asm, 2, &c))
+		return;
+	n = check_tracing(&c, why, sizeof(why));
+	if (n > 0)
+		snprintf(why, sizeof(why), "%ld paths: each byte sequence gives back its path", n);
+	result(n > 0, "%s", name, n ? why : "no path checked");
+	p = insn_with(&c, "je\t.Lv1");
+	pe = p >= 0 ? event_at(&c, p, AE_EV_PRED, -1) : NULL;
+	wt = p >= 0 ? event_at(&c, p, AE_EV_WIT_TAKEN, -1) : NULL;
+	wf = p >= 0 ? event_at(&c, p, AE_EV_WIT_FALL, -1) : NULL;
+	result(pe && wt && !wf && ae_is_wit_byte(wt->a & 0xff), "%s", name,
+	       "the side that reaches a value-cache record first writes no witness, the other a witness byte");
+	result(pe && pe->flag == (AE_PRED_TAKEN | AE_PRED_VC_OTHER) && pe->b == 1 &&
+	       c.pool[pe->a] == wt->a, "%s", name,
+	       "its predicate describes the witness side and says the other may begin with a record");
+	q = insn_with(&c, "je\t.Lb1");
+	result(q >= 0 && !!event_at(&c, q, AE_EV_WIT_TAKEN, -1) +
+	       !!event_at(&c, q, AE_EV_WIT_FALL, -1) == 1, "%s", name,
+	       "both sides begin with a record: one witness between them");
+	if (flip_a_predicate(&c))
+		result(check_tracing(&c, why, sizeof(why)) < 0, "%s", name,
+		       "control: a flipped predicate is caught");
+	flip_a_predicate(&c);
+	if (pe) {
+		((struct ae_event *)pe)->flag &= ~AE_PRED_VC_OTHER;
+		result(check_tracing(&c, why, sizeof(why)) < 0, "%s", name,
+		       "control: without AE_PRED_VC_OTHER the record is read as a witness");
+	}
+	ae_ctx_free(&c);
+}
+
 #define NDIAMONDS	200
 
 /* Witness ids and widths of the diamonds corner: 2 per diamond, colours
@@ -1038,6 +1142,7 @@ int main(void)
 	vcache_checks(dir);
 	tables_checks(dir);
 	decided_checks(dir);
+	vcside_checks(dir);
 	{
 		char cmd[64];
 
