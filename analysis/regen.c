@@ -1121,22 +1121,30 @@ static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
 	return NULL;
 }
 
+#define SIDE_WORK	64
+#define SIDE_SEEN	1024
+
 /*
  * Does side `taken` of branch d at pc run the instruction at ip before it
- * writes a byte? An edge's witness comes first (a taken edge's stub
- * resumes at its target); then instructions that write nothing, through
- * direct jumps and both sides of branches, up to a bound.
+ * writes a byte, where a task stopped (in a sequence: via_seq)? An edge's
+ * witness comes first: only a stop in it (its sequence, which resumes at
+ * the edge's target). Then instructions that write nothing, through
+ * direct jumps and both sides of branches. Returns 1, 0, or -1 when the
+ * walk is too long to tell.
  */
 static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int taken,
-			uint64_t ip)
+			uint64_t ip, int via_seq)
 {
-	uint64_t work[16], seen[64];
-	int nw = 0, ns = 0;
+	uint64_t work[SIDE_WORK], *seen;
+	int nw = 0, ns = 0, r = 0;
 
 	if (edge_witness(d, taken))
-		return (taken ? d->target : pc + d->len) == ip;
+		return via_seq && (taken ? d->target : pc + d->len) == ip;
+	seen = malloc(SIDE_SEEN * sizeof(*seen));
+	if (!seen)
+		return -1;
 	work[nw++] = taken ? d->target : pc + d->len;
-	while (nw && ns < 64) {
+	while (nw && !r) {
 		uint64_t a = work[--nw];
 		const struct ae_dinsn *x;
 		int dup = 0;
@@ -1145,43 +1153,51 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 			dup |= seen[i] == a;
 		if (dup)
 			continue;
+		if (ns == SIDE_SEEN || nw + 2 > SIDE_WORK) {
+			r = -1;
+			break;
+		}
 		seen[ns++] = a;
-		if (a == ip)
-			return 1;
+		if (a == ip) {
+			r = 1;
+			break;
+		}
 		x = ae_decode(g->p, a);
 		if (!x || writes_bytes(x, 0))
 			continue;
 		/* stopped in its records after it: resumes at the next */
-		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1) && a + x->len == ip)
-			return 1;
-		if (x->kind == AE_K_PLAIN && !writes_bytes(x, 1) && nw < 16)
+		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1))
+			r = via_seq && a + x->len == ip;
+		else if (x->kind == AE_K_PLAIN)
 			work[nw++] = a + x->len;
-		else if (x->kind == AE_K_JMP && nw < 16)
+		else if (x->kind == AE_K_JMP)
 			work[nw++] = x->target;
 		else if (x->kind == AE_K_JCC)
 			for (int t = 0; t < 2; t++) {
 				uint64_t to = t ? x->target : a + x->len;
 
-				if (edge_witness(x, t) && to == ip)
-					return 1;
-				if (!edge_witness(x, t) && nw < 16)
+				if (!edge_witness(x, t))
 					work[nw++] = to;
+				else if (via_seq && to == ip)
+					r = 1;
 			}
 	}
-	return 0;
+	free(seen);
+	return r;
 }
 
 /*
- * The side of branch d at pc that a signal or a kill at this offset
- * interrupted: the one side that runs the marker's ip before its first
- * byte. No byte may follow (a kill, a handler that never returns), and
- * a value-cache side writes none before its record. Returns 1 taken, 0
- * fall through, -1 (both or neither: peek instead); *kill: the task
- * ended there.
+ * The side of branch d at pc that a kill, or a signal whose handler
+ * never returns, at this offset interrupted, where no byte follows to
+ * read (a value-cache side writes none before its record): the one side
+ * that runs the marker's ip before its first byte. Returns 1 taken, 0
+ * fall through, -1 (a handler that returns: peek() reads past it; both
+ * sides, or neither: peek too); *kill: the task ended there.
  */
 static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int *kill)
 {
 	struct ae_smk *k;
+	uint64_t ip;
 	int r0, r1;
 
 	wait_markers_here(g);
@@ -1189,9 +1205,17 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 	*kill = 0;
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return -1;
-	r0 = side_reaches(g, d, pc, 0, mk_ip(g, k));
-	r1 = side_reaches(g, d, pc, 1, mk_ip(g, k));
-	if (r0 == r1)
+	while (k->m.type == TRBUF_MK_SIGNAL && k->end == UINT64_MAX && !g->s->final &&
+	       g->ops.wait) {
+		g->ops.wait(g->ops.ctx);
+		k = next_mk(g);
+	}
+	if (k->m.type == TRBUF_MK_SIGNAL && k->end != UINT64_MAX)
+		return -1;
+	ip = mk_ip(g, k);
+	r0 = side_reaches(g, d, pc, 0, ip, k->via_seq);
+	r1 = side_reaches(g, d, pc, 1, ip, k->via_seq);
+	if (r0 < 0 || r1 < 0 || r0 == r1)
 		return -1;
 	*kill = k->m.type == TRBUF_MK_EXIT;
 	return r1;
