@@ -458,11 +458,10 @@ int ae_place(struct ae_ctx *c)
 			free(set0);
 			free(set1);
 			/* both sides begin with a value-cache record: a witness
-			 * on the one the loop weights find colder */
+			 * on the fall-through (no profile says which side is
+			 * hot; the spanning tree prefers taken edges too) */
 			if (ok && vc0 && vc1) {
-				struct edge *e0 = &c->e[x->out[0]], *e1 = &c->e[x->out[1]];
-				struct edge *e = e0->w < e1->w || (e0->w == e1->w && e0->kind == E_TAKEN) ?
-						 e0 : e1;
+				struct edge *e = &c->e[x->out[1]];
 
 				e->state = S_WIT;
 				e->id = c->compn[c->comp[e->from]]++;
