@@ -1221,11 +1221,33 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 	return r1;
 }
 
+/* The side predicate pred's next byte names: 1 taken, 0 fall through,
+ * or -1. */
+static int read_side(struct ae_regen *g, const struct ae_rev *pred, uint64_t pc)
+{
+	int pool_side = pred->flag & AE_PRED_TAKEN;
+	uint64_t w;
+
+	/* a first byte no witness begins with: the other side's
+	 * value-cache record */
+	if (pred->flag & AE_PRED_VC_OTHER) {
+		if (peek(g, 1, &w, pc))
+			return -1;
+		if (!ae_is_wit_byte(w))
+			return !pool_side;
+	}
+	if (peek(g, pred->width, &w, pc))
+		return -1;
+	for (uint32_t i = 0; i < pred->b; i++)
+		if (pred->pool[i] == w)
+			return pool_side;
+	return !pool_side;
+}
+
 static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		       uint64_t *next)
 {
 	const struct ae_rev *pred = NULL, *wt = NULL, *wf = NULL;
-	uint64_t w;
 	int in_set = 0, kill = 0;
 
 	for (int i = 0; i < d->nev; i++) {
@@ -1248,26 +1270,11 @@ static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		g->st.decided++;
 		in_set = t;
 	} else {
-		int pool_side = pred->flag & AE_PRED_TAKEN, side = stop_side(g, d, pc, &kill);
-
-		/* a first byte no witness begins with: the other side's
-		 * value-cache record */
-		if (side < 0 && (pred->flag & AE_PRED_VC_OTHER) && peek(g, 1, &w, pc))
+		in_set = stop_side(g, d, pc, &kill);
+		if (in_set < 0)
+			in_set = read_side(g, pred, pc);
+		if (in_set < 0)
 			return -1;
-		if (side >= 0) {
-			in_set = side;
-		} else if ((pred->flag & AE_PRED_VC_OTHER) && !ae_is_wit_byte(w)) {
-			in_set = !pool_side;
-		} else {
-			if (peek(g, pred->width, &w, pc))
-				return -1;
-			for (uint32_t i = 0; i < pred->b; i++)
-				if (pred->pool[i] == w) {
-					in_set = 1;
-					break;
-				}
-			in_set = in_set ? pool_side : !pool_side;
-		}
 	}
 	/* killed before its side's witness: at_insn() stops at the side */
 	if (in_set) {
