@@ -356,8 +356,9 @@ static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
 }
 
 /* Enter the handler of the pending SIGNAL marker; returns after its
- * sigreturn. */
-static int deliver(struct ae_regen *g)
+ * sigreturn. at_pc: the marker's ip is where the regeneration stands (not
+ * inside an expanded routine, whose %rsp the emulation keeps). */
+static int deliver(struct ae_regen *g, int at_pc)
 {
 	struct ae_smk *k = mk(g, g->mi);
 	const struct trbuf_marker *m = &k->m;
@@ -382,10 +383,23 @@ static int deliver(struct ae_regen *g)
 		return rerr(g, m->arg, "the twin has no __restore_rt");
 	if (g->level + 1 >= MAX_LEVELS)
 		return rerr(g, handler, "signal handlers nested too deeply");
-	/* the marker says where %rsp was (at_insn() checked it in a data
-	 * trace): an instruction trace follows it from here on */
-	if (!g->data && mk_ip(g, k) && k->sp_known)
-		ae_df_set(&g->ds, AE_DF_RSP, k->sp, 8);
+	/* the marker says where %rsp was: an instruction trace follows it
+	 * from here on. Where %rsp is known it must agree (a signal in a
+	 * witness stub is delivered past at_insn()'s check: one wrong
+	 * marker must not move %rsp for all that come after it). */
+	if (mk_ip(g, k) && k->sp_known && at_pc) {
+		if ((g->ds.known & (1u << AE_DF_RSP)) && g->ds.v[AE_DF_RSP] != k->sp) {
+			char msg[192];
+
+			snprintf(msg, sizeof(msg),
+				 "SIGNAL marker %llu: its %%rsp %#llx is not the %#llx the instructions before it left",
+				 (unsigned long long)k->index, (unsigned long long)k->sp,
+				 (unsigned long long)g->ds.v[AE_DF_RSP]);
+			return rerr(g, m->ip, msg);
+		}
+		if (!g->data)
+			ae_df_set(&g->ds, AE_DF_RSP, k->sp, 8);
+	}
 	vslot = vc_unstore(g, m->ip, "a signal");
 	if (vslot == -2)
 		return -1;
@@ -405,8 +419,9 @@ static int deliver(struct ae_regen *g)
 	g->mi++;
 	g->st.signals++;
 	if (g->debug)
-		fprintf(stderr, "aetrace: %ssignal %u at offset %llu, ip %#llx: handler %#llx, depth %zu\n",
-			g->name, m->arg2, (unsigned long long)g->pos, (unsigned long long)m->ip,
+		fprintf(stderr, "aetrace: %ssignal %u (marker %llu) at offset %llu, ip %#llx%s: handler %#llx, depth %zu\n",
+			g->name, m->arg2, (unsigned long long)k->index, (unsigned long long)g->pos,
+			(unsigned long long)m->ip, k->via_seq ? " in a sequence" : "",
 			(unsigned long long)handler, depth);
 	if (push(g, g->p->restorer, 0))
 		return -1;
@@ -465,7 +480,7 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 					 (unsigned long long)k->sp);
 				return rerr(g, k->ip, msg);
 			}
-			if (deliver(g) || g->stop)
+			if (deliver(g, 1) || g->stop)
 				return -1;
 		}
 		if (g->pos + width <= g->s->end)
@@ -794,7 +809,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		return 0;
 	}
 	if (k->m.type == TRBUF_MK_SIGNAL)
-		return deliver(g) ? -1 : 1;
+		return deliver(g, 1) ? -1 : 1;
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
 		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
 			/* killed before its record's stores: a cache it shares
@@ -1593,7 +1608,7 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 		if (g->debug)
 			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
 				g->name, (unsigned long long)ip);
-		if (deliver(g) || g->stop)
+		if (deliver(g, 0) || g->stop)
 			return -1;
 	}
 	/* the routine's ret */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * trace_mutate - rewrite an aetrace container with one witness byte
- * changed, or every SIGNAL marker's %rsp moved, for tests of the
- * regenerator's error handling.
+ * changed, or the %rsp of every SIGNAL marker (or of the one with
+ * absolute marker index INDEX) moved, for tests of the regenerator's
+ * error handling.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
- *   trace_mutate --signal-sp IN OUT ADD
+ *   trace_mutate --signal-sp IN OUT ADD [INDEX]
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  */
 #include <fcntl.h>
@@ -26,15 +27,17 @@ int main(int argc, char **argv)
 	const void *p;
 	unsigned long long pos = 0, at = 0;
 	int xr = 0, count = argc == 3 && !strcmp(argv[1], "--data-len"), ret, fd;
-	int sp = argc == 5 && !strcmp(argv[1], "--signal-sp");
-	long long sp_add = 0;
+	int sp = (argc == 5 || argc == 6) && !strcmp(argv[1], "--signal-sp");
+	long long sp_add = 0, only = -1, mki = 0;
 
-	if (!count && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD | --data-len IN\n");
+	if (!count && !sp && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --data-len IN\n");
 		return 2;
 	}
 	if (sp) {
 		sp_add = strtoll(argv[4], NULL, 0);
+		if (argc == 6)
+			only = strtoll(argv[5], NULL, 0);
 		argv++;
 	}
 	if (ae_reader_open(&r, argv[count ? 2 : 1])) {
@@ -62,8 +65,8 @@ int main(int argc, char **argv)
 			if (!m)
 				return 1;
 			memcpy(m, p, h.len);
-			for (size_t i = 0; i < h.len / sizeof(*m); i++)
-				if (m[i].type == TRBUF_MK_SIGNAL)
+			for (size_t i = 0; i < h.len / sizeof(*m); i++, mki++)
+				if (m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, m, h.len, 0);
 			free(m);
