@@ -229,11 +229,22 @@ static void drop_needless_narrow(struct plan *pl)
 		}
 }
 
+/* Is by_calls entry k called from a routine expanded offline, whose body
+ * takes no records? */
+static int calls_from_memfn(const struct plan *pl, int k)
+{
+	for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++)
+		if (pl->c->in[pl->calls[i]].memfn_body)
+			return 1;
+	return 0;
+}
+
 /*
  * Make r known on entering k: walk back to where its values are defined;
  * record after a definition the transfer functions cannot follow, or
  * need the inputs of one they can (a pointer stepped by a constant in a
- * loop is then recorded once, before the loop), or record at the entry.
+ * loop is then recorded once, before the loop), or record at the entry
+ * (of a function only this object's calls enter: at its call sites).
  * `direct`: record after every definition (the fallback when following
  * inputs did not make r known). Returns 0 or -1.
  */
@@ -251,7 +262,21 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 		if ((pl->req[k] >> r) & 1)
 			continue;
 		pl->req[k] |= 1u << r;
-		if (pl->entry[k]) {
+		if (pl->entry[k] && pl->by_calls[k] && !direct && ((CALL_PASSES >> r) & 1) &&
+		    !calls_from_memfn(pl, k)) {
+			/* an argument of a function only this object's calls
+			 * enter: needed at every call, where a value the
+			 * caller holds across its own loop costs nothing
+			 * per call (jumps into the entry are walked too) */
+			for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++) {
+				if (sp + 2 >= 2 * cap) {
+					cap *= 2;
+					stack = ae_xrealloc(stack, cap * 2 * sizeof(int));
+				}
+				stack[sp++] = pl->calls[i];
+				stack[sp++] = r;
+			}
+		} else if (pl->entry[k]) {
 			c->in[k].rec_before |= 1u << r;
 			continue;
 		}

@@ -16,9 +16,11 @@
 static unsigned char big[BIG];
 static long cells[2];
 
-/* the argument's low half, read by a 32-bit lea only */
-__attribute__((noinline, noipa)) static unsigned int at_next(const unsigned char *b,
-							      unsigned int i)
+/* the argument's low half, read by a 32-bit lea only; a global name, so
+ * recorded at its entry (a local function's would be recorded in main,
+ * where the value comes from) */
+unsigned int at_next(const unsigned char *b, unsigned int i);
+__attribute__((noinline, noipa)) unsigned int at_next(const unsigned char *b, unsigned int i)
 {
 	return b[i + 1u];
 }

@@ -593,9 +593,11 @@ static void widths_checks(const char *dir)
 /*
  * -fae-data across calls: a local function that only this object's
  * direct calls enter knows on entry the argument registers every call
- * site knows, so it records none of them there. Any other entry records
+ * site knows, so it records none of them there; a call site that does not
+ * know one makes it known there (where its caller's values come from:
+ * held across a loop of calls, recorded once). Any other entry records
  * them: a global name (another object may call it), an address taken (a
- * lea, a pointer in data), a call site that does not know the value.
+ * lea, a pointer in data).
  * Debugging information and .eh_frame naming a function take no address.
  */
 static const char callers_asm[] =
@@ -646,8 +648,8 @@ static void callers_checks(const char *dir)
 		{ "movq\t(%rdi), %rax", "a global function's argument: recorded at its entry", 7, 1 },
 		{ "movq\t(%rdx), %rax", "a local function whose address a lea takes: recorded", 2, 1 },
 		{ "movq\t(%rcx), %rax", "a local function a pointer in data names: recorded", 1, 1 },
-		{ "movq\t(%r8), %rax", "a local function one of whose call sites does not know: recorded",
-		  8, 1 },
+		{ "movq\t(%r8), %rax",
+		  "a local function one of whose call sites does not know: not recorded at its entry", 8, 0 },
 		{ "movq\t(%rsi), %rax", "a local function whose address a GOT load takes: recorded", 6, 1 },
 		{ "movq\t(%r9), %rax",
 		  "a local function a difference the assembler resolves names: recorded", 9, 1 },
@@ -667,6 +669,11 @@ static void callers_checks(const char *dir)
 	k = insn_with(&c, "movq\t(%rdi), %rbx");
 	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG), "%s", "callers",
 	       "the caller records the value it loads and passes");
+	/* the call site that does not know is where it gets known: after
+	 * the call that returned the value it passes on */
+	k = insn_with(&c, "movq\t%rax, %r8");
+	result(k > 0 && c.in[k - 1].kind == IK_CALL && event_at(&c, k - 1, AE_EV_VAL_AFTER, AE_VAL_REG),
+	       "%s", "callers", "the call site that does not know records the value after the call that returned it");
 	ae_ctx_free(&c);
 }
 
