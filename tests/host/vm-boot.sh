@@ -113,7 +113,7 @@ tests="sigreturn_64 single_step_syscall_64 ptrace_syscall_64 fsgsbase_64 basic_t
 mklog() { # label, kernel word, file
 	{
 		echo "kernel $2"
-		for t in $tests; do echo "$1 $t 0"; done
+		for t in $tests; do echo "$1 $t 0 1s"; done
 		[ "$1" = base ] || echo "traced workload ok"
 		echo "# aevm-dmesg-begin"; echo "[    1.0] clean boot"; echo "# aevm-dmesg-end"
 	} >"$3"
@@ -130,11 +130,11 @@ upfails() { # name, sed script for the traced log, sed script for the base log
 	grep -q '^not ok' "$ul/out"
 	check "upstream-vm.sh --compare fails when $1" $?
 }
-upfails "a selftest fails only on the tracing kernel" 's/^traced fsgsbase_64 0$/traced fsgsbase_64 1/' ''
-upfails "a selftest skips only on the tracing kernel" 's/^traced param_test 0$/traced param_test 4/' ''
+upfails "a selftest fails only on the tracing kernel" 's/^traced fsgsbase_64 0 /traced fsgsbase_64 1 /' ''
+upfails "a selftest skips only on the tracing kernel" 's/^traced param_test 0 /traced param_test 4 /' ''
 upfails "a selftest's result is missing" '/^traced sigreturn_64 /d' ''
-upfails "a selftest fails on both kernels" 's/^traced basic_test 0$/traced basic_test 1/' \
-	's/^base basic_test 0$/base basic_test 1/'
+upfails "a selftest fails on both kernels" 's/^traced basic_test 0 /traced basic_test 1 /' \
+	's/^base basic_test 0 /base basic_test 1 /'
 upfails "the tracing kernel logs a WARNING" \
 	's/clean boot/WARNING: CPU: 1 PID: 9 at kernel\/sched\/core.c:1 x/' ''
 upfails "the tracing kernel logs a lockdep report" \

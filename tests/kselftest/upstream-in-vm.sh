@@ -4,7 +4,7 @@
 #   base    on the unpatched baseline kernel (vm/run --no-module);
 #   traced  on the tracing kernel with trbuf.ko loaded, bdump capturing and
 #           traced producers running beside the selftests.
-# Prints "base|traced TEST STATUS" lines, "kernel patched|unpatched" (from
+# Prints "base|traced TEST STATUS SECONDS" lines, "kernel patched|unpatched" (from
 # the trbuf hook symbols in /proc/kallsyms), "traced workload ok" when the
 # workload and bdump finished cleanly, and the kernel log between
 # # aevm-dmesg-begin/end.
@@ -13,11 +13,13 @@ dir=$1 mode=${2:-}
 top=$(pwd)
 tests="sigreturn_64 single_step_syscall_64 ptrace_syscall_64 fsgsbase_64 basic_test basic_percpu_ops_test param_test"
 run_all() { # label
-	local t st
+	local t st t0
 	for t in $tests; do
+		t0=$(date +%s)
 		(cd "$dir" && timeout 300 "./$t") >"$dir/$1.$t.log" 2>&1
 		st=$?
-		echo "$1 $t $st"
+		# the time says how near the timeout (300 s, 124) a test ran
+		echo "$1 $t $st $(($(date +%s) - t0))s"
 		# (the log may end without a newline)
 		[ $st -eq 0 ] || [ $st -eq 4 ] ||
 			{ tail -5 "$dir/$1.$t.log"; echo; } | sed -e '/^$/d' -e "s/^/# $1 $t: /"
