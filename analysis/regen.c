@@ -106,6 +106,8 @@ struct ae_regen {
 	int child_records;	/* a new child: read sys's records first */
 	int args_at_call;	/* the last call entered a routine to expand past
 				 * its argument records (AE_EV_ARGS_AT_CALL) */
+	int expanding;		/* inside expand(): a signal's %rsp is the
+				 * routine's, not the one ds holds */
 	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
 	struct vclast vcl;
 	uint64_t ld_addr;	/* the last instruction's first access */
@@ -357,7 +359,8 @@ static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
 
 /* Enter the handler of the pending SIGNAL marker; returns after its
  * sigreturn. at_pc: the marker's ip is where the regeneration stands (not
- * inside an expanded routine, whose %rsp the emulation keeps). */
+ * inside an expanded routine, whose %rsp the emulation keeps; nor is it
+ * while expand() reads the routine's records). */
 static int deliver(struct ae_regen *g, int at_pc)
 {
 	struct ae_smk *k = mk(g, g->mi);
@@ -369,7 +372,7 @@ static int deliver(struct ae_regen *g, int at_pc)
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
 	uint64_t ld_addr;
-	int ret, vslot;
+	int ret, vslot, expanding;
 
 	if (!handler) {
 		char msg[160];
@@ -387,7 +390,7 @@ static int deliver(struct ae_regen *g, int at_pc)
 	 * from here on. Where %rsp is known it must agree (a signal in a
 	 * witness stub is delivered past at_insn()'s check: one wrong
 	 * marker must not move %rsp for all that come after it). */
-	if (mk_ip(g, k) && k->sp_known && at_pc) {
+	if (mk_ip(g, k) && k->sp_known && at_pc && !g->expanding) {
 		if ((g->ds.known & (1u << AE_DF_RSP)) && g->ds.v[AE_DF_RSP] != k->sp) {
 			char msg[192];
 
@@ -434,7 +437,10 @@ static int deliver(struct ae_regen *g, int at_pc)
 	g->ds.df_known = 1;
 	g->level++;
 	g->level_depth[g->level] = depth;
+	expanding = g->expanding;
+	g->expanding = 0;
 	ret = run(g, handler);
+	g->expanding = expanding;
 	g->level--;
 	if (ret < 0 || g->stop)
 		return ret;
@@ -1485,7 +1491,7 @@ static uint64_t expanded_bytes(int kind, const struct ae_df_state *regs, uint64_
  * from the emulation, the other caller-saved registers are unknown.
  * Returns 0 or -1.
  */
-static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
+static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
 {
 	struct ae_memfn_emu *emu = ae_program_memfn(g->p);
 	struct ae_memfn_mem mem = { .fill = 1 };
@@ -1622,6 +1628,19 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	if (g->data && data_return(g, &g->fr[g->n], pc))
 		return -1;
 	return 0;
+}
+
+/* expand_routine(), with signals read amid it (its result record is
+ * written before its ret, memcpy's argument records inside memmove)
+ * delivered without the %rsp check: the body may have moved %rsp */
+static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
+{
+	int r;
+
+	g->expanding++;
+	r = expand_routine(g, pc, e, next);
+	g->expanding--;
+	return r;
 }
 
 static int run_loop(struct ae_regen *g, uint64_t pc)
