@@ -358,10 +358,8 @@ static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
 }
 
 /* Enter the handler of the pending SIGNAL marker; returns after its
- * sigreturn. at_pc: the marker's ip is where the regeneration stands (not
- * inside an expanded routine, whose %rsp the emulation keeps; nor is it
- * while expand() reads the routine's records). */
-static int deliver(struct ae_regen *g, int at_pc)
+ * sigreturn. */
+static int deliver(struct ae_regen *g)
 {
 	struct ae_smk *k = mk(g, g->mi);
 	const struct trbuf_marker *m = &k->m;
@@ -389,8 +387,10 @@ static int deliver(struct ae_regen *g, int at_pc)
 	/* the marker says where %rsp was: an instruction trace follows it
 	 * from here on. Where %rsp is known it must agree (a signal in a
 	 * witness stub is delivered past at_insn()'s check: one wrong
-	 * marker must not move %rsp for all that come after it). */
-	if (mk_ip(g, k) && k->sp_known && at_pc && !g->expanding) {
+	 * marker must not move %rsp for all that come after it). Not in
+	 * an expansion: the routine's body may have moved %rsp, which the
+	 * emulation keeps. */
+	if (mk_ip(g, k) && k->sp_known && !g->expanding) {
 		if ((g->ds.known & (1u << AE_DF_RSP)) && g->ds.v[AE_DF_RSP] != k->sp) {
 			char msg[192];
 
@@ -486,7 +486,7 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 					 (unsigned long long)k->sp);
 				return rerr(g, k->ip, msg);
 			}
-			if (deliver(g, 1) || g->stop)
+			if (deliver(g) || g->stop)
 				return -1;
 		}
 		if (g->pos + width <= g->s->end)
@@ -815,7 +815,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		return 0;
 	}
 	if (k->m.type == TRBUF_MK_SIGNAL)
-		return deliver(g, 1) ? -1 : 1;
+		return deliver(g) ? -1 : 1;
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
 		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
 			/* killed before its record's stores: a cache it shares
@@ -1614,7 +1614,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		if (g->debug)
 			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
 				g->name, (unsigned long long)ip);
-		if (deliver(g, 0) || g->stop)
+		if (deliver(g) || g->stop)
 			return -1;
 	}
 	/* the routine's ret */
@@ -1630,9 +1630,10 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	return 0;
 }
 
-/* expand_routine(), with signals read amid it (its result record is
- * written before its ret, memcpy's argument records inside memmove)
- * delivered without the %rsp check: the body may have moved %rsp */
+/* expand_routine(), with the signals it delivers (inside the routine, or
+ * read amid its records: its result record is written before its ret,
+ * memcpy's argument records inside memmove) taken without the %rsp
+ * check: the body may have moved %rsp */
 static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
 {
 	int r;

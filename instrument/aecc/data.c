@@ -229,14 +229,20 @@ static void drop_needless_narrow(struct plan *pl)
 		}
 }
 
-/* Is by_calls entry k called from a routine expanded offline, whose body
- * takes no records? */
-static int calls_from_memfn(const struct plan *pl, int k)
+/* (instruction, register) pairs still to make known */
+struct needs {
+	int *v;
+	int n, cap;
+};
+
+static void need_push(struct needs *s, int k, int r)
 {
-	for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++)
-		if (pl->c->in[pl->calls[i]].memfn_body)
-			return 1;
-	return 0;
+	if (s->n + 2 > s->cap) {
+		s->cap *= 2;
+		s->v = ae_xrealloc(s->v, s->cap * sizeof(int));
+	}
+	s->v[s->n++] = k;
+	s->v[s->n++] = r;
 }
 
 /*
@@ -251,31 +257,25 @@ static int calls_from_memfn(const struct plan *pl, int k)
 static int place_record(struct plan *pl, int k0, int r0, int direct)
 {
 	struct ae_ctx *c = pl->c;
-	int cap = 256, sp = 0, ret = 0;
-	int *stack = ae_xmalloc(cap * 2 * sizeof(int));
+	struct needs st = { .v = ae_xmalloc(512 * sizeof(int)), .cap = 512 };
+	int ret = 0;
 
-	stack[sp++] = k0;
-	stack[sp++] = r0;
-	while (sp && !ret) {
-		int r = stack[--sp], k = stack[--sp];
+	need_push(&st, k0, r0);
+	while (st.n && !ret) {
+		int r = st.v[--st.n], k = st.v[--st.n];
 
 		if ((pl->req[k] >> r) & 1)
 			continue;
 		pl->req[k] |= 1u << r;
-		if (pl->entry[k] && pl->by_calls[k] && !direct && ((CALL_PASSES >> r) & 1) &&
-		    !calls_from_memfn(pl, k)) {
+		if (pl->entry[k] && pl->by_calls[k] && !direct && ((CALL_PASSES >> r) & 1)) {
 			/* an argument of a function only this object's calls
 			 * enter: needed at every call, where a value the
 			 * caller holds across its own loop costs nothing
-			 * per call (jumps into the entry are walked too) */
-			for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++) {
-				if (sp + 2 >= 2 * cap) {
-					cap *= 2;
-					stack = ae_xrealloc(stack, cap * 2 * sizeof(int));
-				}
-				stack[sp++] = pl->calls[i];
-				stack[sp++] = r;
-			}
+			 * per call (jumps into the entry are walked too; no
+			 * call is in a body expanded offline, which calls
+			 * only expanded routines: memfn.c, expandable()) */
+			for (int i = pl->cstart[k]; i < pl->cstart[k + 1]; i++)
+				need_push(&st, pl->calls[i], r);
 		} else if (pl->entry[k]) {
 			c->in[k].rec_before |= 1u << r;
 			continue;
@@ -285,13 +285,8 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			struct insn *x = &c->in[p];
 			uint32_t in, need;
 
-			if (sp + 2 * 17 >= 2 * cap) {
-				cap *= 2;
-				stack = ae_xrealloc(stack, cap * 2 * sizeof(int));
-			}
 			if (!defines(x, r)) {
-				stack[sp++] = p;
-				stack[sp++] = r;
+				need_push(&st, p, r);
 				continue;
 			}
 			if ((out_of(pl, p) >> r) & 1)
@@ -307,10 +302,8 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 					continue;
 				}
 				for (int q = 0; q < 16; q++)
-					if ((need >> q) & 1) {
-						stack[sp++] = p;
-						stack[sp++] = q;
-					}
+					if ((need >> q) & 1)
+						need_push(&st, p, q);
 				continue;
 			}
 			if (x->kind == IK_JCC) {
@@ -322,7 +315,7 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			x->rec_after |= 1u << r;
 		}
 	}
-	free(stack);
+	free(st.v);
 	return ret;
 }
 
