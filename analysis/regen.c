@@ -111,6 +111,13 @@ struct ae_regen {
 	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
 	struct vclast vcl;
 	uint64_t ld_addr;	/* the last instruction's first access */
+	struct {
+		/* the visit the last signal delivered at its ip interrupted:
+		 * reaching that ip again with the same %rsp before a byte
+		 * is read would have fitted the marker as well */
+		uint64_t ip, sp, pos, index;
+		int active, left;
+	} vw;
 };
 
 /* What one instruction's records said. */
@@ -786,6 +793,42 @@ static int stops_at_ip(const struct ae_smk *k)
 }
 
 /*
+ * Is pc the ip a signal was delivered at, reached again (after leaving
+ * it) with the same %rsp and no trace byte read since? Then the marker
+ * fitted this visit as well as the one it was given: a branch-free leaf
+ * called twice from one frame. Markers come in order, so a later one at
+ * this ip and offset takes this visit, and the earlier one the first.
+ * Returns -1 after the error, 0.
+ */
+static int revisited(struct ae_regen *g, uint64_t pc)
+{
+	struct ae_smk *k;
+	char msg[256];
+
+	if (!g->vw.active)
+		return 0;
+	if (g->pos != g->vw.pos) {
+		g->vw.active = 0;
+		return 0;
+	}
+	if (pc != g->vw.ip) {
+		g->vw.left = 1;
+		return 0;
+	}
+	if (!g->vw.left || !(g->ds.known & (1u << AE_DF_RSP)) || g->ds.v[AE_DF_RSP] != g->vw.sp)
+		return 0;
+	g->vw.active = 0;
+	k = next_mk(g);
+	if (k && k->pos == g->pos && stops_at_ip(k) && mk_ip(g, k) == pc)
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "SIGNAL marker %llu: its ip is reached again with its %%rsp %#llx before the next trace byte (offset %llu): which visit the signal interrupted is ambiguous",
+		 (unsigned long long)g->vw.index, (unsigned long long)g->vw.sp,
+		 (unsigned long long)g->pos);
+	return rerr(g, pc, msg);
+}
+
+/*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
  * Returns 1 to re-examine pc (a handler ran), 0 to execute it, -1.
@@ -797,6 +840,8 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 	wait_markers_here(g);
 	ae_tstream_consumed(g->s, g->pos);
 	ae_tstream_markers_done(g->s, g->mi);
+	if (revisited(g, pc))
+		return -1;
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
 		return 0;
@@ -814,8 +859,19 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		k->sp_missed = 1;
 		return 0;
 	}
-	if (k->m.type == TRBUF_MK_SIGNAL)
-		return deliver(g) ? -1 : 1;
+	if (k->m.type == TRBUF_MK_SIGNAL) {
+		uint64_t index = k->index;
+
+		if (deliver(g))
+			return -1;
+		g->vw.ip = pc;
+		g->vw.sp = g->ds.v[AE_DF_RSP];
+		g->vw.pos = g->pos;
+		g->vw.index = index;
+		g->vw.active = !!(g->ds.known & (1u << AE_DF_RSP));
+		g->vw.left = 0;
+		return 1;
+	}
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
 		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
 			/* killed before its record's stores: a cache it shares

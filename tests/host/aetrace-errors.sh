@@ -294,4 +294,24 @@ for f in cfault cfault2; do
 		ok "fault inside an expanded compare # SKIP no data-traced musl or $f did not build"
 	fi
 done
+# A signal whose marker fits two visits (tests/data/sig_twice.c: one
+# leaf called twice from one frame, no byte between) is refused, not
+# placed at the first: in an instruction trace and in a data trace (the
+# leaf's pointer is known at both calls, so no record tells them apart).
+twice_re="SIGNAL marker [0-9]*: its ip is reached again with its %rsp 0x[0-9a-f]* before the next trace byte .offset [0-9]*.: which visit the signal interrupted is ambiguous"
+if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
+   "$top/bin/aerun" -q -o twice.zst -- ./twice >/dev/null; then
+	expect_error "a signal that fits two visits of its ip" "$twice_re" \
+		"$top/bin/aetrace" regen twice.zst twice
+else
+	not_ok "sig_twice.c builds and runs under aerun"
+fi
+if [ -e "$top/build/musl-data/lib/libc.a" ] &&
+   "$top/bin/aecc" -fae-data -O2 -o dtwice "$top/tests/data/sig_twice.c" &&
+   "$top/bin/aerun" -q -o dtwice.zst -- ./dtwice >/dev/null; then
+	expect_error "the same in a data trace" "$twice_re" \
+		"$top/bin/aetrace" regen --format=lackey dtwice.zst dtwice
+else
+	ok "sig_twice.c as a data trace # SKIP no data-traced musl or it did not build"
+fi
 echo "1..$n"
