@@ -115,7 +115,7 @@ struct ae_regen {
 		/* the visit the last signal delivered at its ip interrupted:
 		 * reaching that ip again with the same %rsp before a byte
 		 * is read would have fitted the marker as well */
-		uint64_t ip, sp, pos, index;
+		uint64_t ip, sp, pos, mpos, index, mi;
 		int active, left;
 	} vw;
 };
@@ -794,20 +794,20 @@ static int stops_at_ip(const struct ae_smk *k)
 
 /*
  * Is pc the ip a signal was delivered at, reached again (after leaving
- * it) with the same %rsp and no trace byte read since? Then the marker
- * fitted this visit as well as the one it was given: a branch-free leaf
- * called twice from one frame. Markers come in order, so a later one at
- * this ip and offset takes this visit, and the earlier one the first.
+ * it) with the same %rsp, no trace byte read and no other marker taken
+ * since? Then the marker fitted this visit as well as the one it was
+ * given: a branch-free leaf called twice from one frame. (A marker taken
+ * in between, later in time, pins the signal to the first visit.)
  * Returns -1 after the error, 0.
  */
 static int revisited(struct ae_regen *g, uint64_t pc)
 {
-	struct ae_smk *k;
 	char msg[256];
 
 	if (!g->vw.active)
 		return 0;
-	if (g->pos != g->vw.pos) {
+	next_mk(g);
+	if (g->pos != g->vw.pos || g->mi != g->vw.mi) {
 		g->vw.active = 0;
 		return 0;
 	}
@@ -818,22 +818,21 @@ static int revisited(struct ae_regen *g, uint64_t pc)
 	if (!g->vw.left || !(g->ds.known & (1u << AE_DF_RSP)) || g->ds.v[AE_DF_RSP] != g->vw.sp)
 		return 0;
 	g->vw.active = 0;
-	k = next_mk(g);
-	if (k && k->pos == g->pos && stops_at_ip(k) && mk_ip(g, k) == pc)
-		return 0;
 	snprintf(msg, sizeof(msg),
-		 "SIGNAL marker %llu: its ip is reached again with its %%rsp %#llx before the next trace byte (offset %llu): which visit the signal interrupted is ambiguous",
-		 (unsigned long long)g->vw.index, (unsigned long long)g->vw.sp,
-		 (unsigned long long)g->pos);
+		 "SIGNAL marker %llu at offset %llu: its ip is reached again with its %%rsp %#llx before another trace byte is read: which visit the signal interrupted is ambiguous",
+		 (unsigned long long)g->vw.index, (unsigned long long)g->vw.mpos,
+		 (unsigned long long)g->vw.sp);
 	return rerr(g, pc, msg);
 }
 
 /*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
+ * watch: pc's records are still to read, so a later visit reaches this
+ * offset too (revisited()); past them, a later visit's come first.
  * Returns 1 to re-examine pc (a handler ran), 0 to execute it, -1.
  */
-static int at_insn(struct ae_regen *g, uint64_t pc)
+static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 {
 	struct ae_smk *k;
 
@@ -860,15 +859,18 @@ static int at_insn(struct ae_regen *g, uint64_t pc)
 		return 0;
 	}
 	if (k->m.type == TRBUF_MK_SIGNAL) {
-		uint64_t index = k->index;
+		uint64_t index = k->index, mpos = k->pos;
 
 		if (deliver(g))
 			return -1;
+		next_mk(g);
 		g->vw.ip = pc;
 		g->vw.sp = g->ds.v[AE_DF_RSP];
 		g->vw.pos = g->pos;
+		g->vw.mpos = mpos;
 		g->vw.index = index;
-		g->vw.active = !!(g->ds.known & (1u << AE_DF_RSP));
+		g->vw.mi = g->mi;
+		g->vw.active = watch && (g->ds.known & (1u << AE_DF_RSP));
 		g->vw.left = 0;
 		return 1;
 	}
@@ -900,7 +902,7 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return 0;
-	return at_insn(g, pc);
+	return at_insn(g, pc, 0);
 }
 
 /* Was the task killed at this offset with ip next: in the bytes an
@@ -1712,7 +1714,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			return rerr(g, pc, "execution left the twin's code");
 		if (cmp_entry_fault(g, expand_event(d), pc))
 			return -1;
-		r = at_insn(g, pc);
+		r = at_insn(g, pc, 1);
 		if (r < 0)
 			return g->stop ? 0 : -1;
 		if (r > 0)

@@ -296,13 +296,26 @@ for f in cfault cfault2; do
 done
 # A signal whose marker fits two visits (tests/data/sig_twice.c: one
 # leaf called twice from one frame, no byte between) is refused, not
-# placed at the first: in an instruction trace and in a data trace (the
-# leaf's pointer is known at both calls, so no record tells them apart).
-twice_re="SIGNAL marker [0-9]*: its ip is reached again with its %rsp 0x[0-9a-f]* before the next trace byte .offset [0-9]*.: which visit the signal interrupted is ambiguous"
+# placed at the first: in an instruction trace and in this program's
+# data trace (its pointers are known at both calls: no record between).
+# A rep instruction's count record tells its visits apart: a fault in
+# the first of two is that visit's, and regenerates.
+twice_re="SIGNAL marker [0-9]* at offset [0-9]*: its ip is reached again with its %rsp 0x[0-9a-f]* before another trace byte is read: which visit the signal interrupted is ambiguous"
 if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
-   "$top/bin/aerun" -q -o twice.zst -- ./twice >/dev/null; then
+   "$top/bin/aerun" -q -o twice.zst -- ./twice >/dev/null &&
+   "$top/bin/aerun" -q -o rep.zst -- ./twice rep >/dev/null; then
 	expect_error "a signal that fits two visits of its ip" "$twice_re" \
 		"$top/bin/aetrace" regen twice.zst twice
+	fill=$(nm twice.orig | awk '$3 ~ /^fill/ { sub(/^0*/, "", $1); print $1 }')
+	handler=$(nm twice.orig | awk '$3 == "on_segv" { sub(/^0*/, "", $1); print $1 }')
+	if "$top/bin/aetrace" regen rep.zst twice >out 2>err &&
+	   [ "$(awk -v f="$fill" -v h="$handler" '/^I/ { split($2, a, ","); x = a[1]; sub(/^0*/, "", x)
+		if (x == f) nf++; if (x == h) { print nf; exit } }' out)" = 1 ]; then
+		ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
+	else
+		not_ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
+		sed 's/^/# /' err | head -3
+	fi
 else
 	not_ok "sig_twice.c builds and runs under aerun"
 fi
