@@ -797,8 +797,10 @@ static int stops_at_ip(const struct ae_smk *k)
  * it) with the same %rsp, no trace byte read and no other marker taken
  * since? Then the marker fitted this visit as well as the one it was
  * given: a branch-free leaf called twice from one frame. (A marker taken
- * in between, later in time, pins the signal to the first visit.)
- * Returns -1 after the error, 0.
+ * in between came later in time; if it could have been the second
+ * visit's too, its own watch says so. A context switch in between is
+ * not seen here: its time order would settle it, but the trace is
+ * refused.) Returns -1 after the error, 0.
  */
 static int revisited(struct ae_regen *g, uint64_t pc)
 {
@@ -861,8 +863,8 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 	if (k->m.type == TRBUF_MK_SIGNAL) {
 		uint64_t index = k->index, mpos = k->pos;
 
-		if (deliver(g))
-			return -1;
+		if (deliver(g) || g->stop)
+			return -1;	/* (a handler that ended the task) */
 		next_mk(g);
 		g->vw.ip = pc;
 		g->vw.sp = g->ds.v[AE_DF_RSP];

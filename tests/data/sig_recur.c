@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_RESTART | SA_SIGINFO };
 	struct itimerval once = { { 0, 0 }, { 0, 10 } };
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	unsigned long lim = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
 	unsigned int armed = 0;
 
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 		}
 		sink = rec(depth);
 	}
+	setitimer(ITIMER_REAL, &off, NULL);	/* (lim reached first) */
 	for (unsigned int i = 0; i < got && i < MAXSIG; i++)
 		printf("%lx %lx\n", sig_ip[i], sig_sp[i]);
 	return got ? 0 : 1;

@@ -299,11 +299,13 @@ done
 # placed at the first: in an instruction trace and in this program's
 # data trace (its pointers are known at both calls: no record between).
 # A rep instruction's count record tells its visits apart: a fault in
-# the first of two is that visit's, and regenerates.
+# the first of two is that visit's, and regenerates; where its handler
+# ends the program, the rep does not run after it.
 twice_re="SIGNAL marker [0-9]* at offset [0-9]*: its ip is reached again with its %rsp 0x[0-9a-f]* before another trace byte is read: which visit the signal interrupted is ambiguous"
 if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
    "$top/bin/aerun" -q -o twice.zst -- ./twice >/dev/null &&
-   "$top/bin/aerun" -q -o rep.zst -- ./twice rep >/dev/null; then
+   "$top/bin/aerun" -q -o rep.zst -- ./twice rep >/dev/null &&
+   "$top/bin/aerun" -q -o exit.zst -- ./twice exit >/dev/null; then
 	expect_error "a signal that fits two visits of its ip" "$twice_re" \
 		"$top/bin/aetrace" regen twice.zst twice
 	fill=$(nm twice.orig | awk '$3 ~ /^fill/ { sub(/^0*/, "", $1); print $1 }')
@@ -314,6 +316,16 @@ if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
 		ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
 	else
 		not_ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
+		sed 's/^/# /' err | head -3
+	fi
+	fsize=$(nm -S twice.orig | awk '$4 ~ /^fill/ { print $2 }')
+	if "$top/bin/aetrace" regen exit.zst twice >out 2>err &&
+	   [ "$(awk -v f="$(printf %08x $((16#$fill)))" -v e="$(printf %08x $((16#$fill + 16#$fsize)))" \
+		-v h="$(printf %08x $((16#$handler)))" '/^I/ { split($2, a, ","); if (a[1] == h) inh = 1
+		if (inh && a[1] >= f && a[1] < e) late++ } END { print inh + 0, late + 0 }' out)" = "1 0" ]; then
+		ok "a handler that ends the program: the rep it interrupted does not run after it"
+	else
+		not_ok "a handler that ends the program: the rep it interrupted does not run after it"
 		sed 's/^/# /' err | head -3
 	fi
 else
