@@ -830,8 +830,9 @@ static int revisited(struct ae_regen *g, uint64_t pc)
 /*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
- * watch: pc's records are still to read, so a later visit reaches this
- * offset too (revisited()); past them, a later visit's come first.
+ * watch: pc's own records are still to read (1), so a later visit of pc
+ * would be at this offset too (revisited()); after them (0), a later
+ * visit writes its records first.
  * Returns 1 to re-examine pc (a handler ran), 0 to execute it, -1.
  */
 static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
