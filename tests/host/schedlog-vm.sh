@@ -4,7 +4,7 @@
 # workload's events and an unbroken per-CPU switch chain with the idle task;
 # then `bdump --bpf-sched` beside a real capture: for every SWITCH_IN marker
 # of a traced task in sched.bin, the last sched_switch the recorder saw on
-# that CPU before it ran that thread, at most 10 ms earlier (and the same
+# that CPU before it ran that thread, at most 100 ms earlier (and the same
 # markers with their CPUs swapped do not match), and `aetrace
 # timeline` of the pair draws them as traced slices with no unmatched
 # marker. TAP output; skips without QEMU, the recorder, or kernel BTF.
