@@ -639,8 +639,7 @@ PY
 
 # sig_sp_refused NAME WHERE RE: the trace in $work/NAME with every SIGNAL
 # marker's %rsp moved by 8 (WHERE empty), or only that of the tenth signal
-# AETRACE_DEBUG reports WHERE (the last, where fewer came: a loaded
-# machine's timer piles its signals up at a handler's return), must be
+# AETRACE_DEBUG reports WHERE (the last, where fewer came), must be
 # refused with an error matching RE.
 sig_sp_refused() {
 	local d=$work/$1 what="every SIGNAL marker's %rsp moved by 8" mi=""
