@@ -165,6 +165,10 @@ static int load_maps(struct ae_program *p)
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||
 			    vc_event_bad(h, &ev[i]) ||
+			    (ev[i].kind == AE_EV_VAL_AFTER && ev[i].flag != AE_VAL_REPCNT_AFTER &&
+			     ev[i].flag != AE_VAL_REG && ev[i].flag != AE_VAL_REG_SEXT &&
+			     ev[i].flag != AE_VAL_REG_VC && ev[i].flag != AE_VAL_REG_VC_SEXT &&
+			     ev[i].flag != AE_VAL_REG_VC_LOW) ||
 			    ((ev[i].flag == AE_VAL_JTIDX_KNOWN || ev[i].flag == AE_VAL_JTLOAD_KNOWN) &&
 			     (ev[i].kind != AE_EV_VAL || ev[i].width || ev[i].a > 15 ||
 			      !(h->flags & AE_SCHEMA_F_DATA))) ||

@@ -1066,20 +1066,6 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 	}
 	if (skip && (!iv->expand || iv->expand->a != (uint32_t)skip))
 		return rerr(g, pc, "a call past a routine's argument records enters another routine");
-	for (int i = 0; i < d->nev; i++) {
-		const struct ae_rev *e = &d->ev[i];
-		uint64_t after;
-
-		if (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG ||
-		    e->flag == AE_VAL_REG_SEXT || e->flag == AE_VAL_REG_VC ||
-		    e->flag == AE_VAL_REG_VC_SEXT || e->flag == AE_VAL_REG_VC_LOW)
-			continue;
-		if (consume(g, e->width, &after, pc))
-			return -1;
-		count_plain(g, e->width);
-		if (iv->have_rep && iv->repcnt >= after)
-			iv->repcnt -= after;
-	}
 	return 0;
 }
 
@@ -1125,24 +1111,118 @@ static void sp_return(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const
 	g->ds.known = f->ds.known & SP_REGS;
 }
 
-/* The instruction itself (a rep instruction is one step per iteration). */
+/* n iterations of instruction d (a rep instruction is one step per
+ * iteration; one with a zero count executes once and touches nothing) */
+static int iterate(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
+		   const struct insn_vals *iv, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (emit(g, pc, d->len))
+			return -1;
+		if (g->data && !(iv->have_rep && !iv->repcnt) && data_exec(g, d, pc))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Rep instruction d at pc, *left iterations to go: a signal or a kill
+ * at pc at this offset interrupted it after the iterations its marker's
+ * %rcx does not leave. Runs those, then takes the marker (at_insn()),
+ * for each such marker; *left: the iterations still to run.
+ * Returns 0 or -1.
+ */
+static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
+			   const struct insn_vals *iv, uint64_t *left)
+{
+	for (;;) {
+		struct ae_smk *k;
+		char msg[192];
+		int r;
+
+		wait_markers_here(g);
+		k = next_mk(g);
+		if (!k || k->pos != g->pos || !stops_at_ip(k) || mk_ip(g, k) != pc)
+			return 0;
+		/* not this visit's (at_insn() says why): no iteration for it */
+		if ((k->m.type == TRBUF_MK_SIGNAL && k->via_seq) ||
+		    (k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
+		     g->ds.v[AE_DF_RSP] != k->sp))
+			return at_insn(g, pc, 0) < 0 ? -1 : 0;
+		if (k->m.cx > *left) {
+			snprintf(msg, sizeof(msg),
+				 "%s marker %llu: its %%rcx %#llx is more than the %llu iterations the rep instruction had left",
+				 k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : "EXIT",
+				 (unsigned long long)k->index, (unsigned long long)k->m.cx,
+				 (unsigned long long)*left);
+			return rerr(g, pc, msg);
+		}
+		if (iterate(g, d, pc, iv, *left - k->m.cx))
+			return -1;
+		*left = k->m.cx;
+		r = at_insn(g, pc, 0);
+		if (r <= 0)
+			return r;
+	}
+}
+
+/*
+ * Repe/repne d at pc, *left iterations to go at most, whose count after
+ * it is still to read: a signal or a kill at this offset whose ip is past
+ * d (in that record's sequence) came after d's last iteration, with
+ * %rcx that count. Runs the iterations to it, so that the record's
+ * read delivers it after them. Returns 0 or -1.
+ */
+static int rep_ended(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
+		     const struct insn_vals *iv, uint64_t *left)
+{
+	struct ae_smk *k;
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	if (!k || k->pos != g->pos || !stops_at_ip(k))
+		return 0;
+	if (k->m.cx > *left)
+		return rerr(g, pc, "a marker after a repe/repne instruction has more iterations left in %rcx than the instruction had");
+	if (iterate(g, d, pc, iv, *left - k->m.cx))
+		return -1;
+	*left = k->m.cx;
+	return 0;
+}
+
+/* The instruction itself. */
 static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		   const struct insn_vals *iv)
 {
-	uint64_t n = iv->have_rep ? (iv->repcnt ? iv->repcnt : 1) : 1;
+	uint64_t left = iv->have_rep ? iv->repcnt : 1;
 
 	if (d->kind == AE_K_CALL || d->kind == AE_K_CALL_IND) {
 		g->pre = g->ds;
 		g->call = d;
 		g->call_pc = pc;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		if (emit(g, pc, d->len))
+	if (iv->have_rep && rep_interrupted(g, d, pc, iv, &left))
+		return -1;
+	/* repe/repne: the count it stopped at, written after it */
+	for (int i = 0; i < d->nev; i++) {
+		const struct ae_rev *e = &d->ev[i];
+		uint64_t after;
+
+		if (e->kind != AE_EV_VAL_AFTER || e->flag != AE_VAL_REPCNT_AFTER)
+			continue;
+		if (!iv->have_rep)
+			return rerr(g, pc, "corrupt schema: a repe/repne instruction's count after it without its count before");
+		if (rep_ended(g, d, pc, iv, &left) || consume(g, e->width, &after, pc))
 			return -1;
-		/* a rep with a zero count executes once and touches nothing */
-		if (g->data && !(iv->have_rep && !iv->repcnt) && data_exec(g, d, pc))
-			return -1;
+		count_plain(g, e->width);
+		if (after > left)
+			return rerr(g, pc, "corrupt trace: a repe/repne instruction ends with more iterations left than it had");
+		left -= after;
 	}
+	if (iv->have_rep && !iv->repcnt)
+		left = 1;
+	if (iterate(g, d, pc, iv, left))
+		return -1;
 	if (!g->data)
 		sp_step(g, d, pc);
 	return 0;
@@ -1737,8 +1817,9 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			pc = next;
 			continue;
 		}
+		/* (a rep instruction's are taken amid its iterations) */
 		r = 0;
-		while (g->pos != at && (r = after_records(g, pc)) > 0)
+		while (g->pos != at && !iv.have_rep && (r = after_records(g, pc)) > 0)
 			;
 		if (r < 0)
 			return g->stop ? 0 : -1;

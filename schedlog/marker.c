@@ -34,17 +34,19 @@ const char *schedlog_type_name(uint32_t type)
 
 int schedlog_format(char *buf, size_t len, uint64_t index, const struct trbuf_marker *m)
 {
-	char extra[64] = "";
+	char extra[96] = "";
 
 	switch (m->type) {
 	case TRBUF_MK_SIGNAL:
-		snprintf(extra, sizeof(extra), " arg=%#llx sig=%u", (unsigned long long)m->arg, m->arg2);
+		snprintf(extra, sizeof(extra), " arg=%#llx sig=%u cx=%#llx", (unsigned long long)m->arg,
+			 m->arg2, (unsigned long long)m->cx);
 		break;
 	case TRBUF_MK_FORK:
 		snprintf(extra, sizeof(extra), " child=%llu flags=%#x", (unsigned long long)m->arg, m->arg2);
 		break;
 	case TRBUF_MK_EXIT:
-		snprintf(extra, sizeof(extra), " code=%lld", (long long)m->arg);
+		snprintf(extra, sizeof(extra), " code=%lld cx=%#llx", (long long)m->arg,
+			 (unsigned long long)m->cx);
 		break;
 	case TRBUF_MK_ROLLBACK:
 		snprintf(extra, sizeof(extra), " from=%#llx", (unsigned long long)m->arg);

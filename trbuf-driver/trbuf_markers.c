@@ -25,7 +25,7 @@
  * @pos: user position in the active sub-buffer the marker points to
  * @type: TRBUF_MK_*
  * @t: the task it names, or NULL
- * @regs: @t's user registers (ip, sp recorded), or NULL
+ * @regs: @t's user registers (ip, sp, cx recorded), or NULL
  * @arg: type-specific argument
  * @arg2: second type-specific argument
  *
@@ -65,6 +65,7 @@ void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	m->ip = regs ? regs->ip : 0;
 	m->sp = regs ? regs->sp : 0;
 	m->arg = arg;
+	m->cx = regs ? regs->cx : 0;
 	TRBUF_CNT(buf, markers);
 	if (sb->nr_mk >= buf->mk_cap / 2 && !c->closing)
 		trbuf_close_for_markers(buf, c);

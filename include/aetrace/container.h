@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define AE_CHUNK_MAGIC		0x4b484541u	/* "AEHK" little endian */
-#define AE_FORMAT_VERSION	1
+#define AE_FORMAT_VERSION	2	/* 1: markers of 64 bytes, without cx */
 #define AE_CHUNK_MAX_LEN	(64u << 20)	/* larger len = corrupt */
 
 enum ae_chunk_type {

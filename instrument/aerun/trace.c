@@ -71,7 +71,7 @@ static int64_t cursor_offset(const struct aerun *a, const struct aerun_task *t, 
 }
 
 static void marker(struct aerun *a, struct aerun_task *t, uint32_t type, uint64_t r15,
-		   uint64_t ip, uint64_t sp, uint64_t arg, uint32_t arg2)
+		   uint64_t ip, uint64_t sp, uint64_t cx, uint64_t arg, uint32_t arg2)
 {
 	int64_t off = cursor_offset(a, t, r15);
 	struct trbuf_marker m = {
@@ -86,6 +86,7 @@ static void marker(struct aerun *a, struct aerun_task *t, uint32_t type, uint64_
 		.ip = ip,
 		.sp = sp,
 		.arg = arg,
+		.cx = cx,
 	};
 
 	if (off < 0 && task_active(a, t))
@@ -170,7 +171,7 @@ static int overflow(struct aerun *a, struct aerun_task *t, uint64_t addr)
 		return ret;
 	}
 	r.r15 = subbuf_addr(a, t->cur);
-	marker(a, t, TRBUF_MK_SUBBUF, r.r15, r.rip, r.rsp, t->cur_seq, 0);
+	marker(a, t, TRBUF_MK_SUBBUF, r.r15, r.rip, r.rsp, r.rcx, t->cur_seq, 0);
 	return setregs(t->tid, &r);
 }
 
@@ -231,7 +232,7 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	ret = getregs(t->tid, &h);
 	if (ret)
 		return ret;
-	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, h.rip, sig);
+	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
@@ -240,7 +241,7 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 /* rt_sigreturn: the frame gets the live r15. */
 static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	uint64_t uc, ip, sp;
+	uint64_t uc, ip, sp, cx;
 
 	if (!task_active(a, t))
 		return 0;
@@ -248,12 +249,13 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 	errno = 0;
 	ip = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RIP), 0);
 	sp = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RSP), 0);
+	cx = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RCX), 0);
 	if (errno || ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
 			(unsigned long long)uc, strerror(errno));
 		return -errno;
 	}
-	marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, 0, 0);
+	marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, cx, 0, 0);
 	a->sigreturns++;
 	return 0;
 }
@@ -346,7 +348,7 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 		uint64_t r15 = subbuf_addr(a, t->cur) + t->resume_off;
 
 		t->active = 1;
-		marker(a, t, TRBUF_MK_START, r15, r->rip, r->rsp, 0, 0);
+		marker(a, t, TRBUF_MK_START, r15, r->rip, r->rsp, r->rcx, 0, 0);
 		ans = r15;
 	} else if (r->rsi == AE_STANDALONE_IOC_DETACH && t->traced && t->region &&
 		   !t->active) {
@@ -447,7 +449,7 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 			fprintf(stderr, "aerun: %s never mapped the trace buffer (not built with aecc?): no trace\n",
 				a->o.prog);
 			/* its START has an end: an empty stream */
-			marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), r.rip, r.rsp, code, 0);
+			marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), r.rip, r.rsp, r.rcx, code, 0);
 		}
 		return region_end(a, t, 0);
 	}
@@ -457,7 +459,7 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 			t->tid, (unsigned long long)r.r15, t->cur);
 		return -EFAULT;
 	}
-	marker(a, t, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, code, 0);
+	marker(a, t, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, r.rcx, code, 0);
 	return region_end(a, t, off);
 }
 
@@ -604,7 +606,7 @@ static int task_start(struct aerun *a, struct aerun_task *c)
 			ret = setregs(c->tid, &r);
 		}
 		if (!ret)
-			marker(a, c, TRBUF_MK_SWITCH_IN, r.r15, r.rip, r.rsp, 0, 0);
+			marker(a, c, TRBUF_MK_SWITCH_IN, r.r15, r.rip, r.rsp, r.rcx, 0, 0);
 		a->nr_traced++;
 	} else {
 		c->traced = 0;
@@ -650,7 +652,7 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	}
 	a->forks++;
 	if (task_active(a, t))
-		marker(a, t, TRBUF_MK_FORK, r.r15, r.rip, r.rsp, child, flags);
+		marker(a, t, TRBUF_MK_FORK, r.r15, r.rip, r.rsp, r.rcx, child, flags);
 	c = task_find(a, (pid_t)child);
 	if (!c && !(c = task_new(a, (pid_t)child)))
 		return -ENOMEM;
@@ -682,7 +684,7 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 	if (!t->execs++) {
 		/* aerun's own execve of the first program */
 		t->in_exec = 0;
-		marker(a, t, TRBUF_MK_START, subbuf_addr(a, 0), r.rip, r.rsp, 0, 0);
+		marker(a, t, TRBUF_MK_START, subbuf_addr(a, 0), r.rip, r.rsp, r.rcx, 0, 0);
 		return 0;
 	}
 	a->execs++;
@@ -698,7 +700,7 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 				t->tid, (unsigned long long)t->exec_r15, t->cur);
 			return -EFAULT;
 		}
-		marker(a, t, TRBUF_MK_EXEC, t->exec_r15, t->exec_ip, t->exec_sp, 0, 0);
+		marker(a, t, TRBUF_MK_EXEC, t->exec_r15, t->exec_ip, t->exec_sp, 0, 0, 0);
 	} else if (t->region) {
 		off = t->resume_off;	/* exec'd again before its runtime started */
 	}

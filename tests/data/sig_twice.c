@@ -8,10 +8,9 @@
  * With an argument, the leaf is a `rep stosb` that faults halfway at
  * the first call: its count is recorded before it, so a second visit
  * would have written another count before its fault's offset, and the
- * signal belongs to the first visit. (Where in the rep's iterations the
- * marker does not say: docs/ARCHITECTURE.md item 9.) With "exit", that
- * handler ends the program: the rep it interrupted must not run after
- * it. */
+ * signal belongs to the first visit, after the 96 iterations the
+ * marker's %rcx does not leave. With "exit", that handler ends the
+ * program: the rep it interrupted must not run after it. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>

@@ -299,8 +299,9 @@ done
 # placed at the first: in an instruction trace and in this program's
 # data trace (its pointers are known at both calls: no record between).
 # A rep instruction's count record tells its visits apart: a fault in
-# the first of two is that visit's, and regenerates; where its handler
-# ends the program, the rep does not run after it.
+# the first of two is that visit's, and regenerates, the handler after
+# the iterations that ran; where its handler ends the program, the rep
+# does not run after it.
 twice_re="SIGNAL marker [0-9]* at offset [0-9]*: its ip is reached again with its %rsp 0x[0-9a-f]* before another trace byte is read: which visit the signal interrupted is ambiguous"
 if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
    "$top/bin/aerun" -q -o twice.zst -- ./twice >/dev/null &&
@@ -313,12 +314,15 @@ if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
 	read -r f e h < <(nm -S twice.orig | awk '$4 ~ /^fill/ { f = $1; n = $2 }
 		$4 == "on_segv" { h = $1 } END { print f, n, h }' |
 		{ read -r f n h; printf '%08x %08x %08x\n' $((16#$f)) $((16#$f + 16#$n)) $((16#$h)); })
+	# (and after the 96 iterations of its rep that ran before the
+	# fault: the SIGNAL marker's %rcx says how many were left)
 	if "$top/bin/aetrace" regen rep.zst twice >out 2>err &&
-	   [ "$(awk -v f="$f" -v h="$h" '/^I/ { split($2, a, ",")
-		if (a[1] == f) nf++; if (a[1] == h) { print nf; exit } }' out)" = 1 ]; then
-		ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
+	   [ "$(awk -v f="$f" -v e="$e" -v h="$h" '/^I/ { split($2, a, ",")
+		if (a[1] == f) nf++; if (a[1] > f && a[1] < e && ++c[a[1]] > m) m = c[a[1]]
+		if (a[1] == h) { print nf, m; exit } }' out)" = "1 96" ]; then
+		ok "a fault in the first of two rep instructions: regenerated, its handler after the first call's 96 iterations"
 	else
-		not_ok "a fault in the first of two rep instructions: regenerated, its handler after the first call only"
+		not_ok "a fault in the first of two rep instructions: regenerated, its handler after the first call's 96 iterations"
 		sed 's/^/# /' err | head -3
 	fi
 	if "$top/bin/aetrace" regen exit.zst twice >out 2>err &&
@@ -339,5 +343,45 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 		"$top/bin/aetrace" regen --format=lackey dtwice.zst dtwice
 else
 	ok "sig_twice.c as a data trace # SKIP no data-traced musl or it did not build"
+fi
+# Markers amid rep instructions, on hand-made input: a SIGNAL whose %rcx
+# is more than its rep had left is an error naming it; one moved past a
+# repe (into its count-after record's sequence, %rcx the count it ended
+# with: as a timer signal there would be) comes after all of the rep's
+# iterations, though the record it precedes tells how many there were.
+if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
+   "$top/bin/aerun" -q -o rsig.zst -- ./rsig >/dev/null; then
+	# the instrumented fill's rep, cmp's repz cmpsb; the twin's cmpsb
+	rep_ip() { objdump -d --no-show-raw-insn "$1" | awk -v f="<$2" -v i="$3" '
+		/^[0-9a-f]+ </ { in_f = index($2, f) == 1 }
+		in_f && index($0, i) { sub(":", "", $1); print $1; exit }'; }
+	fi=$(rep_ip rsig fill "rep stos") ci=$(rep_ip rsig cmp "repz cmpsb")
+	co=$(rep_ip rsig.orig cmp "repz cmpsb")
+	hi=$(nm rsig.orig | awk '$3 == "on_segv" { print $1 }')
+	mk_at() { "$top/bin/schedlog" print rsig.zst | awk -v ip="ip=0x$1" '$5 == "SIGNAL" && $7 == ip { print $1; exit }'; }
+	fk=$(mk_at "$fi") ck=$(mk_at "$ci")
+	if [ -n "$fk" ] && [ -n "$ck" ] && [ -n "$co" ] && [ -n "$hi" ]; then
+		"$top/build/tests/trace_mutate" --marker rsig.zst cx.zst "$fk" cx 1000
+		expect_error "a SIGNAL marker's %rcx more than its rep had left" \
+			"SIGNAL marker $fk: its %rcx 0x3e8 is more than the 200 iterations the rep instruction had left" \
+			"$top/bin/aetrace" regen cx.zst rsig
+		next=$(printf '%x' $((0x$ci + 2)))
+		"$top/build/tests/trace_mutate" --marker rsig.zst m1.zst "$ck" ip "0x$next" &&
+		"$top/build/tests/trace_mutate" --marker m1.zst m2.zst "$ck" cx 139 &&
+		"$top/build/tests/trace_mutate" --marker m2.zst past.zst $((ck + 1)) ip "0x$next"
+		if "$top/bin/aetrace" regen past.zst rsig >out 2>err &&
+		   [ "$(awk -v c="$(printf '%08x' $((0x$co)))" -v h="$(printf '%08x' $((0x$hi)))" '/^I/ {
+			split($2, a, ","); if (a[1] == c) n++; if (a[1] == h) { s = s " " n + 0; n = 0 } }
+			END { print s " " n + 0 }' out)" = " 0 0 61 0 0" ]; then
+			ok "a signal after a repe's last iteration: its handler after all 61"
+		else
+			not_ok "a signal after a repe's last iteration: its handler after all 61"
+			sed 's/^/# /' err | head -3
+		fi
+	else
+		not_ok "rep_signal.c: its rep instructions and SIGNAL markers found ($fi $ci $co $hi $fk $ck)"
+	fi
+else
+	not_ok "rep_signal.c builds and runs under aerun"
 fi
 echo "1..$n"

@@ -29,7 +29,9 @@
 # tests/data/vc_kill.c: tasks stopped between a branch and the value-cache
 # record its side begins with, by a kill or a handler that never returns
 # (vckill); tests/data/vc_join.c: the same where both sides join before
-# the record and one is long (vcjoin, against the stepper).
+# the record and one is long (vcjoin, against the stepper);
+# tests/data/rep_signal.c: faults amid rep instructions, with a handler
+# and without (repsig, against the stepper).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -575,6 +577,40 @@ vcjoin() {
 	rm -f "$d/t.zst" "$d/step"
 }
 
+# repsig: tests/data/rep_signal.c, faults in the middle of rep stosb,
+# rep movsq, repe cmpsb and repne scasb whose handler returns, and (kill)
+# one with no handler: the regeneration must equal the stepper's, the
+# handler (or the end) after exactly the iterations that ran before it
+# (the SIGNAL and EXIT markers' %rcx).
+repsig() {
+	local d=$work/rep_signal k=$work/rep_signal/kill
+	mkdir -p "$d/i" "$d/o" "$k/o"
+	: >"$d/res"
+	: >"$k/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/rep_signal.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - rep_signal: aecc -fae-data failed"; head -3 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	cp "$d/i/p.orig" "$k/o/p"
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
+	if ! grep -q '^4 faults, cmp left 139, scan left 49$' "$d/out" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err"; then
+		{ echo "not ok - rep_signal: traced run or regen failed"; head -3 "$d/out" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+	else
+		stepper rep_signal "$d"
+	fi
+	if ! grep -q 'killed by signal 11' "$k/err.aerun" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$k/t.zst" "$d/i/p" >"$k/regen" 2>"$k/err"; then
+		{ echo "not ok - rep_signal_kill: traced run or regen failed"; head -3 "$k/err.aerun" "$k/err" | sed 's/^/# /'; } >>"$k/res"
+	else
+		stepper rep_signal_kill "$k" kill
+	fi
+	cat "$k/res" >>"$d/res"
+	rm -f "$d/t.zst" "$k/t.zst" "$d/step" "$k/step"
+}
+
 # sig_run NAME [DIR [AECC-FLAGS]]: build tests/data/NAME.c (with
 # -fae-data unless other flags are given), trace it and regenerate it (lackey
 # format) in $work/DIR (NAME), the program's output in out; on failure,
@@ -861,14 +897,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -78,7 +78,7 @@ nsw=$(grep -o '[0-9]* SWITCH_IN markers inside' "$w/chk.out" | cut -d' ' -f1)
 python3 - "$w/sched.bin" "$w/swapped.bin" <<'EOT'
 import sys
 d = bytearray(open(sys.argv[1], 'rb').read())
-for o in range(0, len(d), 64):
+for o in range(0, len(d), 72):  # struct trbuf_marker
     d[o + 12] ^= 1          # struct trbuf_marker.cpu (2 CPUs)
 open(sys.argv[2], 'wb').write(d)
 EOT

@@ -165,13 +165,13 @@ def lost(path):
     check(evs and evs[-1].type == END and evs[-1].arg2 == h['lost'], 'END repeats the count')
 
 
-MK = struct.Struct('<QIHHiiQIIQQQ')
+MK = struct.Struct('<QIHHiiQIIQQQQ')    # struct trbuf_marker, 72 bytes
 
 
 def markers(path, sched):
     h, evs, _ = valid(path, strict=True)
     data = open(sched, 'rb').read()
-    check(len(data) % 64 == 0, '%s: %d bytes, a multiple of 64' % (sched, len(data)))
+    check(len(data) % MK.size == 0, '%s: %d bytes, a multiple of %d' % (sched, len(data), MK.size))
     import bisect
     sw = {}                 # per CPU: switch times and the task each one ran
     for e in evs:
@@ -182,8 +182,8 @@ def markers(path, sched):
     n = bad = 0
     first_bad = None
     delays = []
-    for i in range(len(data) // 64):
-        t, typ, cpu, flags, pid, tid, seq, off, arg2, ip, sp, arg = MK.unpack_from(data, i * 64)
+    for i in range(len(data) // MK.size):
+        t, typ, cpu, flags, pid, tid, seq, off, arg2, ip, sp, arg, cx = MK.unpack_from(data, i * MK.size)
         if typ != 2:        # TRBUF_MK_SWITCH_IN
             continue
         if not (h['start_ns'] <= t <= h['end_ns']):

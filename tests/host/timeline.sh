@@ -99,11 +99,11 @@ fi
 head -c 100 "$w/sched.bin" >"$w/cut.bin"
 $ae timeline --sched "$w/cut.bin" -o "$w/x.json" 2>"$w/err"
 check "sched.bin cut inside a marker: status 1, names file and offset" \
-	'[ $? -eq 1 ] && grep -q "cut.bin: 100 bytes.*offset 64" "$w/err" && [ $(wc -l <"$w/err") -eq 1 ]'
+	'[ $? -eq 1 ] && grep -q "cut.bin: 100 bytes.*offset 72" "$w/err" && [ $(wc -l <"$w/err") -eq 1 ]'
 cp "$w/sched.bin" "$w/badtype.bin"
-printf '\x2a' | dd of="$w/badtype.bin" bs=1 seek=$((64 * 3 + 8)) conv=notrunc 2>/dev/null
+printf '\x2a' | dd of="$w/badtype.bin" bs=1 seek=$((72 * 3 + 8)) conv=notrunc 2>/dev/null
 $ae timeline --sched "$w/badtype.bin" -o "$w/x.json" 2>"$w/err"
-check "unknown marker type: status 1, names marker 3" '[ $? -eq 1 ] && grep -q "marker 3 (offset 192): unknown type 42" "$w/err"'
+check "unknown marker type: status 1, names marker 3" '[ $? -eq 1 ] && grep -q "marker 3 (offset 216): unknown type 42" "$w/err"'
 $ae timeline --sched "$w/sched.bin" --bpf "$w/sched.bin" -o "$w/x.json" 2>"$w/err"
 check "not a BPF log: status 1, says so" '[ $? -eq 1 ] && grep -q "not a BPF schedule log" "$w/err"'
 head -c $(( $(stat -c %s "$w/all.bin") - 30 )) "$w/all.bin" >"$w/cutall.bin"

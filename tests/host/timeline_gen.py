@@ -23,7 +23,7 @@ T0 = 5_000_000_000
 # (pid, tid, comm, traced); comms exercise JSON and XML escaping
 TASKS = [(100, 100, 'lua', 1), (100, 101, 'lua', 1), (200, 200, 'srv"<&>\\x', 1),
          (300, 300, 'bash', 0), (301, 301, 'kworker/0:1\x01\xff', 0), (0, 0, 'swapper', 0)]
-MK = struct.Struct('<QIHHiiQIIQQQ')
+MK = struct.Struct('<QIHHiiQIIQQQQ')
 EV = struct.Struct('<QHHIiiiiQQ16s16s')
 HDR = struct.Struct('<QIIIIQQQQQ')
 
@@ -72,5 +72,5 @@ with open(d + '/all.bin', 'wb') as f:
 markers.sort(key=lambda x: x[0])
 with open(d + '/sched.bin', 'wb') as f:
     for i, (t, typ, cpu, task) in enumerate(markers):
-        f.write(MK.pack(t, typ, cpu, 0, task[0], task[1], 0, i * 8, 0, 0x401000, 0, 0))
+        f.write(MK.pack(t, typ, cpu, 0, task[0], task[1], 0, i * 8, 0, 0x401000, 0, 0, 0))
 json.dump({'slices': truth, 'switch_ins': switch_ins, 'ncpu': NCPU}, open(d + '/truth.json', 'w'))

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * trace_mutate - rewrite an aetrace container with one witness byte
- * changed, or the %rsp of every SIGNAL marker (or of the one with
- * absolute marker index INDEX) moved, for tests of the regenerator's
- * error handling.
+ * changed, the %rsp of every SIGNAL marker (or of the one with
+ * absolute marker index INDEX) moved, or the ip or cx of marker INDEX
+ * set, for tests of the regenerator on hand-made input.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
  *   trace_mutate --signal-sp IN OUT ADD [INDEX]
+ *   trace_mutate --marker IN OUT INDEX ip|cx VALUE
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  */
 #include <fcntl.h>
@@ -28,13 +29,21 @@ int main(int argc, char **argv)
 	unsigned long long pos = 0, at = 0;
 	int xr = 0, count = argc == 3 && !strcmp(argv[1], "--data-len"), ret, fd;
 	int sp = (argc == 5 || argc == 6) && !strcmp(argv[1], "--signal-sp");
+	int set = argc == 7 && !strcmp(argv[1], "--marker") &&
+		  (!strcmp(argv[5], "ip") || !strcmp(argv[5], "cx"));
 	long long sp_add = 0, only = -1, mki = 0;
+	unsigned long long val = 0;
 
-	if (!count && !sp && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --data-len IN\n");
+	if (!count && !sp && !set && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|cx VALUE | --data-len IN\n");
 		return 2;
 	}
-	if (sp) {
+	if (set) {
+		only = strtoll(argv[4], NULL, 0);
+		val = strtoull(argv[6], NULL, 0);
+		sp = argv[5][0] == 'i' ? 2 : 3;
+		argv++;
+	} else if (sp) {
 		sp_add = strtoll(argv[4], NULL, 0);
 		if (argc == 6)
 			only = strtoll(argv[5], NULL, 0);
@@ -65,9 +74,14 @@ int main(int argc, char **argv)
 			if (!m)
 				return 1;
 			memcpy(m, p, h.len);
-			for (size_t i = 0; i < h.len / sizeof(*m); i++, mki++)
-				if (m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
+			for (size_t i = 0; i < h.len / sizeof(*m); i++, mki++) {
+				if (sp == 2 && only == mki)
+					m[i].ip = val;
+				else if (sp == 3 && only == mki)
+					m[i].cx = val;
+				else if (sp == 1 && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
+			}
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, m, h.len, 0);
 			free(m);
 		} else if (!count) {

@@ -64,6 +64,7 @@ struct trbuf_marker {
 	__u64 ip;		/* user ip at which the task resumes */
 	__u64 sp;		/* user sp at that point */
 	__u64 arg;		/* type specific */
+	__u64 cx;		/* user %rcx (a rep at ip: iterations left) */
 };
 
 #define TRBUF_IOC_MAGIC		'T'

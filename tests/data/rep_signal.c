@@ -1,0 +1,90 @@
+/* Signals in the middle of rep string instructions. Each rep below runs
+ * into a page it may not touch; the fault's SIGSEGV handler opens the
+ * page and returns, and the instruction resumes with the iterations its
+ * %rcx has left. The regeneration must put the handler's accesses after
+ * exactly the iterations that ran before it (data-exact compares it with
+ * the native stepper, which sees every iteration): the SIGNAL marker's
+ * %rcx says how many. repe cmpsb and repne scasb also write their count
+ * after them, past the handler's bytes. With "kill", no handler: the
+ * program dies in its first rep, and its trace ends after the 96
+ * iterations that ran. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static char *area;		/* 4 pages: 0 and 2 open, 1 and 3 closed */
+static volatile int faults;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	faults++;
+	mprotect(area + 4096, 4096, PROT_READ | PROT_WRITE);
+	mprotect(area + 3 * 4096, 4096, PROT_READ | PROT_WRITE);
+}
+
+static void close_pages(void)
+{
+	mprotect(area + 4096, 4096, PROT_NONE);
+	mprotect(area + 3 * 4096, 4096, PROT_NONE);
+}
+
+__attribute__((noinline)) static void fill(char *p, unsigned long n, int c)
+{
+	__asm__ volatile("rep stosb" : "+D"(p), "+c"(n) : "a"(c) : "memory");
+}
+
+__attribute__((noinline)) static void copy8(long *d, const long *s, unsigned long n)
+{
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+}
+
+/* bytes left when the first difference was found */
+__attribute__((noinline)) static unsigned long cmp(const char *a, const char *b, unsigned long n)
+{
+	__asm__ volatile("repe cmpsb" : "+D"(a), "+S"(b), "+c"(n) : : "memory", "cc");
+	return n;
+}
+
+__attribute__((noinline)) static unsigned long scan(const char *p, unsigned long n, int c)
+{
+	__asm__ volatile("repne scasb" : "+D"(p), "+c"(n) : "a"(c) : "memory", "cc");
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_segv };
+	unsigned long r1, r2;
+
+	area = mmap(0, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED)
+		return 1;
+	if (argc > 1 && !strcmp(argv[1], "kill")) {
+		mprotect(area + 4096, 4096, PROT_READ);
+		fill(area + 4000, 200, 1);	/* dies after 96 */
+		return 1;
+	}
+	if (sigaction(SIGSEGV, &sa, 0))
+		return 1;
+	/* 96 bytes, then the fault, then 104 */
+	close_pages();
+	fill(area + 4000, 200, 7);
+	/* 10 quadwords read, then the fault, then 10 */
+	close_pages();
+	copy8((long *)(area + 2 * 4096), (long *)(area + 4096 - 80), 20);
+	/* equal for 60 bytes, the fault at the 41st (page 1's first), the
+	 * difference at the 61st */
+	memset(area + 2 * 4096, 3, 4096);
+	area[2 * 4096 + 60] = 4;
+	memset(area + 4096 - 40, 3, 140);
+	close_pages();
+	r1 = cmp(area + 2 * 4096, area + 4096 - 40, 200);
+	/* the fault at the 51st byte, page 3's first, the zero it finds */
+	memset(area + 2 * 4096, 5, 4096);
+	close_pages();
+	r2 = scan(area + 3 * 4096 - 50, 100, 0);
+	printf("%d faults, cmp left %lu, scan left %lu\n", faults, r1, r2);
+	return 0;
+}
