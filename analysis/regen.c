@@ -91,6 +91,11 @@ struct ae_regen {
 	jmp_buf unwind[MAX_LEVELS];
 	size_t level_depth[MAX_LEVELS];
 	uint64_t level_ip[MAX_LEVELS];	/* twin ip each handler interrupted */
+	/* %rcx of a rep each handler interrupted amid its iterations (~0:
+	 * none), which its sigreturn must give back; rep_cut: the next
+	 * delivery is such a one */
+	uint64_t level_cx[MAX_LEVELS];
+	int rep_cut;
 	uint64_t unwind_pc;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
 	int finishing;		/* in _Exit: stop after its system call */
@@ -126,6 +131,7 @@ struct insn_vals {
 	int have_rep, have_target, have_jt, have_lj, loaded;
 	const struct ae_rev *expand;	/* entry of a routine to expand */
 	int args_at_call;	/* this call enters one past its argument records */
+	int fall_read;		/* a repe/repne's fall-through witness: read */
 };
 
 static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
@@ -426,6 +432,8 @@ static int deliver(struct ae_regen *g)
 	vcl = g->vcl;
 	g->vcl.valid = 0;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
+	g->level_cx[g->level + 1] = g->rep_cut ? m->cx : ~0ull;
+	g->rep_cut = 0;
 	g->mi++;
 	g->st.signals++;
 	if (g->debug)
@@ -1149,9 +1157,10 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		    (k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
 		     g->ds.v[AE_DF_RSP] != k->sp))
 			return at_insn(g, pc, 0) < 0 ? -1 : 0;
-		if (k->m.cx > *left) {
+		/* (at its ip, a rep with iterations left has not run them all) */
+		if (k->m.cx > *left || (!k->m.cx && *left)) {
 			snprintf(msg, sizeof(msg),
-				 "%s marker %llu: its %%rcx %#llx is more than the %llu iterations the rep instruction had left",
+				 "%s marker %llu: its %%rcx %#llx does not fit the %llu iterations the rep instruction had left",
 				 k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : "EXIT",
 				 (unsigned long long)k->index, (unsigned long long)k->m.cx,
 				 (unsigned long long)*left);
@@ -1160,21 +1169,24 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (iterate(g, d, pc, iv, *left - k->m.cx))
 			return -1;
 		*left = k->m.cx;
+		g->rep_cut = *left != 0;
 		r = at_insn(g, pc, 0);
+		g->rep_cut = 0;
 		if (r <= 0)
 			return r;
 	}
 }
 
 /*
- * Repe/repne d at pc, *left iterations to go at most, whose count after
- * it is still to read: a signal or a kill at this offset whose ip is past
- * d (in that record's sequence) came after d's last iteration, with
- * %rcx that count. Runs the iterations to it, so that the record's
- * read delivers it after them. Returns 0 or -1.
+ * After repe/repne d at pc, *left iterations at most to go: a signal or
+ * a kill at this offset whose ip is past d (in the sequences of its
+ * fall-through witness or of its count after) came after its last
+ * iteration, with %rcx that count. Runs the iterations up to it, so that
+ * the next byte's read delivers it after them; *taken: one was.
+ * Returns 1 for a kill (the rest was never written), 0, or -1.
  */
 static int rep_ended(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
-		     const struct insn_vals *iv, uint64_t *left)
+		     const struct insn_vals *iv, uint64_t *left, int *taken)
 {
 	struct ae_smk *k;
 
@@ -1182,17 +1194,63 @@ static int rep_ended(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return 0;
+	if (mk_ip(g, k) != pc + d->len)
+		return rerr(g, pc, "a marker after a repe/repne instruction's last iteration names another instruction than the next");
 	if (k->m.cx > *left)
 		return rerr(g, pc, "a marker after a repe/repne instruction has more iterations left in %rcx than the instruction had");
 	if (iterate(g, d, pc, iv, *left - k->m.cx))
 		return -1;
 	*left = k->m.cx;
+	*taken = 1;
+	return k->m.type == TRBUF_MK_EXIT;
+}
+
+/*
+ * Repe/repne d at pc, *left iterations at most to go: aecc writes its
+ * fall-through witness, if any, then the count it stopped at (a signal
+ * or a kill between: rep_ended()). Sets *left to the iterations still
+ * to run. Returns 0 or -1.
+ */
+static int rep_after(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
+		     struct insn_vals *iv, uint64_t *left)
+{
+	const struct ae_rev *cnt = NULL;
+	uint64_t after;
+	int r, taken = 0;
+
+	for (int i = 0; i < d->nev; i++)
+		if (d->ev[i].kind == AE_EV_VAL_AFTER && d->ev[i].flag == AE_VAL_REPCNT_AFTER)
+			cnt = &d->ev[i];
+	if (!cnt)
+		return 0;
+	if (!iv->have_rep)
+		return rerr(g, pc, "corrupt schema: a repe/repne instruction's count after it without its count before");
+	r = rep_ended(g, d, pc, iv, left, &taken);
+	for (int i = 0; !r && i < d->nev; i++)
+		if (d->ev[i].kind == AE_EV_WIT_FALL) {
+			if (witness(g, &d->ev[i], pc))
+				return -1;
+			iv->fall_read = 1;
+			r = rep_ended(g, d, pc, iv, left, &taken);
+		}
+	if (r) {
+		*left = 0;	/* killed: at_insn() of the next stops */
+		return r < 0 ? -1 : 0;
+	}
+	if (consume(g, cnt->width, &after, pc))
+		return -1;
+	count_plain(g, cnt->width);
+	/* at least one iteration after its count, unless a marker said
+	 * it had run them all */
+	if (after > *left || (taken ? after != *left : *left && after == *left))
+		return rerr(g, pc, "corrupt trace: a repe/repne instruction's count after it does not fit the iterations it had left");
+	*left -= after;
 	return 0;
 }
 
 /* The instruction itself. */
 static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
-		   const struct insn_vals *iv)
+		   struct insn_vals *iv)
 {
 	uint64_t left = iv->have_rep ? iv->repcnt : 1;
 
@@ -1203,22 +1261,8 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	}
 	if (iv->have_rep && rep_interrupted(g, d, pc, iv, &left))
 		return -1;
-	/* repe/repne: the count it stopped at, written after it */
-	for (int i = 0; i < d->nev; i++) {
-		const struct ae_rev *e = &d->ev[i];
-		uint64_t after;
-
-		if (e->kind != AE_EV_VAL_AFTER || e->flag != AE_VAL_REPCNT_AFTER)
-			continue;
-		if (!iv->have_rep)
-			return rerr(g, pc, "corrupt schema: a repe/repne instruction's count after it without its count before");
-		if (rep_ended(g, d, pc, iv, &left) || consume(g, e->width, &after, pc))
-			return -1;
-		count_plain(g, e->width);
-		if (after > left)
-			return rerr(g, pc, "corrupt trace: a repe/repne instruction ends with more iterations left than it had");
-		left -= after;
-	}
+	if (rep_after(g, d, pc, iv, &left))
+		return -1;
 	if (iv->have_rep && !iv->repcnt)
 		left = 1;
 	if (iterate(g, d, pc, iv, left))
@@ -1245,6 +1289,8 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		/* the handler must return where it interrupted */
 		if (mk_ip(g, k) != g->level_ip[g->level])
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
+		if (g->level_cx[g->level] != ~0ull && k->m.cx != g->level_cx[g->level])
+			return rerr(g, pc, "signal handler changed the %rcx of the rep instruction it interrupted (its iterations left): not supported");
 		g->mi++;
 		return 1;
 	}
@@ -1873,7 +1919,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		/* fall-through witness of a non-branch, then its records
 		 * (none if it was killed before them: at_insn() stops next) */
 		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && !killed_before(g, next)) {
-			for (int i = 0; i < d->nev; i++)
+			for (int i = 0; i < d->nev && !iv.fall_read; i++)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))
 					return g->stop ? 0 : -1;

@@ -106,7 +106,7 @@ struct aerun_task {
 	uint32_t resume_off;		/* where START goes after exec */
 	int in_exec;			/* between execve entry and the exec event */
 	pid_t exec_tid;			/* exec'd from a non-leader: the tid it takes */
-	uint64_t exec_r15, exec_ip, exec_sp;
+	uint64_t exec_r15, exec_ip, exec_sp, exec_cx;
 	struct aerun_img *img;
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;

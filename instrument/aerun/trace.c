@@ -388,6 +388,7 @@ static void exec_entry(struct aerun_task *t, const struct user_regs_struct *r)
 	t->exec_r15 = r->r15;
 	t->exec_ip = r->rip;
 	t->exec_sp = r->rsp;
+	t->exec_cx = r->rcx;
 }
 
 /*
@@ -700,7 +701,7 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 				t->tid, (unsigned long long)t->exec_r15, t->cur);
 			return -EFAULT;
 		}
-		marker(a, t, TRBUF_MK_EXEC, t->exec_r15, t->exec_ip, t->exec_sp, 0, 0, 0);
+		marker(a, t, TRBUF_MK_EXEC, t->exec_r15, t->exec_ip, t->exec_sp, t->exec_cx, 0, 0);
 	} else if (t->region) {
 		off = t->resume_off;	/* exec'd again before its runtime started */
 	}

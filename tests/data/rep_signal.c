@@ -5,13 +5,16 @@
  * exactly the iterations that ran before it (data-exact compares it with
  * the native stepper, which sees every iteration): the SIGNAL marker's
  * %rcx says how many. repe cmpsb and repne scasb also write their count
- * after them, past the handler's bytes. With "kill", no handler: the
- * program dies in its first rep, and its trace ends after the 96
- * iterations that ran. */
+ * after them, past the handler's bytes (cmp3's after a witness).
+ * Other modes (tests/host/aetrace-errors.sh): "kill", no handler, the
+ * program dies after 96 iterations of its first rep; "killcmp", after 40
+ * of a repe cmpsb; "setcx", the handler changes the rep's %rcx. */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 static char *area;		/* 4 pages: 0 and 2 open, 1 and 3 closed */
 static volatile int faults;
@@ -22,6 +25,16 @@ static void on_segv(int sig)
 	faults++;
 	mprotect(area + 4096, 4096, PROT_READ | PROT_WRITE);
 	mprotect(area + 3 * 4096, 4096, PROT_READ | PROT_WRITE);
+}
+
+/* "setcx": the handler cuts the fill short by giving its rep 10
+ * iterations left (the regenerator must refuse: it cannot know) */
+static void on_segv_setcx(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	mprotect(area + 4096, 4096, PROT_READ | PROT_WRITE);
+	((ucontext_t *)uc)->uc_mcontext.gregs[REG_RCX] = 10;
 }
 
 static void close_pages(void)
@@ -53,6 +66,24 @@ __attribute__((noinline)) static unsigned long scan(const char *p, unsigned long
 	return n;
 }
 
+/* three repe cmpsb of n bytes, the last of a loop entered at its test:
+ * its fall-through edge gets a witness, which aecc writes before the
+ * count after it (hand-written: the layout matters) */
+unsigned long cmp3(const char *a, const char *b, unsigned long n);
+__asm__(".text\n"
+	".globl cmp3\n"
+	".type cmp3, @function\n"
+	"cmp3:\n"
+	"	movl $3, %r8d\n"
+	"	jmp 2f\n"
+	"1:	movq %rdx, %rcx\n"
+	"	repe cmpsb\n"
+	"2:	subl $1, %r8d\n"
+	"	jnz 1b\n"
+	"	movq %rcx, %rax\n"
+	"	ret\n"
+	".size cmp3, .-cmp3\n");
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_segv };
@@ -66,8 +97,23 @@ int main(int argc, char **argv)
 		fill(area + 4000, 200, 1);	/* dies after 96 */
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], "killcmp")) {
+		mprotect(area + 4096, 4096, PROT_NONE);
+		cmp(area + 2 * 4096, area + 4096 - 40, 200);	/* after 40 */
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "setcx")) {
+		sa.sa_sigaction = on_segv_setcx;
+		sa.sa_flags = SA_SIGINFO;
+	}
 	if (sigaction(SIGSEGV, &sa, 0))
 		return 1;
+	if (argc > 1 && !strcmp(argv[1], "setcx")) {
+		mprotect(area + 4096, 4096, PROT_NONE);
+		fill(area + 4000, 200, 7);
+		printf("%d %d\n", area[4105], area[4106]);
+		return 0;
+	}
 	/* 96 bytes, then the fault, then 104 */
 	close_pages();
 	fill(area + 4000, 200, 7);
@@ -85,6 +131,7 @@ int main(int argc, char **argv)
 	memset(area + 2 * 4096, 5, 4096);
 	close_pages();
 	r2 = scan(area + 3 * 4096 - 50, 100, 0);
-	printf("%d faults, cmp left %lu, scan left %lu\n", faults, r1, r2);
+	printf("%d faults, cmp left %lu, scan left %lu, cmp3 left %lu\n", faults, r1, r2,
+	       cmp3("abcdefghijklmnop", "abcdefghXjklmnop", 16));
 	return 0;
 }

@@ -206,7 +206,7 @@ o, tids = 0, set()
 while o < len(raw):
 	_, typ, _, _, ln, _ = struct.unpack_from("<IHHQII", raw, o)
 	if typ == 3:
-		for k in range(o + 24, o + 24 + ln, 64):
+		for k in range(o + 24, o + 24 + ln, 72):	# struct trbuf_marker
 			if struct.unpack_from("<I", raw, k + 8)[0] == 4:
 				tids.add(struct.unpack_from("<i", raw, k + 20)[0])
 	o += 24 + ln

@@ -353,7 +353,7 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
    "$top/bin/aerun" -q -o rsig.zst -- ./rsig >/dev/null; then
 	# the instrumented fill's rep, cmp's repz cmpsb; the twin's cmpsb
 	rep_ip() { objdump -d --no-show-raw-insn "$1" | awk -v f="<$2" -v i="$3" '
-		/^[0-9a-f]+ </ { in_f = index($2, f) == 1 }
+		/^[0-9a-f]+ </ { in_f = $2 == f ">:" || index($2, f ".") == 1 }
 		in_f && index($0, i) { sub(":", "", $1); print $1; exit }'; }
 	fi=$(rep_ip rsig fill "rep stos") ci=$(rep_ip rsig cmp "repz cmpsb")
 	co=$(rep_ip rsig.orig cmp "repz cmpsb")
@@ -363,7 +363,7 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 	if [ -n "$fk" ] && [ -n "$ck" ] && [ -n "$co" ] && [ -n "$hi" ]; then
 		"$top/build/tests/trace_mutate" --marker rsig.zst cx.zst "$fk" cx 1000
 		expect_error "a SIGNAL marker's %rcx more than its rep had left" \
-			"SIGNAL marker $fk: its %rcx 0x3e8 is more than the 200 iterations the rep instruction had left" \
+			"SIGNAL marker $fk: its %rcx 0x3e8 does not fit the 200 iterations the rep instruction had left" \
 			"$top/bin/aetrace" regen cx.zst rsig
 		next=$(printf '%x' $((0x$ci + 2)))
 		"$top/build/tests/trace_mutate" --marker rsig.zst m1.zst "$ck" ip "0x$next" &&
@@ -378,6 +378,26 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 			not_ok "a signal after a repe's last iteration: its handler after all 61"
 			sed 's/^/# /' err | head -3
 		fi
+		# a kill there: the count after it is never written; moved
+		# from amid the repe (40 run) to past it, 50 run
+		"$top/bin/aerun" -q -o kc.zst -- ./rsig killcmp >/dev/null 2>&1
+		kk=$("$top/bin/schedlog" print kc.zst | awk '$5 == "EXIT" { print $1 }')
+		if [ -n "$kk" ] &&
+		   "$top/build/tests/trace_mutate" --marker kc.zst k1.zst "$kk" ip "0x$next" &&
+		   "$top/build/tests/trace_mutate" --marker k1.zst k2.zst "$kk" cx 150 &&
+		   "$top/bin/aetrace" regen k2.zst rsig >out 2>err &&
+		   [ "$(awk -v c="$(printf '%08x' $((0x$co)))" '/^I/ { split($2, a, ","); n += a[1] == c; l = a[1] }
+			END { print n, l == c }' out)" = "50 1" ]; then
+			ok "a kill after a repe's last iteration: its 50 iterations, then the end"
+		else
+			not_ok "a kill after a repe's last iteration: its 50 iterations, then the end"
+			sed 's/^/# /' err | head -3
+		fi
+		# a handler that changes how many iterations its rep has left
+		"$top/bin/aerun" -q -o sc.zst -- ./rsig setcx >/dev/null 2>&1
+		expect_error "a handler that changes its rep's %rcx" \
+			"signal handler changed the %rcx of the rep instruction it interrupted" \
+			"$top/bin/aetrace" regen sc.zst rsig
 	else
 		not_ok "rep_signal.c: its rep instructions and SIGNAL markers found ($fi $ci $co $hi $fk $ck)"
 	fi

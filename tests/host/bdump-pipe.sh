@@ -98,8 +98,8 @@ def chunk(t, cpu, seq, pl):
     h = struct.pack('<IHHQII', 0x4b484541, t, cpu, seq, len(pl), 0)
     return struct.pack('<IHHQII', 0x4b484541, t, cpu, seq, len(pl), crc(h + pl)) + pl
 strings = b'host=a\0prog=/bin/true\0argv=x y\0'
-sess = struct.pack('<IIIIIIQ', 1, 1, 1, 4096, 4, len(strings), 123) + strings
-mk = bytes(range(128))		# two struct trbuf_marker
+sess = struct.pack('<IIIIIIQ', 2, 1, 1, 4096, 4, len(strings), 123) + strings	# version 2
+mk = bytes(range(144))		# two struct trbuf_marker (72 bytes)
 out = chunk(1, 0, 0, sess) + chunk(2, 0, 0, b'\x11' * 100) + chunk(3, 0, 2, mk) + \
       chunk(2, 0, 1, b'\x22' * 50) + chunk(5, 0, 4, struct.pack('<iiQ', 42, 0x100, 0x401000)) + \
       chunk(4, 0, 5, struct.pack('<QQQQ', 150, 2, 2, 0))
@@ -112,7 +112,7 @@ check "--from: DATA before MARKERS, EXIT, several SESSION strings: exit 0, nothi
 check "--from: forwarded capture has the same chunks, byte for byte (SESSION, EXIT, END included)" \
 	'grep -q " type=5 " <("$ct" dump fwd.zst) && cmp -s <(dumpall craft.zst) <(dumpall fwd.zst)'
 check "--from: SCHED holds the MARKERS bytes" \
-	'cmp -s fwd.sched <(python3 -c "import sys; sys.stdout.buffer.write(bytes(range(128)))")'
+	'cmp -s fwd.sched <(python3 -c "import sys; sys.stdout.buffer.write(bytes(range(144)))")'
 "$bd" -q --from file.zst '|cat > fwdp.zst' fwdp.sched
 check "--from a synthetic capture through |command: same chunks, still verifies its payloads" \
 	'cmp -s <(dumpall file.zst) <(dumpall fwdp.zst) && "$bd" --check fwdp.zst fwdp.sched | grep -q "synthetic payloads verified"'

@@ -595,7 +595,7 @@ repsig() {
 	cp "$d/i/p.orig" "$k/o/p"
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
-	if ! grep -q '^4 faults, cmp left 139, scan left 49$' "$d/out" ||
+	if ! grep -q '^4 faults, cmp left 139, scan left 49, cmp3 left 7$' "$d/out" ||
 	   ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err"; then
 		{ echo "not ok - rep_signal: traced run or regen failed"; head -3 "$d/out" "$d/err" | sed 's/^/# /'; } >>"$d/res"
 	else

@@ -1669,6 +1669,9 @@ TEST(bad_ioctl_args)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(fd, TRBUF_IOC_GET_MARKERS, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
+	/* the 64-byte markers' number: a consumer built for those */
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(TRBUF_IOC_MAGIC, 8, struct trbuf_sb_markers), &mk));
+	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(fd, TRBUF_IOC_CONSUMER, (void *)8));
 	EXPECT_EQ(EFAULT, errno);
 	fd2 = open(DEV, O_RDWR);

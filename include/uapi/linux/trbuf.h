@@ -215,8 +215,10 @@ struct trbuf_status {
 /*
  * TRBUF_IOC_GET_MARKERS: copy the markers of a sub-buffer handed out by
  * GET_SUBBUF (before PUT_SUBBUF); EINVAL if it is not handed out.  Call
- * again with a larger start while start + count < total.
+ * again with a larger start while start + count < total.  (Number 8 was
+ * the 64-byte markers' copy, before cx: a consumer and a driver built
+ * for different sizes get ENOTTY, not each other's records.)
  */
-#define TRBUF_IOC_GET_MARKERS	_IOWR(TRBUF_IOC_MAGIC, 8, struct trbuf_sb_markers)
+#define TRBUF_IOC_GET_MARKERS	_IOWR(TRBUF_IOC_MAGIC, 9, struct trbuf_sb_markers)
 
 #endif /* _UAPI_LINUX_TRBUF_H */
