@@ -91,9 +91,9 @@ struct ae_regen {
 	jmp_buf unwind[MAX_LEVELS];
 	size_t level_depth[MAX_LEVELS];
 	uint64_t level_ip[MAX_LEVELS];	/* twin ip each handler interrupted */
-	/* %rcx of a rep each handler interrupted amid its iterations (~0:
-	 * none), which its sigreturn must give back; rep_cut: the next
-	 * delivery is such a one */
+	/* %rcx each handler's sigreturn must give back (~0: any): where
+	 * the regeneration follows it (a data trace's known %rcx, a rep
+	 * the handler interrupted: rep_cut, for the next delivery) */
 	uint64_t level_cx[MAX_LEVELS];
 	int rep_cut;
 	uint64_t unwind_pc;
@@ -132,6 +132,7 @@ struct insn_vals {
 	const struct ae_rev *expand;	/* entry of a routine to expand */
 	int args_at_call;	/* this call enters one past its argument records */
 	int fall_read;		/* a repe/repne's fall-through witness: read */
+	uint64_t emitted;	/* iterations of this rep emitted so far */
 };
 
 static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
@@ -432,7 +433,8 @@ static int deliver(struct ae_regen *g)
 	vcl = g->vcl;
 	g->vcl.valid = 0;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
-	g->level_cx[g->level + 1] = g->rep_cut ? m->cx : ~0ull;
+	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
+				    m->cx : ~0ull;
 	g->rep_cut = 0;
 	g->mi++;
 	g->st.signals++;
@@ -486,6 +488,27 @@ static int pending_signal_here(struct ae_regen *g)
 	return k && k->m.type == TRBUF_MK_SIGNAL && k->pos == g->pos;
 }
 
+static int stops_at_ip(const struct ae_smk *k);
+
+/*
+ * The bytes instruction pc writes before it end here: was the task
+ * killed amid them (a kill whose ip resumes at pc, at this offset)?
+ * Then it ends here. Returns 1 (g->stop set, or after an error), 0.
+ */
+static int killed_amid(struct ae_regen *g, uint64_t pc)
+{
+	struct ae_smk *k = next_mk(g);
+
+	if (!k || k->pos != g->pos || k->m.type != TRBUF_MK_EXIT || !stops_at_ip(k) ||
+	    mk_ip(g, k) != pc)
+		return 0;
+	if (vc_unstore(g, k->m.ip, "the task's end") == -2)
+		return 1;
+	g->stop = AE_END_EXIT;
+	g->mi++;
+	return 1;
+}
+
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
 {
 	for (;;) {
@@ -509,7 +532,7 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 		if (wait_more(g)) {
 			if (g->s->final == 2)
 				g->stop = AE_END_CAPTURE;
-			else
+			else if (!killed_amid(g, pc))
 				rerr(g, pc, "trace ends before the program's recorded end (truncated?)");
 			return -1;
 		}
@@ -1120,10 +1143,16 @@ static void sp_return(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const
 }
 
 /* n iterations of instruction d (a rep instruction is one step per
- * iteration; one with a zero count executes once and touches nothing) */
+ * iteration; one with a zero count executes once and touches nothing;
+ * one of more than 2^47 bytes is beyond the address space: corrupt) */
 static int iterate(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
-		   const struct insn_vals *iv, uint64_t n)
+		   struct insn_vals *iv, uint64_t n)
 {
+	const struct ae_df_op *op = iv->have_rep && n > 1 ? ae_decode_df(g->p, d, pc) : NULL;
+
+	if (op && op->ssize && n > (1ull << 47) / op->ssize)
+		return rerr(g, pc, "corrupt trace: a rep instruction's iterations run beyond the address space");
+	iv->emitted += n;
 	for (uint64_t i = 0; i < n; i++) {
 		if (emit(g, pc, d->len))
 			return -1;
@@ -1141,7 +1170,7 @@ static int iterate(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
  * Returns 0 or -1.
  */
 static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
-			   const struct insn_vals *iv, uint64_t *left)
+			   struct insn_vals *iv, uint64_t *left)
 {
 	for (;;) {
 		struct ae_smk *k;
@@ -1169,7 +1198,7 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (iterate(g, d, pc, iv, *left - k->m.cx))
 			return -1;
 		*left = k->m.cx;
-		g->rep_cut = *left != 0;
+		g->rep_cut = 1;
 		r = at_insn(g, pc, 0);
 		g->rep_cut = 0;
 		if (r <= 0)
@@ -1186,22 +1215,31 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
  * Returns 1 for a kill (the rest was never written), 0, or -1.
  */
 static int rep_ended(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
-		     const struct insn_vals *iv, uint64_t *left, int *taken)
+		     struct insn_vals *iv, uint64_t *left, int *taken)
 {
 	struct ae_smk *k;
+	char msg[192];
 
 	wait_markers_here(g);
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return 0;
-	if (mk_ip(g, k) != pc + d->len)
-		return rerr(g, pc, "a marker after a repe/repne instruction's last iteration names another instruction than the next");
-	if (k->m.cx > *left)
-		return rerr(g, pc, "a marker after a repe/repne instruction has more iterations left in %rcx than the instruction had");
+	if (mk_ip(g, k) != pc + d->len || k->m.cx > *left) {
+		snprintf(msg, sizeof(msg),
+			 "%s marker %llu after a repe/repne instruction's last iteration: %s",
+			 k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : "EXIT", (unsigned long long)k->index,
+			 k->m.cx > *left ? "its %rcx is more than the iterations the instruction had left" :
+			 "its ip is not the next instruction's");
+		return rerr(g, pc, msg);
+	}
 	if (iterate(g, d, pc, iv, *left - k->m.cx))
+		return -1;
+	/* a zero count's one execution came before it too */
+	if (!iv->repcnt && !iv->emitted && iterate(g, d, pc, iv, 1))
 		return -1;
 	*left = k->m.cx;
 	*taken = 1;
+	g->rep_cut = k->m.type == TRBUF_MK_SIGNAL;	/* delivered by the next read */
 	return k->m.type == TRBUF_MK_EXIT;
 }
 
@@ -1264,7 +1302,7 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	if (rep_after(g, d, pc, iv, &left))
 		return -1;
 	if (iv->have_rep && !iv->repcnt)
-		left = 1;
+		left = !iv->emitted;
 	if (iterate(g, d, pc, iv, left))
 		return -1;
 	if (!g->data)
@@ -1290,7 +1328,7 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		if (mk_ip(g, k) != g->level_ip[g->level])
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
 		if (g->level_cx[g->level] != ~0ull && k->m.cx != g->level_cx[g->level])
-			return rerr(g, pc, "signal handler changed the %rcx of the rep instruction it interrupted (its iterations left): not supported");
+			return rerr(g, pc, "signal handler changed the %rcx of the instruction it interrupted, which the regeneration follows (a rep's iterations left, an address): not supported");
 		g->mi++;
 		return 1;
 	}
@@ -1779,11 +1817,19 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		struct ae_smk *k = next_mk(g);
 		uint64_t ip;
 
-		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos)
+		if (!k || !stops_at_ip(k) || k->pos != g->pos)
 			break;
 		ip = mk_ip(g, k);
 		if (ip < x.lo || ip > x.hi)
 			break;
+		if (k->m.type == TRBUF_MK_EXIT) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg),
+				 "the task was killed inside an expanded library routine at %#llx: not regenerated exactly (build with aecc -fno-ae-memfn)",
+				 (unsigned long long)ip);
+			return rerr(g, pc, msg);
+		}
 		/*
 		 * A fault there: the routine stopped at an instruction the
 		 * emulation on accessible memory cannot find (and may never

@@ -7,8 +7,10 @@
  * %rcx says how many. repe cmpsb and repne scasb also write their count
  * after them, past the handler's bytes (cmp3's after a witness).
  * Other modes (tests/host/aetrace-errors.sh): "kill", no handler, the
- * program dies after 96 iterations of its first rep; "killcmp", after 40
- * of a repe cmpsb; "setcx", the handler changes the rep's %rcx. */
+ * program dies after 96 iterations of its first rep ("kill2": of stos2's);
+ * "killcmp", after 40 of a repe cmpsb; "killmemset", in memset (which a
+ * data trace expands from its arguments); "setcx", the handler changes
+ * the rep's %rcx. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -84,6 +86,22 @@ __asm__(".text\n"
 	"	ret\n"
 	".size cmp3, .-cmp3\n");
 
+/* rep stosb of %rcx bytes %al at %rdi, hand-written as the routine's
+ * first instruction so that a data trace records its count and %rdi
+ * before it: two records a kill may come between */
+__asm__(".text\n"
+	".globl stos2\n"
+	".type stos2, @function\n"
+	"stos2:\n"
+	"	rep stosb\n"
+	"	ret\n"
+	".size stos2, .-stos2\n");
+
+__attribute__((noinline)) static void fill2(char *p, unsigned long n, int c)
+{
+	__asm__ volatile("call stos2" : "+D"(p), "+c"(n) : "a"(c) : "memory");
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_segv };
@@ -95,6 +113,18 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "kill")) {
 		mprotect(area + 4096, 4096, PROT_READ);
 		fill(area + 4000, 200, 1);	/* dies after 96 */
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "kill2")) {
+		mprotect(area + 4096, 4096, PROT_READ);
+		fill2(area + 4000, 200, 1);	/* dies after 96 */
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "killmemset")) {
+		volatile unsigned long n = 200;	/* not inlined */
+
+		mprotect(area + 4096, 4096, PROT_READ);
+		memset(area + 4000, 1, n);	/* dies in the library's memset */
 		return 1;
 	}
 	if (argc > 1 && !strcmp(argv[1], "killcmp")) {

@@ -359,20 +359,35 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 	co=$(rep_ip rsig.orig cmp "repz cmpsb")
 	hi=$(nm rsig.orig | awk '$3 == "on_segv" { print $1 }')
 	mk_at() { "$top/bin/schedlog" print rsig.zst | awk -v ip="ip=0x$1" '$5 == "SIGNAL" && $7 == ip { print $1; exit }'; }
+	# the offset of marker $2 of capture $1
+	mk_off() { "$top/bin/schedlog" print "$1" | awk -v k="$2" '$1 == k { split($6, a, ":"); print a[2] }'; }
+	# cmp's cmpsb records before each entry of the handler, and after
+	# the last one
+	per_handler() {
+		awk -v c="$(printf '%08x' $((0x$co)))" -v h="$(printf '%08x' $((0x$hi)))" '/^I/ {
+			split($2, a, ","); if (a[1] == c) n++; if (a[1] == h) { s = s " " n + 0; n = 0 } }
+			END { print s " " n + 0 }' "$1"
+	}
 	fk=$(mk_at "$fi") ck=$(mk_at "$ci")
 	if [ -n "$fk" ] && [ -n "$ck" ] && [ -n "$co" ] && [ -n "$hi" ]; then
 		"$top/build/tests/trace_mutate" --marker rsig.zst cx.zst "$fk" cx 1000
 		expect_error "a SIGNAL marker's %rcx more than its rep had left" \
 			"SIGNAL marker $fk: its %rcx 0x3e8 does not fit the 200 iterations the rep instruction had left" \
 			"$top/bin/aetrace" regen cx.zst rsig
+		# a count past the address space (a flipped byte): an error,
+		# not 2^48 iterations
+		fo=$(mk_off rsig.zst "$fk")
+		"$top/build/tests/trace_mutate" rsig.zst big.zst $((fo - 2)) 1
+		expect_error "a rep count beyond the address space" \
+			"corrupt trace: a rep instruction's iterations run beyond the address space" \
+			timeout 60 "$top/bin/aetrace" regen big.zst rsig
 		next=$(printf '%x' $((0x$ci + 2)))
 		"$top/build/tests/trace_mutate" --marker rsig.zst m1.zst "$ck" ip "0x$next" &&
 		"$top/build/tests/trace_mutate" --marker m1.zst m2.zst "$ck" cx 139 &&
-		"$top/build/tests/trace_mutate" --marker m2.zst past.zst $((ck + 1)) ip "0x$next"
+		"$top/build/tests/trace_mutate" --marker m2.zst m3.zst $((ck + 1)) cx 139 &&
+		"$top/build/tests/trace_mutate" --marker m3.zst past.zst $((ck + 1)) ip "0x$next"
 		if "$top/bin/aetrace" regen past.zst rsig >out 2>err &&
-		   [ "$(awk -v c="$(printf '%08x' $((0x$co)))" -v h="$(printf '%08x' $((0x$hi)))" '/^I/ {
-			split($2, a, ","); if (a[1] == c) n++; if (a[1] == h) { s = s " " n + 0; n = 0 } }
-			END { print s " " n + 0 }' out)" = " 0 0 61 0 0" ]; then
+		   [ "$(per_handler out)" = " 0 0 61 0 0" ]; then
 			ok "a signal after a repe's last iteration: its handler after all 61"
 		else
 			not_ok "a signal after a repe's last iteration: its handler after all 61"
@@ -393,15 +408,60 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 			not_ok "a kill after a repe's last iteration: its 50 iterations, then the end"
 			sed 's/^/# /' err | head -3
 		fi
+		# the same signal past a repe of count 0 (its count record and
+		# the one after it made 0): its one execution before the handler
+		so=$(mk_off rsig.zst "$ck") ro=$(mk_off rsig.zst $((ck + 1)))
+		if "$top/build/tests/trace_mutate" m2.zst z1.zst $((so - 8)) 200 &&
+		   "$top/build/tests/trace_mutate" z1.zst z2.zst "$ro" 139 &&
+		   "$top/build/tests/trace_mutate" --marker z2.zst z3.zst "$ck" cx 0 &&
+		   "$top/build/tests/trace_mutate" --marker z3.zst z4.zst $((ck + 1)) cx 0 &&
+		   "$top/build/tests/trace_mutate" --marker z4.zst zero.zst $((ck + 1)) ip "0x$next" &&
+		   "$top/bin/aetrace" regen zero.zst rsig >out 2>err &&
+		   [ "$(per_handler out)" = " 0 0 1 0 0" ]; then
+			ok "a signal past a repe of count 0: its one execution before the handler"
+		else
+			not_ok "a signal past a repe of count 0: its one execution before the handler"
+			sed 's/^/# /' err | head -3
+		fi
 		# a handler that changes how many iterations its rep has left
 		"$top/bin/aerun" -q -o sc.zst -- ./rsig setcx >/dev/null 2>&1
 		expect_error "a handler that changes its rep's %rcx" \
-			"signal handler changed the %rcx of the rep instruction it interrupted" \
+			"signal handler changed the %rcx of the instruction it interrupted" \
 			"$top/bin/aetrace" regen sc.zst rsig
 	else
 		not_ok "rep_signal.c: its rep instructions and SIGNAL markers found ($fi $ci $co $hi $fk $ck)"
 	fi
 else
 	not_ok "rep_signal.c builds and runs under aerun"
+fi
+# A kill between two records an instruction writes before it (stos2's
+# count and %rdi in a data trace; moved from its rep, with the data cut
+# there): the task ends before the instruction, not "truncated".
+if [ -e "$top/build/musl-data/lib/libc.a" ] &&
+   "$top/bin/aecc" -fae-data -O2 -o drsig "$top/tests/data/rep_signal.c" &&
+   { "$top/bin/aerun" -q -o dk.zst -- ./drsig kill2 >/dev/null 2>&1; [ -s dk.zst ]; }; then
+	sa=$(objdump -d --no-show-raw-insn drsig | awk '/^[0-9a-f]+ </ { f = $2 == "<stos2>:" }
+		f && /mov +%rdi,\(%r15\)/ { sub(":", "", $1); print $1; exit }')
+	read -r dk de < <("$top/bin/schedlog" print dk.zst | awk '$5 == "EXIT" { split($6, a, ":"); print $1, a[2] }')
+	ra=$(nm drsig.orig | awk '$3 == "stos2" { print $1 }')
+	if [ -n "$sa" ] && [ -n "$dk" ] &&
+	   "$top/build/tests/trace_mutate" --marker dk.zst d1.zst "$dk" offset $((de - 8)) &&
+	   "$top/build/tests/trace_mutate" --marker d1.zst d2.zst "$dk" ip "0x$sa" &&
+	   "$top/build/tests/trace_mutate" --data-cut d2.zst d3.zst $((de - 8)) &&
+	   "$top/bin/aetrace" regen d3.zst drsig >out 2>err &&
+	   ! grep -q "^I  $(printf '%08x' $((0x$ra)))" out; then
+		ok "a kill between an instruction's two records before it: the task ends before it"
+	else
+		not_ok "a kill between an instruction's two records before it: the task ends before it"
+		sed 's/^/# /' err | head -3
+	fi
+	# killed inside an expanded library routine: said, not "truncated"
+	"$top/bin/aerun" -q -o dm.zst -- ./drsig killmemset >/dev/null 2>&1
+	expect_error "a kill inside an expanded memset" \
+		"the task was killed inside an expanded library routine at 0x[0-9a-f]+: not regenerated exactly" \
+		"$top/bin/aetrace" regen dm.zst drsig
+else
+	ok "a kill between an instruction's two records # SKIP no data-traced musl or it did not build"
+	ok "a kill inside an expanded memset # SKIP no data-traced musl or it did not build"
 fi
 echo "1..$n"

@@ -2,12 +2,14 @@
 /*
  * trace_mutate - rewrite an aetrace container with one witness byte
  * changed, the %rsp of every SIGNAL marker (or of the one with
- * absolute marker index INDEX) moved, or the ip or cx of marker INDEX
- * set, for tests of the regenerator on hand-made input.
+ * absolute marker index INDEX) moved, the ip, cx or offset of marker
+ * INDEX set, or the DATA payload cut after LEN bytes (a task killed
+ * there), for tests of the regenerator on hand-made input.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
  *   trace_mutate --signal-sp IN OUT ADD [INDEX]
- *   trace_mutate --marker IN OUT INDEX ip|cx VALUE
+ *   trace_mutate --marker IN OUT INDEX ip|cx|offset VALUE
+ *   trace_mutate --data-cut IN OUT LEN
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  */
 #include <fcntl.h>
@@ -30,18 +32,22 @@ int main(int argc, char **argv)
 	int xr = 0, count = argc == 3 && !strcmp(argv[1], "--data-len"), ret, fd;
 	int sp = (argc == 5 || argc == 6) && !strcmp(argv[1], "--signal-sp");
 	int set = argc == 7 && !strcmp(argv[1], "--marker") &&
-		  (!strcmp(argv[5], "ip") || !strcmp(argv[5], "cx"));
+		  (!strcmp(argv[5], "ip") || !strcmp(argv[5], "cx") || !strcmp(argv[5], "offset"));
+	int cut = argc == 5 && !strcmp(argv[1], "--data-cut");
 	long long sp_add = 0, only = -1, mki = 0;
 	unsigned long long val = 0;
 
-	if (!count && !sp && !set && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|cx VALUE | --data-len IN\n");
+	if (!count && !sp && !set && !cut && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|cx|offset VALUE | --data-cut IN OUT LEN | --data-len IN\n");
 		return 2;
 	}
 	if (set) {
 		only = strtoll(argv[4], NULL, 0);
 		val = strtoull(argv[6], NULL, 0);
-		sp = argv[5][0] == 'i' ? 2 : 3;
+		sp = argv[5][0] == 'i' ? 2 : argv[5][0] == 'c' ? 3 : 4;
+		argv++;
+	} else if (cut) {
+		val = strtoull(argv[4], NULL, 0);
 		argv++;
 	} else if (sp) {
 		sp_add = strtoll(argv[4], NULL, 0);
@@ -54,14 +60,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!count) {
-		at = sp ? ~0ull : strtoull(argv[3], NULL, 0);
-		xr = sp ? 0 : (int)strtol(argv[4], NULL, 0);
+		at = sp || cut ? ~0ull : strtoull(argv[3], NULL, 0);
+		xr = sp || cut ? 0 : (int)strtol(argv[4], NULL, 0);
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || ae_writer_open(&w, fd, &o))
 			return 1;
 	}
 	while ((ret = ae_reader_next(r, &h, &p)) == 1) {
-		if (h.type == AE_CHUNK_DATA && !count && at >= pos && at < pos + h.len) {
+		if (h.type == AE_CHUNK_DATA && cut && pos + h.len > val) {
+			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, pos > val ? 0 : val - pos, 0);
+		} else if (h.type == AE_CHUNK_DATA && !count && at >= pos && at < pos + h.len) {
 			unsigned char *c = malloc(h.len);
 
 			memcpy(c, p, h.len);
@@ -79,6 +87,8 @@ int main(int argc, char **argv)
 					m[i].ip = val;
 				else if (sp == 3 && only == mki)
 					m[i].cx = val;
+				else if (sp == 4 && only == mki)
+					m[i].offset = val;
 				else if (sp == 1 && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
 			}
