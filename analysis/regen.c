@@ -208,9 +208,9 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		if (e->flag == AE_VAL_REG_SEXT && e->width < 8 && (v >> (8 * e->width - 1)) & 1)
 			v |= ~0ull << (8 * e->width);
 		if (g->debug)
-			fprintf(stderr, "aetrace: %sreg %s = %#llx after %#llx, %llu bytes%s\n", g->name,
-				df_names[e->a], (unsigned long long)v, (unsigned long long)pc,
-				(unsigned long long)(g->pos - at),
+			fprintf(stderr, "aetrace: %sreg %s = %#llx at offset %llu after %#llx, %llu bytes%s\n",
+				g->name, df_names[e->a], (unsigned long long)v, (unsigned long long)at,
+				(unsigned long long)pc, (unsigned long long)(g->pos - at),
 				!vcr ? "" : e->flag == AE_VAL_REG_VC_LOW ? " (value cache, low half)" :
 				e->b & AE_VC_BY_ADDR ? " (value cache, by address)" : " (value cache)");
 		if (g->data)
@@ -491,16 +491,20 @@ static int pending_signal_here(struct ae_regen *g)
 static int stops_at_ip(const struct ae_smk *k);
 
 /*
- * The bytes instruction pc writes before it end here: was the task
- * killed amid them (a kill whose ip resumes at pc, at this offset)?
- * Then it ends here. Returns 1 (g->stop set, or after an error), 0.
+ * The bytes instruction pc writes before or after it end here: was the
+ * task killed amid them (a kill at this offset whose ip resumes at pc,
+ * or after it)? Then it ends here. Returns 1 (g->stop set, or after an
+ * error), 0.
  */
 static int killed_amid(struct ae_regen *g, uint64_t pc)
 {
 	struct ae_smk *k = next_mk(g);
+	struct ae_dinsn *d;
 
-	if (!k || k->pos != g->pos || k->m.type != TRBUF_MK_EXIT || !stops_at_ip(k) ||
-	    mk_ip(g, k) != pc)
+	if (!k || k->pos != g->pos || k->m.type != TRBUF_MK_EXIT || !stops_at_ip(k))
+		return 0;
+	d = ae_decode(g->p, pc);
+	if (mk_ip(g, k) != pc && (!d || mk_ip(g, k) != pc + d->len))
 		return 0;
 	if (vc_unstore(g, k->m.ip, "the task's end") == -2)
 		return 1;
@@ -1724,6 +1728,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t cmp_res = 0;
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
+	struct ae_smk *k;
 	uint64_t res = 0, limit, ret;
 	char err[200];
 	int r;
@@ -1741,6 +1746,12 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	if (cmp_entry_fault(g, e, pc))
 		return -1;
 	if (e->width) {
+		/* its result record comes at its end: a kill before it was
+		 * inside the routine */
+		wait_markers_here(g);
+		k = next_mk(g);
+		if (k && k->pos == g->pos && k->m.type == TRBUF_MK_EXIT && stops_at_ip(k))
+			return rerr(g, pc, "the task was killed inside an expanded library routine (before its result record): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		if (consume(g, e->width, &res, pc))
 			return -1;
 		count_plain(g, e->width);

@@ -232,6 +232,25 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	ret = getregs(t->tid, &h);
 	if (ret)
 		return ret;
+	/*
+	 * Where the task resumes is what the kernel saved in the frame (an
+	 * rt_sigframe: the return address, then the ucontext), after its
+	 * system-call restart (%rip back onto an SA_RESTART syscall), which
+	 * comes after this stop.
+	 */
+	{
+		uint64_t uc = h.rsp + 8, ip, sp, cx;
+
+		errno = 0;
+		ip = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RIP), 0);
+		sp = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RSP), 0);
+		cx = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RCX), 0);
+		if (!errno) {
+			r.rip = ip;
+			r.rsp = sp;
+			r.rcx = cx;
+		}
+	}
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
 	ptrace(PTRACE_CONT, t->tid, 0, 0);

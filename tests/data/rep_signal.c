@@ -8,9 +8,11 @@
  * after them, past the handler's bytes (cmp3's after a witness).
  * Other modes (tests/host/aetrace-errors.sh): "kill", no handler, the
  * program dies after 96 iterations of its first rep ("kill2": of stos2's);
- * "killcmp", after 40 of a repe cmpsb; "killmemset", in memset (which a
- * data trace expands from its arguments); "setcx", the handler changes
- * the rep's %rcx. */
+ * "killcmp", after 40 of a repe cmpsb; "killmemset", "killstrlen", in
+ * memset, strlen (which a data trace expands from its arguments and,
+ * for strlen, its result); "killret", after get() returned
+ * (tests move the kill back into the records after its call); "setcx",
+ * the handler changes the rep's %rcx. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
@@ -102,6 +104,12 @@ __attribute__((noinline)) static void fill2(char *p, unsigned long n, int c)
 	__asm__ volatile("call stos2" : "+D"(p), "+c"(n) : "a"(c) : "memory");
 }
 
+/* a pointer loaded in a callee: recorded after the call returns */
+__attribute__((noinline)) static char *get(char **pp)
+{
+	return *pp;
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_segv };
@@ -119,6 +127,21 @@ int main(int argc, char **argv)
 		mprotect(area + 4096, 4096, PROT_READ);
 		fill2(area + 4000, 200, 1);	/* dies after 96 */
 		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "killret")) {
+		char *q = area, *p = get(argc > 5 ? &area : &q);
+
+		*p = 5;
+		*(volatile char *)(argc > 7 ? p : 0) = 1;	/* dies here */
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "killstrlen")) {
+		volatile size_t n;
+
+		memset(area + 4000, 'x', 96);
+		mprotect(area + 4096, 4096, PROT_NONE);
+		n = strlen(area + 4000);	/* dies in strlen */
+		return n == 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "killmemset")) {
 		volatile unsigned long n = 200;	/* not inlined */

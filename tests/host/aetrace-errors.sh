@@ -443,16 +443,42 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	sa=$(objdump -d --no-show-raw-insn drsig | awk '/^[0-9a-f]+ </ { f = $2 == "<stos2>:" }
 		f && /mov +%rdi,\(%r15\)/ { sub(":", "", $1); print $1; exit }')
 	read -r dk de < <("$top/bin/schedlog" print dk.zst | awk '$5 == "EXIT" { split($6, a, ":"); print $1, a[2] }')
-	ra=$(nm drsig.orig | awk '$3 == "stos2" { print $1 }')
-	if [ -n "$sa" ] && [ -n "$dk" ] &&
+	# fill2's call of stos2 in the twin: the last instruction to run
+	fc=$(objdump -d --no-show-raw-insn drsig.orig | awk '/^[0-9a-f]+ </ { f = $2 ~ /^<fill2/ }
+		f && /call.*<stos2>/ { sub(":", "", $1); print $1; exit }')
+	if [ -n "$sa" ] && [ -n "$dk" ] && [ -n "$fc" ] &&
 	   "$top/build/tests/trace_mutate" --marker dk.zst d1.zst "$dk" offset $((de - 8)) &&
 	   "$top/build/tests/trace_mutate" --marker d1.zst d2.zst "$dk" ip "0x$sa" &&
 	   "$top/build/tests/trace_mutate" --data-cut d2.zst d3.zst $((de - 8)) &&
 	   "$top/bin/aetrace" regen d3.zst drsig >out 2>err &&
-	   ! grep -q "^I  $(printf '%08x' $((0x$ra)))" out; then
+	   [ "$(awk '/^I/ { split($2, a, ","); l = a[1] } END { print l }' out)" = "$(printf '%08x' $((0x$fc)))" ]; then
 		ok "a kill between an instruction's two records before it: the task ends before it"
 	else
 		not_ok "a kill between an instruction's two records before it: the task ends before it"
+		sed 's/^/# /' err | head -3
+	fi
+	# a kill between a call's return and the records after it (get's
+	# result, moved there from the later fault, the data cut there):
+	# the task ends at get's ret
+	tc=$(objdump -d --no-show-raw-insn drsig.orig | awk '/^[0-9a-f]+ </ { f = $2 == "<main>:" }
+		f && /call.*<get/ { sub(":", "", $1); print $1; exit }')
+	ic=$(objdump -d --no-show-raw-insn drsig | awk '/^[0-9a-f]+ </ { f = $2 == "<main>:" }
+		f && /call.*<get/ { getline; sub(":", "", $1); print $1; exit }')
+	"$top/bin/aerun" -q -o kr.zst -- ./drsig killret >/dev/null 2>&1
+	kk=$("$top/bin/schedlog" print kr.zst | awk '$5 == "EXIT" { print $1 }')
+	ro=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen kr.zst drsig 2>&1 >/dev/null |
+		sed -n "s/.*reg rax = 0x[0-9a-f]* at offset \([0-9]*\) after 0x$tc, .*/\1/p" | head -1)
+	read -r glo ghi < <(nm -S drsig.orig | awk '$4 ~ /^get/ { print $1, $2 }')
+	if [ -n "$tc" ] && [ -n "$ic" ] && [ -n "$kk" ] && [ -n "$ro" ] && [ -n "$glo" ] &&
+	   "$top/build/tests/trace_mutate" --marker kr.zst r1.zst "$kk" offset "$ro" &&
+	   "$top/build/tests/trace_mutate" --marker r1.zst r2.zst "$kk" ip "0x$ic" &&
+	   "$top/build/tests/trace_mutate" --data-cut r2.zst r3.zst "$ro" &&
+	   "$top/bin/aetrace" regen r3.zst drsig >out 2>err &&
+	   last=$(awk '/^I/ { split($2, a, ","); l = a[1] } END { print l }' out) &&
+	   [ $((0x$last)) -ge $((0x$glo)) ] && [ $((0x$last)) -lt $((0x$glo + 0x$ghi)) ]; then
+		ok "a kill between a call's return and the records after it: the task ends at the callee's ret"
+	else
+		not_ok "a kill between a call's return and the records after it: the task ends at the callee's ret"
 		sed 's/^/# /' err | head -3
 	fi
 	# killed inside an expanded library routine: said, not "truncated"
@@ -460,8 +486,14 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	expect_error "a kill inside an expanded memset" \
 		"the task was killed inside an expanded library routine at 0x[0-9a-f]+: not regenerated exactly" \
 		"$top/bin/aetrace" regen dm.zst drsig
+	"$top/bin/aerun" -q -o ds.zst -- ./drsig killstrlen >/dev/null 2>&1
+	expect_error "a kill inside an expanded strlen (before its result record)" \
+		"the task was killed inside an expanded library routine \\(before its result record\\): not regenerated exactly" \
+		"$top/bin/aetrace" regen ds.zst drsig
 else
 	ok "a kill between an instruction's two records # SKIP no data-traced musl or it did not build"
+	ok "a kill between a call's return and its records # SKIP no data-traced musl or it did not build"
 	ok "a kill inside an expanded memset # SKIP no data-traced musl or it did not build"
+	ok "a kill inside an expanded strlen # SKIP no data-traced musl or it did not build"
 fi
 echo "1..$n"

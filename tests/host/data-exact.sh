@@ -31,7 +31,8 @@
 # (vckill); tests/data/vc_join.c: the same where both sides join before
 # the record and one is long (vcjoin, against the stepper);
 # tests/data/rep_signal.c: faults amid rep instructions, with a handler
-# and without (repsig, against the stepper).
+# and without (repsig, against the stepper); tests/data/sig_restart.c:
+# handlers that restart a system call (sigrestart).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -611,6 +612,30 @@ repsig() {
 	rm -f "$d/t.zst" "$k/t.zst" "$d/step" "$k/step"
 }
 
+# sigrestart: tests/data/sig_restart.c, a blocking read that SA_RESTART
+# handlers interrupt three times (the kernel moves %rip back onto the
+# system call after aerun's stop): its data and its instruction trace
+# regenerate, with the three handlers.
+sigrestart() {
+	local name d h n
+	for name in sig_restart sig_restart_inst; do
+		d=$work/$name
+		if [ $name = sig_restart ]; then
+			sig_run sig_restart || continue
+		else
+			sig_run sig_restart $name -O2 || continue
+		fi
+		h=$(printf '%08x' "0x$(ae_sym_addr "$d/p.orig" on_alrm)")
+		n=$(grep -c "^I  $h" "$d/regen")
+		if grep -q '^read x after 3 handlers$' "$d/out" && [ "$n" = 3 ]; then
+			echo "ok - $name: regenerated, its 3 handlers ($(cat "$d/out"))" >>"$d/res"
+		else
+			echo "not ok - $name: $n handler entries regenerated, the program says: $(cat "$d/out")" >>"$d/res"
+		fi
+	done
+	cat "$work/sig_restart_inst/res" >>"$work/sig_restart/res"
+}
+
 # sig_run NAME [DIR [AECC-FLAGS]]: build tests/data/NAME.c (with
 # -fae-data unless other flags are given), trace it and regenerate it (lackey
 # format) in $work/DIR (NAME), the program's output in out; on failure,
@@ -897,14 +922,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
