@@ -96,6 +96,8 @@ struct ae_regen {
 	 * the handler interrupted: rep_cut, for the next delivery) */
 	uint64_t level_cx[MAX_LEVELS];
 	int rep_cut;
+	uint64_t kill_edge;	/* a kill cut the sequence of the edge to it */
+	uint64_t kill_skip;	/* 1 + offset a kill last skipped a witness at */
 	uint64_t unwind_pc;
 	uint64_t loaded_target;	/* from the last AE_VAL_JTLOAD */
 	int finishing;		/* in _Exit: stop after its system call */
@@ -719,8 +721,9 @@ static int witness(struct ae_regen *g, const struct ae_rev *e, uint64_t pc)
 		return -1;
 	g->st.witness_bytes += e->width;
 	if (g->debug)
-		fprintf(stderr, "aetrace: %switness %llu at %#llx\n", g->name, (unsigned long long)w,
-			(unsigned long long)pc);
+		fprintf(stderr, "aetrace: %switness %llu at %#llx, offset %llu\n", g->name,
+			(unsigned long long)w, (unsigned long long)pc,
+			(unsigned long long)(g->pos - e->width));
 	if (w != e->a) {
 		char msg[128];
 
@@ -888,11 +891,25 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 	 * it where those bytes are read */
 	if (k->m.type == TRBUF_MK_SIGNAL && k->via_seq)
 		return 0;
+	/* a kill there: the same, until the bytes it cut are to be read
+	 * (the branch's stop_side(), killed_before(), killed_amid()) */
+	if (k->m.type == TRBUF_MK_EXIT && stops_at_ip(k) && k->via_seq && g->kill_edge != pc)
+		return 0;
 	/* pc may be reached again at this offset (a recursion's returns
 	 * write nothing): where the records make %rsp known, the marker's
 	 * %rsp names the visit */
 	if (stops_at_ip(k) && k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
 	    g->ds.v[AE_DF_RSP] != k->sp) {
+		/* (a kill the edge it cut led to: no other visit to wait for) */
+		if (k->m.type == TRBUF_MK_EXIT && g->kill_edge == pc) {
+			char msg[192];
+
+			snprintf(msg, sizeof(msg),
+				 "EXIT marker %llu: its %%rsp %#llx is not the %#llx of the edge whose witness it cut",
+				 (unsigned long long)k->index, (unsigned long long)k->sp,
+				 (unsigned long long)g->ds.v[AE_DF_RSP]);
+			return rerr(g, pc, msg);
+		}
 		k->sp_missed = 1;
 		return 0;
 	}
@@ -1526,7 +1543,16 @@ static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (in_set < 0)
 			return -1;
 	}
-	/* killed before its side's witness: at_insn() stops at the side */
+	/* killed before its side's witness (a decided branch's too):
+	 * at_insn() stops at the side */
+	if (kill || killed_before(g, in_set ? d->target : pc + d->len)) {
+		/* taken at the side, so never twice here */
+		if (g->kill_skip == g->pos + 1)
+			return rerr(g, pc, "a kill at this offset is never reached (its marker's ip or %rsp)");
+		g->kill_skip = g->pos + 1;
+		g->kill_edge = in_set ? d->target : pc + d->len;
+		kill = 1;
+	}
 	if (in_set) {
 		*next = d->target;
 		g->st.blocks++;
@@ -1975,7 +2001,13 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		}
 		/* fall-through witness of a non-branch, then its records
 		 * (none if it was killed before them: at_insn() stops next) */
-		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && !killed_before(g, next)) {
+		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && killed_before(g, next)) {
+			/* in those bytes, if it writes any (else perhaps
+			 * in a later edge's, at_insn() waits) */
+			for (int i = 0; i < d->nev; i++)
+				if (d->ev[i].kind == AE_EV_WIT_FALL || d->ev[i].kind == AE_EV_VAL_AFTER)
+					g->kill_edge = next;
+		} else if (d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) {
 			for (int i = 0; i < d->nev && !iv.fall_read; i++)
 				if (d->ev[i].kind == AE_EV_WIT_FALL &&
 				    witness(g, &d->ev[i], pc))

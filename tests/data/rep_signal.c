@@ -11,7 +11,9 @@
  * "killcmp", after 40 of a repe cmpsb; "killmemset", "killstrlen", in
  * memset, strlen (which a data trace expands from its arguments and,
  * for strlen, its result); "killret", after get() returned
- * (tests move the kill back into the records after its call); "setcx",
+ * (tests move the kill back into the records after its call);
+ * "killloop", after spin()'s loop (tests move it into its back edge's
+ * witness, after the first iteration); "setcx",
  * the handler changes the rep's %rcx. */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -104,6 +106,15 @@ __attribute__((noinline)) static void fill2(char *p, unsigned long n, int c)
 	__asm__ volatile("call stos2" : "+D"(p), "+c"(n) : "a"(c) : "memory");
 }
 
+static volatile int sink;
+
+/* a loop whose only byte is its back edge's witness */
+__attribute__((noinline)) static void spin(int n)
+{
+	for (int i = 0; i < n; i++)
+		sink = i;
+}
+
 /* a pointer loaded in a callee: recorded after the call returns */
 __attribute__((noinline)) static char *get(char **pp)
 {
@@ -126,6 +137,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "kill2")) {
 		mprotect(area + 4096, 4096, PROT_READ);
 		fill2(area + 4000, 200, 1);	/* dies after 96 */
+		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "killloop")) {
+		spin(argc * 5);
+		*(volatile char *)(long)(argc > 9) = 1;	/* dies here */
 		return 1;
 	}
 	if (argc > 1 && !strcmp(argv[1], "killret")) {

@@ -423,6 +423,39 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 			not_ok "a signal past a repe of count 0: its one execution before the handler"
 			sed 's/^/# /' err | head -3
 		fi
+		# a kill in a loop's back-edge witness (its only byte), after
+		# the first iteration, the data cut there (moved from the later
+		# fault): the body once, not stopped at the loop head's first
+		# visit at that offset
+		jt=$(objdump -d --no-show-raw-insn rsig.orig | awk '/^[0-9a-f]+ </ { f = $2 ~ /^<spin/ }
+			f && /jne/ { sub(":", "", $1); print $1; exit }')
+		st=$(objdump -d --no-show-raw-insn rsig | awk '/^[0-9a-f]+ </ { f = $2 ~ /^<spin/ }
+			f && /jne/ { print $(NF - 1); exit }')
+		"$top/bin/aerun" -q -o kl.zst -- ./rsig killloop >/dev/null 2>&1
+		# (its %rsp in spin, a leaf: 8 below main's, where it died)
+		read -r kk ksp < <("$top/bin/schedlog" print kl.zst |
+			awk '$5 == "EXIT" { sub("sp=", "", $8); print $1, $8 }')
+		wo=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen kl.zst rsig 2>&1 >/dev/null |
+			sed -n "s/.*witness [0-9]* at 0x$jt, offset \([0-9]*\)\$/\1/p" | head -1)
+		if [ -n "$jt" ] && [ -n "$st" ] && [ -n "$kk" ] && [ -n "$wo" ] &&
+		   "$top/build/tests/trace_mutate" --marker kl.zst l1.zst "$kk" offset "$wo" &&
+		   "$top/build/tests/trace_mutate" --marker l1.zst l2.zst "$kk" ip "0x$st" &&
+		   "$top/build/tests/trace_mutate" --marker l2.zst l3.zst "$kk" sp $((ksp - 8)) &&
+		   "$top/build/tests/trace_mutate" --data-cut l3.zst l4.zst "$wo" &&
+		   timeout 60 "$top/bin/aetrace" regen l4.zst rsig 2>err | head -c 10000000 >out &&
+		   [ "$(awk -v j="$(printf '%08x' $((0x$jt)))" '/^I/ { split($2, a, ","); n += a[1] == j; l = a[1] }
+			END { print n, l == j }' out)" = "1 1" ]; then
+			ok "a kill in a loop's back-edge witness: the body once, then the end"
+		else
+			not_ok "a kill in a loop's back-edge witness: the body once, then the end"
+			sed 's/^/# /' err | head -3
+		fi
+		# the same with the %rsp it had where it died: an error, not
+		# the loop again and again
+		"$top/build/tests/trace_mutate" --data-cut l2.zst l5.zst "$wo"
+		expect_error "a kill in a loop's back-edge witness with another %rsp" \
+			"EXIT marker $kk: its %rsp 0x[0-9a-f]* is not the 0x[0-9a-f]* of the edge whose witness it cut" \
+			timeout 60 "$top/bin/aetrace" regen l5.zst rsig
 		# a handler that changes how many iterations its rep has left
 		"$top/bin/aerun" -q -o sc.zst -- ./rsig setcx >/dev/null 2>&1
 		expect_error "a handler that changes its rep's %rcx" \
