@@ -1754,7 +1754,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t cmp_res = 0;
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
-	struct ae_smk *k;
+	struct ae_smk *end;
 	uint64_t res = 0, limit, ret;
 	char err[200];
 	int r;
@@ -1775,8 +1775,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		/* its result record comes at its end: a kill before it was
 		 * inside the routine */
 		wait_markers_here(g);
-		k = next_mk(g);
-		if (k && k->pos == g->pos && k->m.type == TRBUF_MK_EXIT && stops_at_ip(k))
+		end = next_mk(g);
+		if (end && end->pos == g->pos && end->m.type == TRBUF_MK_EXIT && stops_at_ip(end))
 			return rerr(g, pc, "the task was killed inside an expanded library routine (before its result record): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		if (consume(g, e->width, &res, pc))
 			return -1;

@@ -359,7 +359,8 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 	co=$(rep_ip rsig.orig cmp "repz cmpsb")
 	hi=$(nm rsig.orig | awk '$3 == "on_segv" { print $1 }')
 	mk_at() { "$top/bin/schedlog" print rsig.zst | awk -v ip="ip=0x$1" '$5 == "SIGNAL" && $7 == ip { print $1; exit }'; }
-	# the offset of marker $2 of capture $1
+	# the offset of marker $2 of capture $1 (in its sub-buffer: these
+	# small captures have one, so it is trace_mutate's DATA offset too)
 	mk_off() { "$top/bin/schedlog" print "$1" | awk -v k="$2" '$1 == k { split($6, a, ":"); print a[2] }'; }
 	# cmp's cmpsb records before each entry of the handler, and after
 	# the last one
