@@ -490,7 +490,22 @@ static int pending_signal_here(struct ae_regen *g)
 	return k && k->m.type == TRBUF_MK_SIGNAL && k->pos == g->pos;
 }
 
-static int stops_at_ip(const struct ae_smk *k);
+static int killed_before(struct ae_regen *g, uint64_t next);
+
+/*
+ * The task ends at marker k (an EXIT not in a system call, an EXEC):
+ * killed before its record's stores, a cache it shares (a vfork
+ * child's) keeps the old values. Returns -1 (g->stop set, or after an
+ * error).
+ */
+static int end_at(struct ae_regen *g, const struct ae_smk *k)
+{
+	if (k->m.type == TRBUF_MK_EXIT && vc_unstore(g, k->m.ip, "the task's end") == -2)
+		return -1;
+	g->stop = k->m.type == TRBUF_MK_EXIT ? AE_END_EXIT : AE_END_EXEC;
+	g->mi++;
+	return -1;
+}
 
 /*
  * The bytes instruction pc writes before or after it end here: was the
@@ -500,18 +515,11 @@ static int stops_at_ip(const struct ae_smk *k);
  */
 static int killed_amid(struct ae_regen *g, uint64_t pc)
 {
-	struct ae_smk *k = next_mk(g);
-	struct ae_dinsn *d;
+	struct ae_dinsn *d = ae_decode(g->p, pc);
 
-	if (!k || k->pos != g->pos || k->m.type != TRBUF_MK_EXIT || !stops_at_ip(k))
+	if (!killed_before(g, pc) && (!d || !killed_before(g, pc + d->len)))
 		return 0;
-	d = ae_decode(g->p, pc);
-	if (mk_ip(g, k) != pc && (!d || mk_ip(g, k) != pc + d->len))
-		return 0;
-	if (vc_unstore(g, k->m.ip, "the task's end") == -2)
-		return 1;
-	g->stop = AE_END_EXIT;
-	g->mi++;
+	end_at(g, next_mk(g));
 	return 1;
 }
 
@@ -866,6 +874,29 @@ static int revisited(struct ae_regen *g, uint64_t pc)
 }
 
 /*
+ * Marker k, at pc and this offset, was taken in a sequence still to
+ * write its bytes (a taken edge's witness stub): it came after them in
+ * program order, and pc may have been reached at this offset before (a
+ * loop's head). A signal is delivered where those bytes are read
+ * (consume()); a kill waits for the branch whose witness it cut
+ * (stop_side(), killed_before(), killed_amid()) to name this edge.
+ */
+static int after_its_bytes(const struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
+{
+	return k->via_seq && (k->m.type == TRBUF_MK_SIGNAL ||
+			      (k->m.type == TRBUF_MK_EXIT && stops_at_ip(k) && g->kill_edge != pc));
+}
+
+/* pc may be reached again at this offset (a recursion's returns write
+ * nothing): where the records make %rsp known, marker k's %rsp names
+ * the visit. Is it another one? */
+static int other_sp(const struct ae_regen *g, const struct ae_smk *k)
+{
+	return stops_at_ip(k) && k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
+	       g->ds.v[AE_DF_RSP] != k->sp;
+}
+
+/*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
  * watch: pc's own records are still to read (1), so a later visit of pc
@@ -885,21 +916,9 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
 		return 0;
-	/* a signal in a sequence still to write its bytes (a taken edge's
-	 * witness stub) came after them in program order: pc may have been
-	 * reached at this offset before (a loop's head); consume() delivers
-	 * it where those bytes are read */
-	if (k->m.type == TRBUF_MK_SIGNAL && k->via_seq)
+	if (after_its_bytes(g, k, pc))
 		return 0;
-	/* a kill there: the same, until the bytes it cut are to be read
-	 * (the branch's stop_side(), killed_before(), killed_amid()) */
-	if (k->m.type == TRBUF_MK_EXIT && stops_at_ip(k) && k->via_seq && g->kill_edge != pc)
-		return 0;
-	/* pc may be reached again at this offset (a recursion's returns
-	 * write nothing): where the records make %rsp known, the marker's
-	 * %rsp names the visit */
-	if (stops_at_ip(k) && k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
-	    g->ds.v[AE_DF_RSP] != k->sp) {
+	if (other_sp(g, k)) {
 		/* (a kill the edge it cut led to: no other visit to wait for) */
 		if (k->m.type == TRBUF_MK_EXIT && g->kill_edge == pc) {
 			char msg[192];
@@ -930,15 +949,8 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 		return 1;
 	}
 	if (k->m.type == TRBUF_MK_EXIT || k->m.type == TRBUF_MK_EXEC) {
-		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL)) {
-			/* killed before its record's stores: a cache it shares
-			 * (a vfork child's) keeps the old values */
-			if (k->m.type == TRBUF_MK_EXIT && vc_unstore(g, k->m.ip, "the task's end") == -2)
-				return -1;
-			g->stop = k->m.type == TRBUF_MK_EXIT ? AE_END_EXIT : AE_END_EXEC;
-			g->mi++;
-			return -1;
-		}
+		if (!(k->m.flags & AE_MK_EXIT_AT_SYSCALL))
+			return end_at(g, k);
 		g->finishing = 1;
 	}
 	return 0;
@@ -1202,10 +1214,9 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		k = next_mk(g);
 		if (!k || k->pos != g->pos || !stops_at_ip(k) || mk_ip(g, k) != pc)
 			return 0;
-		/* not this visit's (at_insn() says why): no iteration for it */
-		if ((k->m.type == TRBUF_MK_SIGNAL && k->via_seq) ||
-		    (k->sp_known && (g->ds.known & (1u << AE_DF_RSP)) &&
-		     g->ds.v[AE_DF_RSP] != k->sp))
+		/* not this visit's (at_insn() leaves it or refuses it): no
+		 * iteration for it */
+		if (after_its_bytes(g, k, pc) || other_sp(g, k))
 			return at_insn(g, pc, 0) < 0 ? -1 : 0;
 		/* (at its ip, a rep with iterations left has not run them all) */
 		if (k->m.cx > *left || (!k->m.cx && *left)) {

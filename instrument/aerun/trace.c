@@ -192,6 +192,17 @@ static int signal_caught(pid_t pid, int sig)
 	return (mask >> (sig - 1)) & 1;
 }
 
+/* The %rip, %rsp and %rcx of the ucontext at uc in tid's memory.
+ * Returns 0 or -errno (errno set). */
+static int uc_regs(pid_t tid, uint64_t uc, uint64_t *ip, uint64_t *sp, uint64_t *cx)
+{
+	errno = 0;
+	*ip = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RIP), 0);
+	*sp = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RSP), 0);
+	*cx = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RCX), 0);
+	return -errno;
+}
+
 /*
  * Signal-delivery-stop of sig for t (invariant 6). Returns 1 when
  * single-stepping into the handler produced another stop of t, to process
@@ -239,13 +250,9 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	 * comes after this stop.
 	 */
 	{
-		uint64_t uc = h.rsp + 8, ip, sp, cx;
+		uint64_t ip, sp, cx;
 
-		errno = 0;
-		ip = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RIP), 0);
-		sp = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RSP), 0);
-		cx = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RCX), 0);
-		if (!errno) {
+		if (!uc_regs(t->tid, h.rsp + 8, &ip, &sp, &cx)) {
 			r.rip = ip;
 			r.rsp = sp;
 			r.rcx = cx;
@@ -265,11 +272,8 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 	if (!task_active(a, t))
 		return 0;
 	uc = r->rsp;
-	errno = 0;
-	ip = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RIP), 0);
-	sp = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RSP), 0);
-	cx = ptrace(PTRACE_PEEKDATA, t->tid, uc + UC_GREG(REG_RCX), 0);
-	if (errno || ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
+	if (uc_regs(t->tid, uc, &ip, &sp, &cx) ||
+	    ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
 			(unsigned long long)uc, strerror(errno));
 		return -errno;

@@ -37,6 +37,24 @@ expect_error() {
 	fi
 }
 
+# refused_run NAME PATTERN PROG MODE: ./PROG MODE traced by aerun, its
+# capture refused with PATTERN
+refused_run() {
+	"$top/bin/aerun" -q -o "$4.zst" -- "./$3" "$4" >/dev/null 2>&1
+	expect_error "$1" "$2" "$top/bin/aetrace" regen "$4.zst" "$3"
+}
+
+# result NAME: ok NAME if the command just run succeeded, else not ok
+# with the head of err
+result() {
+	if [ $? = 0 ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		sed 's/^/# /' err | head -3
+	fi
+}
+
 expect_error "missing trace file" "nosuch.zst" "$top/bin/aetrace" regen nosuch.zst p
 cp p lone
 expect_error "missing twin" "lone.orig" "$top/bin/aetrace" regen t.zst lone
@@ -67,12 +85,8 @@ expect_error "program's instruction map changed" "chg: changed since aecc linked
 objcopy --dump-section .ae_check=chk.bin p
 python3 -c 'import struct, sys; d = open("chk.bin", "rb").read(); open("v1.bin", "wb").write(d[:4] + struct.pack("<I", 1) + d[8:24]); open("badown.bin", "wb").write(d[:24] + struct.pack("<II", 1 << 20, 0))'
 cp p v1 && cp p.orig v1.orig && objcopy --update-section .ae_check=v1.bin v1
-if "$top/bin/aetrace" regen t.zst v1 > out 2> err && cmp -s out good; then
-	ok ".ae_check version 1 is still read"
-else
-	not_ok ".ae_check version 1 is still read"
-	sed 's/^/# /' err | head -3
-fi
+"$top/bin/aetrace" regen t.zst v1 > out 2> err && cmp -s out good
+result ".ae_check version 1 is still read"
 cp p badown && cp p.orig badown.orig && objcopy --update-section .ae_check=badown.bin badown
 expect_error "own-routine mask with a bit for no routine" "badown: corrupt .ae_check" \
 	"$top/bin/aetrace" regen t.zst badown
@@ -92,13 +106,9 @@ schema_case() {
 	python3 "$top/tests/host/schema_patch.py" "$1" "$2" >/dev/null
 }
 "$top/bin/aetrace" regen --format=lackey vl.zst vl > vl.good || exit 1
-if schema_case same same vl && "$top/bin/aetrace" regen --format=lackey vl.zst same > out 2> err &&
-   cmp -s out vl.good; then
-	ok "schema rewritten with its own version and a new hash: the same trace"
-else
-	not_ok "schema rewritten with its own version and a new hash: the same trace"
-	sed 's/^/# /' err | head -3
-fi
+schema_case same same vl && "$top/bin/aetrace" regen --format=lackey vl.zst same > out 2> err &&
+   cmp -s out vl.good
+result "schema rewritten with its own version and a new hash: the same trace"
 schema_case low4 low-at-4 vl || exit 1
 expect_error "low-half records in a version 4 object" "low4: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst low4
@@ -128,12 +138,8 @@ schema_case newer newer vl || exit 1
 expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst newer
 cp p st && cp p.orig st.orig && strip -g st st.orig
-if "$top/bin/aetrace" regen t.zst st > out 2> err && cmp -s out good; then
-	ok "strip -g: program and twin still regenerate the same trace"
-else
-	not_ok "strip -g: program and twin still regenerate the same trace"
-	sed 's/^/# /' err | head -3
-fi
+"$top/bin/aetrace" regen t.zst st > out 2> err && cmp -s out good
+result "strip -g: program and twin still regenerate the same trace"
 head -c 100 /dev/urandom > junk.zst
 expect_error "not a trace" "junk.zst" "$top/bin/aetrace" regen junk.zst p
 size=$(stat -c %s t.zst)
@@ -316,23 +322,15 @@ if "$top/bin/aecc" -O2 -o twice "$top/tests/data/sig_twice.c" &&
 		{ read -r f n h; printf '%08x %08x %08x\n' $((16#$f)) $((16#$f + 16#$n)) $((16#$h)); })
 	# (and after the 96 iterations of its rep that ran before the
 	# fault: the SIGNAL marker's %rcx says how many were left)
-	if "$top/bin/aetrace" regen rep.zst twice >out 2>err &&
+	"$top/bin/aetrace" regen rep.zst twice >out 2>err &&
 	   [ "$(awk -v f="$f" -v e="$e" -v h="$h" '/^I/ { split($2, a, ",")
 		if (a[1] == f) nf++; if (a[1] > f && a[1] < e && ++c[a[1]] > m) m = c[a[1]]
-		if (a[1] == h) { print nf, m; exit } }' out)" = "1 96" ]; then
-		ok "a fault in the first of two rep instructions: regenerated, its handler after the first call's 96 iterations"
-	else
-		not_ok "a fault in the first of two rep instructions: regenerated, its handler after the first call's 96 iterations"
-		sed 's/^/# /' err | head -3
-	fi
-	if "$top/bin/aetrace" regen exit.zst twice >out 2>err &&
+		if (a[1] == h) { print nf, m; exit } }' out)" = "1 96" ]
+	result "a fault in the first of two rep instructions: regenerated, its handler after the first call's 96 iterations"
+	"$top/bin/aetrace" regen exit.zst twice >out 2>err &&
 	   [ "$(awk -v f="$f" -v e="$e" -v h="$h" '/^I/ { split($2, a, ","); if (a[1] == h) inh = 1
-		if (inh && a[1] >= f && a[1] < e) late++ } END { print inh + 0, late + 0 }' out)" = "1 0" ]; then
-		ok "a handler that ends the program: the rep it interrupted does not run after it"
-	else
-		not_ok "a handler that ends the program: the rep it interrupted does not run after it"
-		sed 's/^/# /' err | head -3
-	fi
+		if (inh && a[1] >= f && a[1] < e) late++ } END { print inh + 0, late + 0 }' out)" = "1 0" ]
+	result "a handler that ends the program: the rep it interrupted does not run after it"
 else
 	not_ok "sig_twice.c builds and runs under aerun"
 fi
@@ -387,43 +385,31 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 		"$top/build/tests/trace_mutate" --marker m1.zst m2.zst "$ck" cx 139 &&
 		"$top/build/tests/trace_mutate" --marker m2.zst m3.zst $((ck + 1)) cx 139 &&
 		"$top/build/tests/trace_mutate" --marker m3.zst past.zst $((ck + 1)) ip "0x$next"
-		if "$top/bin/aetrace" regen past.zst rsig >out 2>err &&
-		   [ "$(per_handler out)" = " 0 0 61 0 0" ]; then
-			ok "a signal after a repe's last iteration: its handler after all 61"
-		else
-			not_ok "a signal after a repe's last iteration: its handler after all 61"
-			sed 's/^/# /' err | head -3
-		fi
+		"$top/bin/aetrace" regen past.zst rsig >out 2>err &&
+		   [ "$(per_handler out)" = " 0 0 61 0 0" ]
+		result "a signal after a repe's last iteration: its handler after all 61"
 		# a kill there: the count after it is never written; moved
 		# from amid the repe (40 run) to past it, 50 run
 		"$top/bin/aerun" -q -o kc.zst -- ./rsig killcmp >/dev/null 2>&1
 		kk=$("$top/bin/schedlog" print kc.zst | awk '$5 == "EXIT" { print $1 }')
-		if [ -n "$kk" ] &&
+		[ -n "$kk" ] &&
 		   "$top/build/tests/trace_mutate" --marker kc.zst k1.zst "$kk" ip "0x$next" &&
 		   "$top/build/tests/trace_mutate" --marker k1.zst k2.zst "$kk" cx 150 &&
 		   "$top/bin/aetrace" regen k2.zst rsig >out 2>err &&
 		   [ "$(awk -v c="$(printf '%08x' $((0x$co)))" '/^I/ { split($2, a, ","); n += a[1] == c; l = a[1] }
-			END { print n, l == c }' out)" = "50 1" ]; then
-			ok "a kill after a repe's last iteration: its 50 iterations, then the end"
-		else
-			not_ok "a kill after a repe's last iteration: its 50 iterations, then the end"
-			sed 's/^/# /' err | head -3
-		fi
+			END { print n, l == c }' out)" = "50 1" ]
+		result "a kill after a repe's last iteration: its 50 iterations, then the end"
 		# the same signal past a repe of count 0 (its count record and
 		# the one after it made 0): its one execution before the handler
 		so=$(mk_off rsig.zst "$ck") ro=$(mk_off rsig.zst $((ck + 1)))
-		if "$top/build/tests/trace_mutate" m2.zst z1.zst $((so - 8)) 200 &&
+		"$top/build/tests/trace_mutate" m2.zst z1.zst $((so - 8)) 200 &&
 		   "$top/build/tests/trace_mutate" z1.zst z2.zst "$ro" 139 &&
 		   "$top/build/tests/trace_mutate" --marker z2.zst z3.zst "$ck" cx 0 &&
 		   "$top/build/tests/trace_mutate" --marker z3.zst z4.zst $((ck + 1)) cx 0 &&
 		   "$top/build/tests/trace_mutate" --marker z4.zst zero.zst $((ck + 1)) ip "0x$next" &&
 		   "$top/bin/aetrace" regen zero.zst rsig >out 2>err &&
-		   [ "$(per_handler out)" = " 0 0 1 0 0" ]; then
-			ok "a signal past a repe of count 0: its one execution before the handler"
-		else
-			not_ok "a signal past a repe of count 0: its one execution before the handler"
-			sed 's/^/# /' err | head -3
-		fi
+		   [ "$(per_handler out)" = " 0 0 1 0 0" ]
+		result "a signal past a repe of count 0: its one execution before the handler"
 		# a kill in a loop's back-edge witness (its only byte), after
 		# the first iteration, the data cut there (moved from the later
 		# fault): the body once, not stopped at the loop head's first
@@ -438,19 +424,15 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 			awk '$5 == "EXIT" { sub("sp=", "", $8); print $1, $8 }')
 		wo=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen kl.zst rsig 2>&1 >/dev/null |
 			sed -n "s/.*witness [0-9]* at 0x$jt, offset \([0-9]*\)\$/\1/p" | head -1)
-		if [ -n "$jt" ] && [ -n "$st" ] && [ -n "$kk" ] && [ -n "$wo" ] &&
+		[ -n "$jt" ] && [ -n "$st" ] && [ -n "$kk" ] && [ -n "$wo" ] &&
 		   "$top/build/tests/trace_mutate" --marker kl.zst l1.zst "$kk" offset "$wo" &&
 		   "$top/build/tests/trace_mutate" --marker l1.zst l2.zst "$kk" ip "0x$st" &&
 		   "$top/build/tests/trace_mutate" --marker l2.zst l3.zst "$kk" sp $((ksp - 8)) &&
 		   "$top/build/tests/trace_mutate" --data-cut l3.zst l4.zst "$wo" &&
 		   timeout 60 "$top/bin/aetrace" regen l4.zst rsig 2>err | head -c 10000000 >out &&
 		   [ "$(awk -v j="$(printf '%08x' $((0x$jt)))" '/^I/ { split($2, a, ","); n += a[1] == j; l = a[1] }
-			END { print n, l == j }' out)" = "1 1" ]; then
-			ok "a kill in a loop's back-edge witness: the body once, then the end"
-		else
-			not_ok "a kill in a loop's back-edge witness: the body once, then the end"
-			sed 's/^/# /' err | head -3
-		fi
+			END { print n, l == j }' out)" = "1 1" ]
+		result "a kill in a loop's back-edge witness: the body once, then the end"
 		# the same with the %rsp it had where it died: an error, not
 		# the loop again and again
 		"$top/build/tests/trace_mutate" --data-cut l2.zst l5.zst "$wo"
@@ -458,10 +440,8 @@ if "$top/bin/aecc" -O2 -o rsig "$top/tests/data/rep_signal.c" &&
 			"EXIT marker $kk: its %rsp 0x[0-9a-f]* is not the 0x[0-9a-f]* of the edge whose witness it cut" \
 			timeout 60 "$top/bin/aetrace" regen l5.zst rsig
 		# a handler that changes how many iterations its rep has left
-		"$top/bin/aerun" -q -o sc.zst -- ./rsig setcx >/dev/null 2>&1
-		expect_error "a handler that changes its rep's %rcx" \
-			"signal handler changed the %rcx of the instruction it interrupted" \
-			"$top/bin/aetrace" regen sc.zst rsig
+		refused_run "a handler that changes its rep's %rcx" \
+			"signal handler changed the %rcx of the instruction it interrupted" rsig setcx
 	else
 		not_ok "rep_signal.c: its rep instructions and SIGNAL markers found ($fi $ci $co $hi $fk $ck)"
 	fi
@@ -480,17 +460,13 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	# fill2's call of stos2 in the twin: the last instruction to run
 	fc=$(objdump -d --no-show-raw-insn drsig.orig | awk '/^[0-9a-f]+ </ { f = $2 ~ /^<fill2/ }
 		f && /call.*<stos2>/ { sub(":", "", $1); print $1; exit }')
-	if [ -n "$sa" ] && [ -n "$dk" ] && [ -n "$fc" ] &&
+	[ -n "$sa" ] && [ -n "$dk" ] && [ -n "$fc" ] &&
 	   "$top/build/tests/trace_mutate" --marker dk.zst d1.zst "$dk" offset $((de - 8)) &&
 	   "$top/build/tests/trace_mutate" --marker d1.zst d2.zst "$dk" ip "0x$sa" &&
 	   "$top/build/tests/trace_mutate" --data-cut d2.zst d3.zst $((de - 8)) &&
 	   "$top/bin/aetrace" regen d3.zst drsig >out 2>err &&
-	   [ "$(awk '/^I/ { split($2, a, ","); l = a[1] } END { print l }' out)" = "$(printf '%08x' $((0x$fc)))" ]; then
-		ok "a kill between an instruction's two records before it: the task ends before it"
-	else
-		not_ok "a kill between an instruction's two records before it: the task ends before it"
-		sed 's/^/# /' err | head -3
-	fi
+	   [ "$(awk '/^I/ { split($2, a, ","); l = a[1] } END { print l }' out)" = "$(printf '%08x' $((0x$fc)))" ]
+	result "a kill between an instruction's two records before it: the task ends before it"
 	# a kill between a call's return and the records after it (get's
 	# result, moved there from the later fault, the data cut there):
 	# the task ends at get's ret
@@ -503,27 +479,21 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	ro=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen kr.zst drsig 2>&1 >/dev/null |
 		sed -n "s/.*reg rax = 0x[0-9a-f]* at offset \([0-9]*\) after 0x$tc, .*/\1/p" | head -1)
 	read -r glo ghi < <(nm -S drsig.orig | awk '$4 ~ /^get/ { print $1, $2 }')
-	if [ -n "$tc" ] && [ -n "$ic" ] && [ -n "$kk" ] && [ -n "$ro" ] && [ -n "$glo" ] &&
+	[ -n "$tc" ] && [ -n "$ic" ] && [ -n "$kk" ] && [ -n "$ro" ] && [ -n "$glo" ] &&
 	   "$top/build/tests/trace_mutate" --marker kr.zst r1.zst "$kk" offset "$ro" &&
 	   "$top/build/tests/trace_mutate" --marker r1.zst r2.zst "$kk" ip "0x$ic" &&
 	   "$top/build/tests/trace_mutate" --data-cut r2.zst r3.zst "$ro" &&
 	   "$top/bin/aetrace" regen r3.zst drsig >out 2>err &&
 	   last=$(awk '/^I/ { split($2, a, ","); l = a[1] } END { print l }' out) &&
-	   [ $((0x$last)) -ge $((0x$glo)) ] && [ $((0x$last)) -lt $((0x$glo + 0x$ghi)) ]; then
-		ok "a kill between a call's return and the records after it: the task ends at the callee's ret"
-	else
-		not_ok "a kill between a call's return and the records after it: the task ends at the callee's ret"
-		sed 's/^/# /' err | head -3
-	fi
+	   [ $((0x$last)) -ge $((0x$glo)) ] && [ $((0x$last)) -lt $((0x$glo + 0x$ghi)) ]
+	result "a kill between a call's return and the records after it: the task ends at the callee's ret"
 	# killed inside an expanded library routine: said, not "truncated"
-	"$top/bin/aerun" -q -o dm.zst -- ./drsig killmemset >/dev/null 2>&1
-	expect_error "a kill inside an expanded memset" \
+	refused_run "a kill inside an expanded memset" \
 		"the task was killed inside an expanded library routine at 0x[0-9a-f]+: not regenerated exactly" \
-		"$top/bin/aetrace" regen dm.zst drsig
-	"$top/bin/aerun" -q -o ds.zst -- ./drsig killstrlen >/dev/null 2>&1
-	expect_error "a kill inside an expanded strlen (before its result record)" \
+		drsig killmemset
+	refused_run "a kill inside an expanded strlen (before its result record)" \
 		"the task was killed inside an expanded library routine \\(before its result record\\): not regenerated exactly" \
-		"$top/bin/aetrace" regen ds.zst drsig
+		drsig killstrlen
 else
 	ok "a kill between an instruction's two records # SKIP no data-traced musl or it did not build"
 	ok "a kill between a call's return and its records # SKIP no data-traced musl or it did not build"

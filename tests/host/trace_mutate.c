@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 	if (set) {
 		only = strtoll(argv[4], NULL, 0);
 		val = strtoull(argv[6], NULL, 0);
-		sp = argv[5][0] == 'i' ? 2 : argv[5][0] == 'c' ? 3 : argv[5][0] == 'o' ? 4 : 5;
+		set = argv[5][0];	/* the field: i, s, c or o */
 		argv++;
 	} else if (cut) {
 		val = strtoull(argv[4], NULL, 0);
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!count) {
-		at = sp || cut ? ~0ull : strtoull(argv[3], NULL, 0);
-		xr = sp || cut ? 0 : (int)strtol(argv[4], NULL, 0);
+		at = sp || set || cut ? ~0ull : strtoull(argv[3], NULL, 0);
+		xr = sp || set || cut ? 0 : (int)strtol(argv[4], NULL, 0);
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || ae_writer_open(&w, fd, &o))
 			return 1;
@@ -77,22 +77,22 @@ int main(int argc, char **argv)
 			c[at - pos] ^= xr;
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, c, h.len, 0);
 			free(c);
-		} else if (h.type == AE_CHUNK_MARKERS && sp) {
+		} else if (h.type == AE_CHUNK_MARKERS && (sp || set)) {
 			struct trbuf_marker *m = malloc(h.len);
 
 			if (!m)
 				return 1;
 			memcpy(m, p, h.len);
 			for (size_t i = 0; i < h.len / sizeof(*m); i++, mki++) {
-				if (sp == 2 && only == mki)
+				if (set == 'i' && only == mki)
 					m[i].ip = val;
-				else if (sp == 3 && only == mki)
-					m[i].cx = val;
-				else if (sp == 4 && only == mki)
-					m[i].offset = val;
-				else if (sp == 5 && only == mki)
+				else if (set == 's' && only == mki)
 					m[i].sp = val;
-				else if (sp == 1 && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
+				else if (set == 'c' && only == mki)
+					m[i].cx = val;
+				else if (set == 'o' && only == mki)
+					m[i].offset = val;
+				else if (sp && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
 			}
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, m, h.len, 0);
