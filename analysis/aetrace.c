@@ -149,6 +149,7 @@ struct stats_ctx {
 	struct stats_task *v;
 	size_t n;
 	uint64_t bytes;
+	uint64_t slice_ends[3];	/* by enum ae_slice_end */
 };
 
 static struct stats_task *stats_of(struct stats_ctx *s, const struct ae_task_info *t)
@@ -190,6 +191,7 @@ static void stats_slice(void *ctx, const struct ae_slice_info *si)
 	struct stats_task *x;
 
 	s->bytes += si->bytes;
+	s->slice_ends[si->end]++;
 	/* a slice may end after its task (the exit is in it) */
 	for (size_t i = s->n; i-- > 0;) {
 		x = &s->v[i];
@@ -265,6 +267,8 @@ static int cmd_stats(int argc, char **argv)
 		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
+		sum.switches += x->st.switches;
+		sum.switches_unplaced += x->st.switches_unplaced;
 	}
 	printf("tasks            %zu\n", s.n);
 	printf("instructions     %llu\n", (unsigned long long)sum.insns);
@@ -292,6 +296,14 @@ static int cmd_stats(int argc, char **argv)
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);
+	/* where slices end: at the point the task resumed at (exact), or
+	 * not (its instructions up to it count in its next slice) */
+	printf("slice ends       %llu at a switch point, %llu not reached in time, %llu at a task's end\n",
+	       (unsigned long long)s.slice_ends[AE_SLICE_END_SWITCH],
+	       (unsigned long long)s.slice_ends[AE_SLICE_END_LATE],
+	       (unsigned long long)s.slice_ends[AE_SLICE_END_TASK]);
+	printf("switch points    %llu reached, %llu of them not at their ip\n",
+	       (unsigned long long)sum.switches, (unsigned long long)sum.switches_unplaced);
 	free(s.v);
 	return ret ? 1 : 0;
 }

@@ -297,7 +297,7 @@ static uint64_t mk_ip(struct ae_regen *g, struct ae_smk *k)
 		uint32_t t = k->m.type;
 
 		if (t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
-		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK) {
+		    t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK || t == TRBUF_MK_SWITCH_IN) {
 			struct ae_resume r;
 
 			k->ip = ae_map_resume_seq(g->p, k->m.ip, &r);
@@ -310,10 +310,57 @@ static uint64_t mk_ip(struct ae_regen *g, struct ae_smk *k)
 	return k->ip;
 }
 
-static int is_active(uint32_t t)
+static int is_active(const struct ae_smk *k)
 {
+	uint32_t t = k->m.type;
+
 	return t == TRBUF_MK_SIGNAL || t == TRBUF_MK_SIGRETURN || t == TRBUF_MK_EXIT ||
-	       t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK;
+	       t == TRBUF_MK_EXEC || t == TRBUF_MK_FORK || (t == TRBUF_MK_SWITCH_IN && !k->moot);
+}
+
+/*
+ * A switch point: the SWITCH_IN marker the task resumed at, which its
+ * feeder places where the task's bytes of the slice before end. Markers
+ * that come after it in the stream came after it in time, so at its
+ * offset nothing waits for them until it is taken.
+ */
+static int is_switch(const struct ae_smk *k)
+{
+	return k->m.type == TRBUF_MK_SWITCH_IN;
+}
+
+static const char *mk_name(const struct ae_smk *k)
+{
+	return k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : is_switch(k) ? "SWITCH_IN" : "EXIT";
+}
+
+/* Take the pending switch point: the task was switched out here. */
+static void take_switch(struct ae_regen *g, int placed)
+{
+	struct ae_smk *k = mk(g, g->mi);
+	uint64_t index = k->index;
+
+	k->taken = 1;
+	g->mi++;
+	g->st.switches++;
+	g->st.switches_unplaced += !placed;
+	if (g->debug)
+		fprintf(stderr, "aetrace: %sswitch point (marker %llu) at offset %llu, ip %#llx%s\n",
+			g->name, (unsigned long long)index, (unsigned long long)g->pos,
+			(unsigned long long)k->m.ip, placed ? "" : ", not at its ip");
+	if (g->ops.switched)
+		g->ops.switched(g->ops.ctx, index, placed);
+}
+
+static void wait_markers_here(struct ae_regen *g);
+
+/* Take the switch point at this offset; then markers that came after it
+ * at this offset are waited for, as anywhere (at_insn() waited for none
+ * while it was pending). */
+static void switch_here(struct ae_regen *g, int placed)
+{
+	take_switch(g, placed);
+	wait_markers_here(g);
 }
 
 /* Wait for more of the stream; -1 if it is complete. */
@@ -325,13 +372,17 @@ static int wait_more(struct ae_regen *g)
 	return 0;
 }
 
-/* The next active marker (skipping ones that carry no control flow). */
+/* The next active marker (skipping ones that carry no control flow, and
+ * taking switch points passed already: no instruction matched them). */
 static struct ae_smk *next_mk(struct ae_regen *g)
 {
 	struct ae_smk *k;
 
-	while ((k = mk(g, g->mi)) && !is_active(k->m.type))
-		g->mi++;
+	while ((k = mk(g, g->mi)) && (!is_active(k) || (is_switch(k) && k->pos < g->pos)))
+		if (is_active(k))
+			take_switch(g, 0);
+		else
+			g->mi++;
 	return k;
 }
 
@@ -385,7 +436,7 @@ static int deliver(struct ae_regen *g)
 	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
-	uint64_t ld_addr;
+	uint64_t ld_addr, sig_ip;
 	int ret, vslot, expanding;
 
 	if (!handler) {
@@ -434,6 +485,7 @@ static int deliver(struct ae_regen *g)
 	ld_addr = g->ld_addr;
 	vcl = g->vcl;
 	g->vcl.valid = 0;
+	sig_ip = m->ip;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
 	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
 				    m->cx : ~0ull;
@@ -458,6 +510,11 @@ static int deliver(struct ae_regen *g)
 	g->level_depth[g->level] = depth;
 	expanding = g->expanding;
 	g->expanding = 0;
+	/* switched out while the kernel delivered it (its hook waits for
+	 * room): the task's ip was still the interrupted one, the handler's
+	 * first instruction is where it resumes */
+	while ((k = next_mk(g)) && is_switch(k) && k->pos == g->pos && k->m.ip == sig_ip)
+		switch_here(g, 1);
 	ret = run(g, handler);
 	g->expanding = expanding;
 	g->level--;
@@ -526,6 +583,11 @@ static int killed_amid(struct ae_regen *g, uint64_t pc)
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
 {
 	for (;;) {
+		struct ae_smk *w;
+
+		/* (in a sequence cut at the switch: its ip) */
+		while ((w = next_mk(g)) && w->pos == g->pos && is_switch(w))
+			switch_here(g, mk_ip(g, w) && w->via_seq);
 		while (pending_signal_here(g)) {
 			struct ae_smk *k = next_mk(g);
 
@@ -689,7 +751,7 @@ static int peek(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc
 		int blocked = 0;
 
 		for (;;) {
-			while ((k = mk(g, m)) && !is_active(k->m.type))
+			while ((k = mk(g, m)) && !is_active(k))
 				m++;
 			if (!k && p == g->s->end && !g->s->final) {
 				blocked = 1;	/* markers at p may still come */
@@ -824,17 +886,31 @@ static int run(struct ae_regen *g, uint64_t start)
 	return run_loop(g, start);
 }
 
+/* Is a switch point at this offset among the markers known? Those before
+ * it came before it in time, so none is still to come. */
+static int switch_pending(struct ae_regen *g)
+{
+	struct ae_smk *k;
+
+	next_mk(g);
+	for (uint64_t i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
+		if (is_active(k) && is_switch(k))
+			return 1;
+	return 0;
+}
+
 /* Wait while markers at the current position may still come. */
 static void wait_markers_here(struct ae_regen *g)
 {
-	while (g->pos == g->s->end && !g->s->final && g->ops.wait)
+	while (g->pos == g->s->end && !g->s->final && g->ops.wait && !switch_pending(g))
 		g->ops.wait(g->ops.ctx);
 }
 
-/* A SIGNAL, or a kill (an EXIT not in a system call): placed at its ip. */
+/* A SIGNAL, a switch point, or a kill (an EXIT not in a system call):
+ * placed at its ip. */
 static int stops_at_ip(const struct ae_smk *k)
 {
-	return k->m.type == TRBUF_MK_SIGNAL ||
+	return k->m.type == TRBUF_MK_SIGNAL || is_switch(k) ||
 	       (k->m.type == TRBUF_MK_EXIT && !(k->m.flags & AE_MK_EXIT_AT_SYSCALL));
 }
 
@@ -883,7 +959,7 @@ static int revisited(struct ae_regen *g, uint64_t pc)
  */
 static int after_its_bytes(const struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
 {
-	return k->via_seq && (k->m.type == TRBUF_MK_SIGNAL ||
+	return k->via_seq && (k->m.type == TRBUF_MK_SIGNAL || is_switch(k) ||
 			      (k->m.type == TRBUF_MK_EXIT && stops_at_ip(k) && g->kill_edge != pc));
 }
 
@@ -932,6 +1008,10 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 		k->sp_missed = 1;
 		return 0;
 	}
+	if (is_switch(k)) {
+		switch_here(g, 1);
+		return 1;
+	}
 	if (k->m.type == TRBUF_MK_SIGNAL) {
 		uint64_t index = k->index, mpos = k->pos;
 
@@ -970,6 +1050,16 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return 0;
 	return at_insn(g, pc, 0);
+}
+
+/* After an instruction, before what it writes after it: take a switch
+ * point whose ip is the next one (and %rsp the task's there). */
+static void switch_after(struct ae_regen *g, uint64_t next)
+{
+	struct ae_smk *k = next_mk(g);
+
+	if (k && k->pos == g->pos && is_switch(k) && mk_ip(g, k) == next && !other_sp(g, k))
+		switch_here(g, 1);
 }
 
 /* Was the task killed at this offset with ip next: in the bytes an
@@ -1222,7 +1312,7 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (k->m.cx > *left || (!k->m.cx && *left)) {
 			snprintf(msg, sizeof(msg),
 				 "%s marker %llu: its %%rcx %#llx does not fit the %llu iterations the rep instruction had left",
-				 k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : "EXIT",
+				 mk_name(k),
 				 (unsigned long long)k->index, (unsigned long long)k->m.cx,
 				 (unsigned long long)*left);
 			return rerr(g, pc, msg);
@@ -1230,6 +1320,10 @@ static int rep_interrupted(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (iterate(g, d, pc, iv, *left - k->m.cx))
 			return -1;
 		*left = k->m.cx;
+		if (is_switch(k)) {
+			switch_here(g, 1);
+			continue;
+		}
 		g->rep_cut = 1;
 		r = at_insn(g, pc, 0);
 		g->rep_cut = 0;
@@ -1259,7 +1353,7 @@ static int rep_ended(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	if (mk_ip(g, k) != pc + d->len || k->m.cx > *left) {
 		snprintf(msg, sizeof(msg),
 			 "%s marker %llu after a repe/repne instruction's last iteration: %s",
-			 k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : "EXIT", (unsigned long long)k->index,
+			 mk_name(k), (unsigned long long)k->index,
 			 k->m.cx > *left ? "its %rcx is more than the iterations the instruction had left" :
 			 "its ip is not the next instruction's");
 		return rerr(g, pc, msg);
@@ -1342,6 +1436,26 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	return 0;
 }
 
+/*
+ * After a system call: switch points at this offset before its own
+ * marker (a sigreturn's, a fork's) came before that marker in time, so
+ * the task passed them already (where no ip matched: in the kernel).
+ */
+static void pass_switches(struct ae_regen *g)
+{
+	struct ae_smk *k;
+	uint64_t i;
+
+	for (i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
+		if (is_active(k) && !is_switch(k))
+			break;
+	if (!k || k->pos != g->pos ||
+	    (k->m.type != TRBUF_MK_SIGRETURN && k->m.type != TRBUF_MK_FORK))
+		return;
+	while ((k = next_mk(g)) && is_switch(k))
+		take_switch(g, 0);
+}
+
 /* After a system call: the end of a handler, a fork, the program's end.
  * Returns 1 when this level is done (sigreturn), 0, or -1. */
 static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
@@ -1352,6 +1466,7 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		g->stop = AE_END_EXIT;
 		return -1;
 	}
+	pass_switches(g);
 	k = next_mk(g);
 	if (!k || k->pos != g->pos)
 		return 0;
@@ -1407,14 +1522,16 @@ static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
  * writes a byte, where a task stopped (in a sequence: via_seq)? An edge's
  * witness comes first: only a stop in it (its sequence, which resumes at
  * the edge's target). Then instructions that write nothing, through
- * direct jumps and both sides of branches. Returns 1, 0, or -1 when the
- * walk is too long to tell.
+ * direct jumps and both sides of branches. Returns 1; 0: every path
+ * writes a byte first; 2: perhaps (a path leaves through a call, a
+ * return, a system call or an indirect jump, which the walk does not
+ * follow); -1 when the walk is too long to tell.
  */
 static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int taken,
 			uint64_t ip, int via_seq)
 {
 	uint64_t work[SIDE_WORK], *seen;
-	int nw = 0, ns = 0, r = 0;
+	int nw = 0, ns = 0, r = 0, maybe = 0;
 
 	if (edge_witness(d, taken))
 		return via_seq && (taken ? d->target : pc + d->len) == ip;
@@ -1441,8 +1558,12 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 			break;
 		}
 		x = ae_decode(g->p, a);
-		if (!x || writes_bytes(x, 0))
+		if (x && writes_bytes(x, 0))
 			continue;
+		if (!x || (x->kind != AE_K_PLAIN && x->kind != AE_K_JMP && x->kind != AE_K_JCC)) {
+			maybe = 1;
+			continue;
+		}
 		/* stopped in its records after it: resumes at the next */
 		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1))
 			r = via_seq && a + x->len == ip;
@@ -1461,16 +1582,18 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 			}
 	}
 	free(seen);
-	return r;
+	return r ? r : maybe ? 2 : 0;
 }
 
 /*
  * The side of branch d at pc that a kill, or a signal whose handler
  * never returns, at this offset interrupted, where no byte follows to
- * read (a value-cache side writes none before its record): the one side
- * that runs the marker's ip before its first byte. Returns 1 taken, 0
- * fall through, -1 (a handler that returns: peek() reads past it; both
- * sides, or neither: peek too); *kill: the task ended there.
+ * read (a value-cache side writes none before its record), or that a
+ * switch point lies on, whose next byte is the next slice's: the one
+ * side that may run the marker's ip before its first byte, the other
+ * writing one first on every path. Returns 1 taken, 0 fall through, -1
+ * (a handler that returns: peek() reads past it; both sides, or
+ * neither: peek too); *kill: the task ended there.
  */
 static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int *kill)
 {
@@ -1491,12 +1614,21 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 	if (k->m.type == TRBUF_MK_SIGNAL && k->end != UINT64_MAX)
 		return -1;
 	ip = mk_ip(g, k);
+	/* in a sequence: its resume address is an edge's target, which
+	 * other edges' witness stubs share; a switch point's side is read
+	 * from the next slice's byte instead */
+	if (is_switch(k) && k->via_seq)
+		return -1;
 	r0 = side_reaches(g, d, pc, 0, ip, k->via_seq);
 	r1 = side_reaches(g, d, pc, 1, ip, k->via_seq);
-	if (r0 < 0 || r1 < 0 || r0 == r1)
+	if (g->debug)
+		fprintf(stderr, "aetrace: %sbranch %#llx at offset %llu: %s marker %llu at ip %#llx: fall through %d, taken %d\n",
+			g->name, (unsigned long long)pc, (unsigned long long)g->pos, mk_name(k),
+			(unsigned long long)k->index, (unsigned long long)ip, r0, r1);
+	if (r0 < 0 || r1 < 0 || !r0 == !r1)
 		return -1;
 	*kill = k->m.type == TRBUF_MK_EXIT;
-	return r1;
+	return r1 != 0;
 }
 
 /* The side predicate pred's next byte names: 1 taken, 0 fall through,
@@ -1870,6 +2002,11 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		ip = mk_ip(g, k);
 		if (ip < x.lo || ip > x.hi)
 			break;
+		if (is_switch(k)) {
+			/* its instructions are emitted already */
+			switch_here(g, 0);
+			continue;
+		}
 		if (k->m.type == TRBUF_MK_EXIT) {
 			char msg[160];
 
@@ -1974,6 +2111,9 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		case AE_K_SYSCALL:
 			g->sys = d;	/* a child forked here reads its records */
 			g->sys_pc = pc;
+			/* switched out in it: before what it did (a fork, an
+			 * exec, its end), whose markers came later */
+			switch_after(g, next);
 			r = after_syscall(g, pc, next);
 			if (r)
 				return r > 0 || g->stop ? 0 : -1;
@@ -2010,6 +2150,10 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 				sp_return(g, d, pc, &g->fr[g->n]);
 			break;
 		}
+		/* switched out right after it (in a system call, or before
+		 * the bytes it writes after it): the end or a signal to come
+		 * at this offset came later */
+		switch_after(g, next);
 		/* fall-through witness of a non-branch, then its records
 		 * (none if it was killed before them: at_insn() stops next) */
 		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && killed_before(g, next)) {

@@ -49,6 +49,8 @@ struct ae_regen_stats {
 	uint64_t lcw_signals;	/* of those: between the two stores */
 	uint64_t expanded;	/* library routines expanded (AE_EV_EXPAND) */
 	uint64_t expanded_insns;	/* instructions they executed */
+	uint64_t switches;	/* switch points reached (ae_regen_ops.switched) */
+	uint64_t switches_unplaced;	/* of those: taken at the next byte, not at their ip */
 };
 
 struct ae_regen;
@@ -61,6 +63,16 @@ struct ae_regen_ops {
 	/* The task forked at a FORK marker: `child` continues at twin `pc`
 	 * with a copy of state `g` (ae_regen_clone()). */
 	void (*fork)(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
+	/*
+	 * The task reached the point where it was switched out: a SWITCH_IN
+	 * marker (schedule index `index`) its feeder placed in the stream
+	 * ahead of time, where the task's bytes ended. placed: at its ip
+	 * (and %rsp, and a rep's %rcx); 0: no instruction matched it, so it
+	 * was taken before the next byte was read, or at the end of an
+	 * expanded routine it fell in. Instructions before the call ran
+	 * before the switch. NULL: none wanted.
+	 */
+	void (*switched)(void *ctx, uint64_t index, int placed);
 	void *ctx;
 };
 

@@ -49,7 +49,15 @@ struct task {
 	void *stack;
 	int running;			/* coroutine made */
 	uint64_t slice_t, slice_insns, slice_bytes;
+	uint64_t slice_index;		/* the marker that began it */
 	int in_slice;
+	/* switch points placed in its stream (its next SWITCH_IN, at the
+	 * end of each slice), reached by its regeneration, and begun (their
+	 * SWITCH_IN seen): a task that reaches one before its slice began
+	 * waits there */
+	uint64_t sw_count, sw_taken, sw_begun;
+	uint64_t sw_last;		/* index + 1 of the last one placed */
+	uint64_t sw_insns;		/* instructions when it reached the last */
 	int closed;			/* its EXIT/EXEC/STOP was seen */
 	int ran;			/* switched in at least once */
 	struct sr *sr;
@@ -69,6 +77,16 @@ struct sr {
 	uint64_t now;
 	struct { int32_t tid; int image; } *execd;
 	size_t nexecd;
+	/* every SWITCH_IN of the schedule, by task and time: where a task
+	 * switched out resumes (read when a slice first ends that way) */
+	struct sw_ent *sw;
+	size_t nsw;
+	int sw_read;
+};
+
+struct sw_ent {
+	struct trbuf_marker m;
+	uint64_t index;
 };
 
 static const char *base_name(const char *p)
@@ -158,10 +176,25 @@ static void co_wait(void *ctx)
 
 static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
 
+/* The task reached where it was switched out: it waits there until its
+ * next slice begins, so that what it runs after counts there. */
+static void co_switched(void *ctx, uint64_t index, int placed)
+{
+	struct task *t = ctx;
+
+	(void)index;
+	(void)placed;
+	t->sw_taken++;
+	t->sw_insns = ae_regen_stats(t->g)->insns;
+	while (t->sw_taken > t->sw_begun)
+		co_wait(t);
+}
+
 static const struct ae_regen_ops *task_ops(struct task *t)
 {
 	t->ops.wait = co_wait;
 	t->ops.fork = co_fork;
+	t->ops.switched = co_switched;
 	t->ops.ctx = t;
 	return &t->ops;
 }
@@ -393,34 +426,158 @@ static void reap(struct sr *r)
 	}
 }
 
-static void slice_end(struct sr *r, uint32_t cpu, uint64_t now)
+static int sw_cmp(const void *a, const void *b)
+{
+	const struct sw_ent *x = a, *y = b;
+
+	if (x->m.tid != y->m.tid)
+		return x->m.tid < y->m.tid ? -1 : 1;
+	if (x->m.time_ns != y->m.time_ns)
+		return x->m.time_ns < y->m.time_ns ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Read every SWITCH_IN of the schedule (once). A file that cannot be
+ * read to its end keeps the markers before the damage: the
+ * demultiplexer stops there too, with the message.
+ */
+static void read_switches(struct sr *r)
+{
+	struct schedlog_markers *ms;
+	struct trbuf_marker m;
+	uint64_t index;
+	size_t cap = 0;
+
+	r->sw_read = 1;
+	if (schedlog_markers_open(&ms, r->o->sched ? r->o->sched : r->o->trace, -1)) {
+		schedlog_markers_close(ms);
+		return;
+	}
+	while (schedlog_markers_next(ms, &m, &index) == 1) {
+		if (m.type != TRBUF_MK_SWITCH_IN || !m.ip)
+			continue;
+		if (r->nsw == cap) {
+			struct sw_ent *n = realloc(r->sw, (cap ? 2 * cap : 1024) * sizeof(*n));
+
+			if (!n)
+				break;	/* (slices end late, as without) */
+			r->sw = n;
+			cap = cap ? 2 * cap : 1024;
+		}
+		r->sw[r->nsw].m = m;
+		r->sw[r->nsw++].index = index;
+	}
+	schedlog_markers_close(ms);
+	qsort(r->sw, r->nsw, sizeof(*r->sw), sw_cmp);
+}
+
+/* Task t's first SWITCH_IN after the marker that began its slice, or NULL. */
+static const struct sw_ent *next_switch(struct sr *r, const struct task *t)
+{
+	struct sw_ent key = { .m = { .tid = t->info.tid, .time_ns = t->slice_t },
+			      .index = t->slice_index };
+	size_t lo = 0, hi;
+
+	if (!r->sw_read)
+		read_switches(r);
+	hi = r->nsw;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sw_cmp(&r->sw[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nsw && r->sw[lo].m.tid == t->info.tid ? &r->sw[lo] : NULL;
+}
+
+/*
+ * Task t's slice ends: place its switch point (marker m, at the end of
+ * its bytes so far: a task switched out writes none) and let it run up
+ * to it, so that the instructions before it count in this slice. 1 when
+ * it got there.
+ */
+static int run_to_switch(struct sr *r, struct task *t, const struct trbuf_marker *m,
+			 uint64_t index)
+{
+	if (!m || !m->ip || t->failed || t->state == T_DONE || t->state == T_FAILED)
+		return 0;
+	/* a task that starts before its registration record: its bytes
+	 * begin after it, its regeneration at the program's entry */
+	if (!t->g && t->state != T_WAIT_FORK)
+		resume(r, t);
+	if (!t->g && t->state != T_WAIT_FORK)
+		return 0;
+	if (t->sw_last != index + 1) {
+		if (ae_tstream_marker(&t->s, m, index)) {
+			tfail(t, "out of memory");
+			return 0;
+		}
+		t->sw_last = index + 1;
+		t->sw_count++;
+	}
+	resume(r, t);
+	return t->sw_taken == t->sw_count;
+}
+
+/*
+ * The slice on cpu ends at time now. Its task's next SWITCH_IN is m
+ * (index) when that is what ends it; NULL: looked up (another task took
+ * the CPU), or none (the task or the capture ended: lookup 0).
+ */
+static void slice_end(struct sr *r, uint32_t cpu, uint64_t now, const struct trbuf_marker *m,
+		      uint64_t index, int lookup)
 {
 	struct task *t = r->cpu_owner[cpu];
+	int at_switch = 0, late = 0;
 
 	if (!t)
 		return;
 	r->cpu_owner[cpu] = NULL;
+	if (t->in_slice && (m || lookup)) {
+		if (!m) {
+			const struct sw_ent *e = next_switch(r, t);
+
+			m = e ? &e->m : NULL;
+			index = e ? e->index : 0;
+		}
+		at_switch = run_to_switch(r, t, m, index);
+		late = m && !at_switch;
+	}
 	if (r->o->slice && t->in_slice) {
 		struct ae_slice_info si = { .task = t->info, .t_begin = t->slice_t, .t_end = now };
 
 		si.task.cpu = cpu;
-		si.insns = (t->g ? ae_regen_stats(t->g)->insns : 0) - t->slice_insns;
+		si.insns = (at_switch ? t->sw_insns : t->g ? ae_regen_stats(t->g)->insns : 0) -
+			   t->slice_insns;
 		si.bytes = t->slice_bytes;
+		si.end = at_switch ? AE_SLICE_END_SWITCH : late ? AE_SLICE_END_LATE : AE_SLICE_END_TASK;
 		r->o->slice(r->o->ctx, &si);
 	}
 	t->in_slice = 0;
 }
 
-static void slice_begin(struct sr *r, struct task *t, uint32_t cpu, uint64_t now)
+/* Task t is switched in on cpu by marker index (time now; m NULL: a
+ * START, or a capture with one task). */
+static void slice_begin(struct sr *r, struct task *t, uint32_t cpu, uint64_t now,
+			const struct trbuf_marker *m, uint64_t index)
 {
 	for (uint32_t c = 0; c < r->ncpu; c++)
-		if (r->cpu_owner[c] == t || (c == cpu && r->cpu_owner[c]))
-			slice_end(r, c, now);
+		if (r->cpu_owner[c] == t)
+			slice_end(r, c, now, m, index, 0);
+		else if (c == cpu && r->cpu_owner[c])
+			slice_end(r, c, now, NULL, 0, 1);
+	/* a switch point it waits at, or will reach late */
+	if (m && t->sw_last == index + 1)
+		t->sw_begun = t->sw_count;
 	r->cpu_owner[cpu] = t;
 	t->ran = 1;
 	t->info.cpu = cpu;
 	t->in_slice = 1;
 	t->slice_t = now;
+	t->slice_index = index;
 	t->slice_insns = t->g ? ae_regen_stats(t->g)->insns : 0;
 	t->slice_bytes = 0;
 	if (r->o->switch_in)
@@ -431,7 +588,7 @@ static void forget_task(struct sr *r, struct task *t)
 {
 	for (uint32_t c = 0; c < r->ncpu; c++)
 		if (r->cpu_owner[c] == t)
-			slice_end(r, c, r->now);
+			slice_end(r, c, r->now, NULL, 0, 0);
 }
 
 /* Images a task ran before (execs), so the next one gets a new number. */
@@ -492,7 +649,7 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		t->start_ip = m->ip;
 		t->start_sp = m->sp;
 		t->info.image = image_of(r, m->tid);
-		slice_begin(r, t, m->cpu, m->time_ns);
+		slice_begin(r, t, m->cpu, m->time_ns, NULL, ev->index);
 		return 0;
 	case TRBUF_MK_FORK: {
 		struct task *c;
@@ -520,7 +677,8 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 	case TRBUF_MK_SWITCH_IN:
 		if (!t)
 			break;
-		slice_begin(r, t, m->cpu, m->time_ns);
+		slice_begin(r, t, m->cpu, m->time_ns, m, ev->index);
+		resume(r, t);	/* (a task waiting at its switch point goes on) */
 		return 0;
 	case TRBUF_MK_SIGNAL:
 	case TRBUF_MK_SIGRETURN:
@@ -597,7 +755,7 @@ static int raw_capture(struct sr *r, const char *path, FILE *f)
 	t = new_task(r, 0, 0);
 	if (!t)
 		return -1;
-	slice_begin(r, t, 0, 0);
+	slice_begin(r, t, 0, 0, NULL, 0);
 	for (left = h.len; left;) {
 		size_t n = fread(buf, 1, left < sizeof(buf) ? left : sizeof(buf), f);
 
@@ -677,11 +835,12 @@ finish:
 		}
 		if (!t->s.final)
 			t->s.final = 2;
+		t->sw_begun = t->sw_count;	/* (no slice after a switch point) */
 		resume(&r, t);
 	}
 	resume_ready(&r);
 	for (uint32_t c = 0; c < r.ncpu; c++)
-		slice_end(&r, c, r.now);
+		slice_end(&r, c, r.now, NULL, 0, 0);
 	for (struct task *t = r.tasks; t; t = t->next)
 		if (t->state != T_DONE && t->state != T_FAILED && !t->failed && t->ran)
 			tfail(t, "regeneration did not finish");
@@ -705,6 +864,7 @@ out:
 	free(r.progs);
 	free(r.cpu_owner);
 	free(r.execd);
+	free(r.sw);
 	if (ret < 0)
 		return -1;
 	return r.failed ? 1 : 0;

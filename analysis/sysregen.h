@@ -20,12 +20,23 @@ struct ae_task_info {
 	struct ae_program *program;	/* NULL until known */
 };
 
+/* Where a slice's instructions end. */
+enum ae_slice_end {
+	AE_SLICE_END_TASK,	/* the task's or the capture's end */
+	AE_SLICE_END_SWITCH,	/* the point its next SWITCH_IN resumed at */
+	AE_SLICE_END_LATE,	/* not that point: the task had not reached it
+				 * when its next slice began (or the marker has
+				 * no ip), so the instructions up to it count in
+				 * the next slice */
+};
+
 /* One slice: a task's run on one CPU between two switches. */
 struct ae_slice_info {
 	struct ae_task_info task;
 	uint64_t t_begin, t_end;	/* CLOCK_MONOTONIC ns of its markers */
 	uint64_t insns;			/* instructions regenerated in it */
 	uint64_t bytes;			/* witness bytes it wrote */
+	int end;			/* enum ae_slice_end */
 };
 
 struct ae_sysregen_opts {

@@ -61,6 +61,10 @@ int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64
 		s->mk = n;
 		s->capmk = cap;
 	}
+	if (m->type == TRBUF_MK_EXIT || m->type == TRBUF_MK_EXEC)
+		for (size_t i = s->nmk; i-- > 0 && s->mk[i].pos == s->end;)
+			if (s->mk[i].m.type == TRBUF_MK_SWITCH_IN && !s->mk[i].taken)
+				s->mk[i].moot = 1;
 	abs = s->mk_base + s->nmk;
 	k = &s->mk[s->nmk++];
 	memset(k, 0, sizeof(*k));

@@ -24,6 +24,9 @@ struct ae_smk {
 	int sp_known;		/* sp: %rsp at ip (m.sp is where the task stopped) */
 	uint64_t sp;
 	int sp_missed;		/* ip was reached at pos with another %rsp */
+	int taken;		/* SWITCH_IN: the regenerator reached it */
+	int moot;		/* SWITCH_IN: the task ended at its offset before
+				 * reaching it (it ran nothing after it) */
 };
 
 /*
@@ -42,7 +45,13 @@ struct ae_tstream {
 	int final;		/* 0 open; 1 complete (EXIT, EXEC); 2 the capture ended */
 };
 
-/* Append bytes / a marker at the current end: 0 or -1 (out of memory). */
+/*
+ * Append bytes / a marker at the current end: 0 or -1 (out of memory).
+ * A SWITCH_IN marker is a switch point: where the task was switched out
+ * (its feeder appends it where the task's bytes of that slice end). The
+ * task's end (EXIT, EXEC) at the same offset makes the switch points
+ * there that the regenerator has not reached moot.
+ */
 int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len);
 int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64_t index);
 /* The regenerator is done with bytes below pos / markers below index mi:

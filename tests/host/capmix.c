@@ -10,9 +10,16 @@
  * CPUs' chunks interleaved. `aetrace regen --split` of the result must equal
  * that of the inputs, task for task.
  *
- *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] OUT NCPU SUBBUF SEED IN...
+ *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
+ *          OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
+ *   --switch-at-signals: slices end only where a task took a signal or
+ *   ended, and the SWITCH_IN that resumes it carries that SIGNAL's or
+ *   EXIT's ip, sp and cx, as the kernel's does for a task preempted there
+ *   and signalled or killed at its switch-in, or one switched out in its
+ *   exit (its ip and registers are the ones the task stopped with).
+ *   Elsewhere a SWITCH_IN's ip is 0: no position.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -39,6 +46,9 @@ struct task {
 	size_t nmk, capmk, mdone;
 	int ready, finished, started, cpu;
 	int first;		/* START (1) or FORK child (0) */
+	uint64_t cut;		/* --switch-at-signals: cut before the signal at
+				 * position cut - 1 already */
+	struct trbuf_marker resume;	/* ip, sp, cx for the next SWITCH_IN */
 };
 
 static struct task *tasks;
@@ -60,6 +70,7 @@ static uint64_t now = 1000;
 static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
+static int at_signals;
 static uint64_t nsub, bad_done;
 
 static uint64_t rnd_state;
@@ -279,13 +290,24 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 		cpus[t->cpu].owner = -1;
 	c->owner = t - tasks;
 	t->cpu = ci;
-	put_marker(c, ci, t->started || !t->first ? TRBUF_MK_SWITCH_IN : TRBUF_MK_START, t, NULL);
+	put_marker(c, ci, t->started || !t->first ? TRBUF_MK_SWITCH_IN : TRBUF_MK_START, t,
+		   t->resume.ip ? &t->resume : NULL);
+	memset(&t->resume, 0, sizeof(t->resume));
 	t->started = 1;
 	if (rnd() % 5 == 0)
 		put_marker(c, ci, TRBUF_MK_ROLLBACK, t, NULL);
-	for (;;) {
+	for (int first = 1;; first = 0) {
 		uint64_t k;
 
+		if (at_signals && !first && t->cut != t->done + 1 && t->mdone < t->nmk &&
+		    t->mk[t->mdone].pos == t->done && (t->mk[t->mdone].m.type == TRBUF_MK_SIGNAL ||
+						       t->mk[t->mdone].m.type == TRBUF_MK_EXIT)) {
+			t->cut = t->done + 1;
+			t->resume.ip = t->mk[t->mdone].m.ip;
+			t->resume.sp = t->mk[t->mdone].m.sp;
+			t->resume.cx = t->mk[t->mdone].m.cx;
+			break;	/* switched out where the signal came */
+		}
 		due_markers(c, ci, t);
 		if (t->finished || !n || t->done == t->len)
 			break;
@@ -324,12 +346,14 @@ int main(int argc, char **argv)
 			breakage = argv[ai + 1];
 		else if (!strcmp(argv[ai], "--foreign") && ai + 1 < argc)
 			foreign = strtoull(argv[ai + 1], NULL, 0);
+		else if (!strcmp(argv[ai], "--switch-at-signals") && (at_signals = 1))
+			ai--;
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);
@@ -372,7 +396,7 @@ int main(int argc, char **argv)
 			if (pick--)
 				continue;
 			ci = rnd() % ncpu;
-			if (run_slice(ci, &tasks[i], 1 + rnd() % (3 * subbuf)))
+			if (run_slice(ci, &tasks[i], at_signals ? UINT64_MAX : 1 + rnd() % (3 * subbuf)))
 				return 1;
 			break;
 		}

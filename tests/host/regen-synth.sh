@@ -96,6 +96,56 @@ else
 	ok "forks, threads, execs # SKIP build/tests/workload not built"
 fi
 
+# switch points: slices cut only where a task took a signal or ended, each
+# SWITCH_IN carrying the ip, sp and cx the task stopped with, as the
+# kernel's do (capmix --switch-at-signals): asynchronous and synchronous
+# signals, nested frames, a handler that longjmps, faults amid rep
+# instructions (rep_signal: the switch between two iterations, by the
+# marker's %rcx) and a kill amid one, threads that fault amid reps. Every
+# slice must end exactly where its task resumes: the next slice begins
+# with the handler's first instruction (switch_points.py, from the
+# markers and the symbols) or, after a kill or in an exit, with nothing.
+sw_progs="signal_async.zst:signal_async signal_sync.zst:signal_sync sig_frames.zst:sig_frames sigsetjmp_handler.zst:sigsetjmp_handler"
+for p in signal_sync sig_frames sigsetjmp_handler; do
+	"$B/aecc" -O2 -o $p "$top/tests/corpus/$p.c" || exit 1
+	"$B/aerun" -q -o $p.zst -- ./$p >/dev/null 2>&1
+done
+"$B/aecc" -O2 -o rep_signal "$top/tests/data/rep_signal.c" || exit 1
+"$B/aerun" -q -o rep_signal.zst -- ./rep_signal >/dev/null 2>&1
+"$B/aerun" -q -o rep_kill.zst -- ./rep_signal kill >/dev/null 2>&1
+sw_progs="$sw_progs rep_signal.zst:rep_signal rep_kill.zst:rep_signal"
+if "$B/aecc" -fae-data -O2 -o rep_data "$top/tests/data/rep_signal.c" 2>/dev/null; then
+	"$B/aerun" -q -o rep_data.zst -- ./rep_data >/dev/null 2>&1
+	sw_progs="$sw_progs rep_data.zst:rep_data"
+fi
+if [ -x "$wl/sigthreads" ]; then
+	cp "$wl/sigthreads" "$wl/sigthreads.orig" .
+	env -i PATH=/usr/bin:/bin "$B/aerun" -q -o sigthreads.zst -- ./sigthreads >/dev/null 2>&1
+	sw_progs="$sw_progs sigthreads.zst:sigthreads"
+fi
+for pair in $sw_progs; do
+	c=${pair%%:*} c=${c%.zst}
+	rm -rf "swref.$c" && "$B/aetrace" regen --split "swref.$c" "$c.zst" "${pair#*:}"
+done
+sw_bins=$(for pair in $sw_progs; do echo "${pair#*:}"; done | sort -u)
+"$mix" --switch-at-signals sw.zst 2 256 31 $(for pair in $sw_progs; do c=${pair%%:*}; echo "${c%.zst}.zst"; done) 2>mix.err
+rm -rf swsp swpc
+"$B/aetrace" regen --split swsp sw.zst $sw_bins 2>err
+rc=$?
+# prog and content of every image, independent of the tids
+swsums() { for d in "$@"; do (cd "$d" && for f in *; do echo "$(echo "$f" | cut -d. -f3) $(md5sum <"$f" | cut -c1-32)"; done); done | sort; }
+check "switch points: $(ls swsp | wc -l) tasks cut where they took signals or ended: every trace equals its standalone one" \
+	'[ $rc -eq 0 ] && [ ! -s mix.err ] && [ "$(swsums swsp)" = "$(swsums swref.*)" ]'
+"$B/aetrace" stats sw.zst $sw_bins >swstats 2>err
+nsw=$("$B/schedlog" print sw.zst | grep SWITCH_IN | grep -vc ' ip=0 ')
+check "switch points: all $nsw slice ends at the point the task resumed at, by ip (aetrace stats)" \
+	'grep -q "^slice ends  *$nsw at a switch point, 0 not reached in time" swstats && grep -q "^switch points  *$nsw reached, 0 of them not at their ip" swstats && [ $nsw -gt 500 ]'
+"$B/aetrace" regen --per-cpu swpc sw.zst $sw_bins 2>err
+read -r resumed bad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" swpc $sw_progs 2>swbad)
+check "switch points: --per-cpu: $resumed resumed slices begin at a handler's first instruction, none with the instructions before the switch" \
+	'[ "${bad:-1}" = 0 ] && [ "${resumed:-0}" -gt 500 ]'
+sed 's/^/# /' swbad | head -3
+
 # memory follows the sub-buffer geometry, not the trace: the same program
 # with 100x the trace (64 KiB sub-buffers) regenerates in about the same RSS
 "$B/aecc" -O2 -o bw "$top/tests/corpus/big_witness.c" || exit 1

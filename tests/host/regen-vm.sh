@@ -14,7 +14,8 @@
 # runall's main thread, whose argv differs), Lua is regenerated; a
 # fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
 # and SIGRETURN markers), its workers compared with the stepper;
-# --per-cpu counts add up; schedlog check accepts the schedule;
+# --per-cpu counts add up, and slices end at the points the kernel's
+# SWITCH_IN markers name; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
 # schedule) fail with a clear error. TAP output; skips without QEMU.
 set -u
@@ -115,6 +116,13 @@ for mode in $modes; do
 	(cd "$w/i" && "$top/bin/aetrace" regen --per-cpu "$top/$d/pc" "$top/$d/trace.zst" 2>/dev/null)
 	check "$name: --per-cpu: $(ls "$d/pc" 2>/dev/null | wc -l) cpu traces, their instructions add up to all threads'" \
 		test "$(cat "$d"/pc/* 2>/dev/null | grep -c '^I')" = "$(cat "$d"/sp/* | wc -l)" -a -n "$(ls "$d/pc" 2>/dev/null)"
+	# slices end where the next SWITCH_IN resumes the task: every switch
+	# point the regeneration reached is at the kernel's ip and %rsp (and
+	# a rep's %rcx) at its offset, none only at the next byte
+	(cd "$w/i" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>/dev/null) >"$d/stats"
+	sw=$(sed -n 's/^switch points  *\([0-9]*\) reached, \([0-9]*\) of them not at their ip$/\1 \2/p' "$d/stats")
+	check "$name: switch points: $(sed -n 's/^slice ends  *//p' "$d/stats"); all ${sw% *} reached at their ip" \
+		test -n "$sw" -a "${sw#* }" = 0 -a "${sw% *}" -gt 10
 done
 
 # malformed pairs: a clear error naming the file, the offset or the marker
