@@ -103,6 +103,7 @@ struct ae_regen {
 	int finishing;		/* in _Exit: stop after its system call */
 	int stop;		/* an enum ae_regen_end */
 	int debug;		/* AETRACE_DEBUG: narrate signals and longjmps */
+	uint64_t sw_taken;	/* switch points taken (or passed) */
 	int data;		/* follow data addresses (-fae-data program) */
 	struct ae_df_state ds;	/* the registers addresses are made of */
 	struct ae_df_state pre;	/* before the current call instruction */
@@ -334,6 +335,12 @@ static const char *mk_name(const struct ae_smk *k)
 	return k->m.type == TRBUF_MK_SIGNAL ? "SIGNAL" : is_switch(k) ? "SWITCH_IN" : "EXIT";
 }
 
+/* Are switch points in the stream that the regenerator has not taken? */
+static inline int switches_left(const struct ae_regen *g)
+{
+	return g->s->nswitch != g->sw_taken + g->s->nmoot;
+}
+
 /* Take the pending switch point: the task was switched out here. */
 static void take_switch(struct ae_regen *g, int placed)
 {
@@ -343,6 +350,7 @@ static void take_switch(struct ae_regen *g, int placed)
 	k->taken = 1;
 	g->mi++;
 	g->st.switches++;
+	g->sw_taken++;
 	g->st.switches_unplaced += !placed;
 	if (g->debug)
 		fprintf(stderr, "aetrace: %sswitch point (marker %llu) at offset %llu, ip %#llx%s\n",
@@ -352,7 +360,7 @@ static void take_switch(struct ae_regen *g, int placed)
 		g->ops.switched(g->ops.ctx, index, placed);
 }
 
-static void wait_markers_here(struct ae_regen *g);
+static inline void wait_markers_here(struct ae_regen *g);
 
 /* Take the switch point at this offset; then markers that came after it
  * at this offset are waited for, as anywhere (at_insn() waited for none
@@ -378,11 +386,14 @@ static struct ae_smk *next_mk(struct ae_regen *g)
 {
 	struct ae_smk *k;
 
-	while ((k = mk(g, g->mi)) && (!is_active(k) || (is_switch(k) && k->pos < g->pos)))
-		if (is_active(k))
+	while ((k = mk(g, g->mi))) {
+		if (!is_active(k))
+			g->mi++;
+		else if (is_switch(k) && k->pos < g->pos)
 			take_switch(g, 0);
 		else
-			g->mi++;
+			break;
+	}
 	return k;
 }
 
@@ -751,7 +762,9 @@ static int peek(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc
 		int blocked = 0;
 
 		for (;;) {
-			while ((k = mk(g, m)) && !is_active(k))
+			/* (a switch point writes no byte, and a signal at its
+			 * switch-in comes after it) */
+			while ((k = mk(g, m)) && (!is_active(k) || (is_switch(k) && k->pos == p)))
 				m++;
 			if (!k && p == g->s->end && !g->s->final) {
 				blocked = 1;	/* markers at p may still come */
@@ -892,6 +905,8 @@ static int switch_pending(struct ae_regen *g)
 {
 	struct ae_smk *k;
 
+	if (!switches_left(g))
+		return 0;
 	next_mk(g);
 	for (uint64_t i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
 		if (is_active(k) && is_switch(k))
@@ -900,7 +915,7 @@ static int switch_pending(struct ae_regen *g)
 }
 
 /* Wait while markers at the current position may still come. */
-static void wait_markers_here(struct ae_regen *g)
+static inline void wait_markers_here(struct ae_regen *g)
 {
 	while (g->pos == g->s->end && !g->s->final && g->ops.wait && !switch_pending(g))
 		g->ops.wait(g->ops.ctx);
@@ -1054,10 +1069,13 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 
 /* After an instruction, before what it writes after it: take a switch
  * point whose ip is the next one (and %rsp the task's there). */
-static void switch_after(struct ae_regen *g, uint64_t next)
+static inline void switch_after(struct ae_regen *g, uint64_t next)
 {
-	struct ae_smk *k = next_mk(g);
+	struct ae_smk *k;
 
+	if (!switches_left(g))
+		return;
+	k = next_mk(g);
 	if (k && k->pos == g->pos && is_switch(k) && mk_ip(g, k) == next && !other_sp(g, k))
 		switch_here(g, 1);
 }

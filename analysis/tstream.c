@@ -63,8 +63,12 @@ int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64
 	}
 	if (m->type == TRBUF_MK_EXIT || m->type == TRBUF_MK_EXEC)
 		for (size_t i = s->nmk; i-- > 0 && s->mk[i].pos == s->end;)
-			if (s->mk[i].m.type == TRBUF_MK_SWITCH_IN && !s->mk[i].taken)
+			if (s->mk[i].m.type == TRBUF_MK_SWITCH_IN && !s->mk[i].taken &&
+			    !s->mk[i].moot) {
 				s->mk[i].moot = 1;
+				s->nmoot++;
+			}
+	s->nswitch += m->type == TRBUF_MK_SWITCH_IN;
 	abs = s->mk_base + s->nmk;
 	k = &s->mk[s->nmk++];
 	memset(k, 0, sizeof(*k));

@@ -40,6 +40,8 @@ struct ae_tstream {
 	struct ae_smk *mk;
 	uint64_t mk_base;
 	size_t nmk, capmk;
+	uint64_t nswitch;	/* switch points appended, and made moot */
+	uint64_t nmoot;
 	uint64_t open_sig[64];	/* SIGNAL indexes waiting for their SIGRETURN */
 	int nopen;
 	int final;		/* 0 open; 1 complete (EXIT, EXEC); 2 the capture ended */
