@@ -149,7 +149,7 @@ struct stats_ctx {
 	struct stats_task *v;
 	size_t n;
 	uint64_t bytes;
-	uint64_t slice_ends[3];	/* by enum ae_slice_end */
+	uint64_t slice_ends[4];	/* by enum ae_slice_end */
 };
 
 static struct stats_task *stats_of(struct stats_ctx *s, const struct ae_task_info *t)
@@ -298,8 +298,9 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);
 	/* where slices end: at the point the task resumed at (exact), or
 	 * not (its instructions up to it count in its next slice) */
-	printf("slice ends       %llu at a switch point, %llu not reached in time, %llu at a task's end\n",
+	printf("slice ends       %llu at a switch point, %llu near one, %llu not reached in time, %llu at a task's end\n",
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_SWITCH],
+	       (unsigned long long)s.slice_ends[AE_SLICE_END_NEAR],
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_LATE],
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_TASK]);
 	printf("switch points    %llu reached, %llu of them not at their ip\n",

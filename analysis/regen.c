@@ -126,6 +126,12 @@ struct ae_regen {
 		uint64_t ip, sp, pos, mpos, index, mi;
 		int active, left;
 	} vw;
+	/* the same for the last switch point taken at its ip: a second
+	 * visit would have fitted it too, so it is counted as not placed */
+	struct {
+		uint64_t ip, sp, pos, mi;
+		int active, left;
+	} sww;
 };
 
 /* What one instruction's records said. */
@@ -348,6 +354,9 @@ static void take_switch(struct ae_regen *g, int placed)
 	uint64_t index = k->index;
 
 	k->taken = 1;
+	/* (no marker that came later: a signal's watch goes on) */
+	if (g->vw.mi == g->mi)
+		g->vw.mi++;
 	g->mi++;
 	g->st.switches++;
 	g->sw_taken++;
@@ -447,7 +456,7 @@ static int deliver(struct ae_regen *g)
 	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
-	uint64_t ld_addr, sig_ip;
+	uint64_t ld_addr, sig_ip, sig_sp;
 	int ret, vslot, expanding;
 
 	if (!handler) {
@@ -497,6 +506,7 @@ static int deliver(struct ae_regen *g)
 	vcl = g->vcl;
 	g->vcl.valid = 0;
 	sig_ip = m->ip;
+	sig_sp = m->sp;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
 	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
 				    m->cx : ~0ull;
@@ -524,7 +534,8 @@ static int deliver(struct ae_regen *g)
 	/* switched out while the kernel delivered it (its hook waits for
 	 * room): the task's ip was still the interrupted one, the handler's
 	 * first instruction is where it resumes */
-	while ((k = next_mk(g)) && is_switch(k) && k->pos == g->pos && k->m.ip == sig_ip)
+	while ((k = next_mk(g)) && is_switch(k) && k->pos == g->pos && k->m.ip == sig_ip &&
+	       k->m.sp == sig_sp)
 		switch_here(g, 1);
 	ret = run(g, handler);
 	g->expanding = expanding;
@@ -917,6 +928,14 @@ static int switch_pending(struct ae_regen *g)
 /* Wait while markers at the current position may still come. */
 static inline void wait_markers_here(struct ae_regen *g)
 {
+	struct ae_smk *k;
+
+	/* a switch point at no instruction of the twin (in the runtime's
+	 * or the vDSO's code) is never reached: taken where this offset's
+	 * markers are first needed, so that those after it are waited for */
+	while (switches_left(g) && (k = next_mk(g)) && is_switch(k) && k->pos == g->pos &&
+	       !mk_ip(g, k))
+		take_switch(g, 0);
 	while (g->pos == g->s->end && !g->s->final && g->ops.wait && !switch_pending(g))
 		g->ops.wait(g->ops.ctx);
 }
@@ -964,6 +983,43 @@ static int revisited(struct ae_regen *g, uint64_t pc)
 	return rerr(g, pc, msg);
 }
 
+/* Take the pending switch point at its ip, pc; watch: a later visit of
+ * pc could be at this offset too (see at_insn()). */
+static void place_switch(struct ae_regen *g, uint64_t pc, int watch)
+{
+	g->sww.ip = pc;
+	g->sww.sp = g->ds.v[AE_DF_RSP];
+	g->sww.pos = g->pos;
+	g->sww.active = watch && (g->ds.known & (1u << AE_DF_RSP));
+	g->sww.left = 0;
+	take_switch(g, 1);
+	g->sww.mi = g->mi;
+	wait_markers_here(g);
+}
+
+/* The last switch point placed at its ip, reached again at its offset
+ * with its %rsp and no marker taken since (revisited()'s case): which
+ * visit was switched out is ambiguous, so it is counted as not placed. */
+static void switch_revisited(struct ae_regen *g, uint64_t pc)
+{
+	if (!g->sww.active)
+		return;
+	/* (a marker taken since came later: a handler that returned here) */
+	next_mk(g);
+	if (g->pos != g->sww.pos || g->mi != g->sww.mi) {
+		g->sww.active = 0;
+	} else if (pc != g->sww.ip) {
+		g->sww.left = 1;
+	} else if (g->sww.left && (g->ds.known & (1u << AE_DF_RSP)) &&
+		   g->ds.v[AE_DF_RSP] == g->sww.sp) {
+		g->sww.active = 0;
+		g->st.switches_unplaced++;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sthe last switch point's ip %#llx is reached again at offset %llu with its %%rsp: not placed\n",
+				g->name, (unsigned long long)pc, (unsigned long long)g->pos);
+	}
+}
+
 /*
  * Marker k, at pc and this offset, was taken in a sequence still to
  * write its bytes (a taken edge's witness stub): it came after them in
@@ -1004,6 +1060,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 	ae_tstream_markers_done(g->s, g->mi);
 	if (revisited(g, pc))
 		return -1;
+	switch_revisited(g, pc);
 	k = next_mk(g);
 	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
 		return 0;
@@ -1024,7 +1081,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 		return 0;
 	}
 	if (is_switch(k)) {
-		switch_here(g, 1);
+		place_switch(g, pc, watch);
 		return 1;
 	}
 	if (k->m.type == TRBUF_MK_SIGNAL) {
@@ -1077,7 +1134,7 @@ static inline void switch_after(struct ae_regen *g, uint64_t next)
 		return;
 	k = next_mk(g);
 	if (k && k->pos == g->pos && is_switch(k) && mk_ip(g, k) == next && !other_sp(g, k))
-		switch_here(g, 1);
+		place_switch(g, next, 1);
 }
 
 /* Was the task killed at this offset with ip next: in the bytes an
@@ -1459,19 +1516,27 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
  * marker (a sigreturn's, a fork's) came before that marker in time, so
  * the task passed them already (where no ip matched: in the kernel).
  */
-static void pass_switches(struct ae_regen *g)
+static void pass_switches(struct ae_regen *g, uint64_t next)
 {
 	struct ae_smk *k;
-	uint64_t i;
+	uint64_t i, to;
 
+	/* a handler's sigreturn: its hook may wait for room after the
+	 * registers are restored, so a switch point at the ip it returns
+	 * to comes before its marker (a system call that leaves a handler's
+	 * task there is one) */
+	while (g->level > 0 && (k = next_mk(g)) && is_switch(k) && k->pos == g->pos &&
+	       mk_ip(g, k) == g->level_ip[g->level])
+		switch_here(g, 1);
 	for (i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
 		if (is_active(k) && !is_switch(k))
 			break;
 	if (!k || k->pos != g->pos ||
 	    (k->m.type != TRBUF_MK_SIGRETURN && k->m.type != TRBUF_MK_FORK))
 		return;
+	to = k->m.type == TRBUF_MK_SIGRETURN ? g->level_ip[g->level] : next;
 	while ((k = next_mk(g)) && is_switch(k))
-		take_switch(g, 0);
+		take_switch(g, mk_ip(g, k) == to);
 }
 
 /* After a system call: the end of a handler, a fork, the program's end.
@@ -1484,7 +1549,7 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		g->stop = AE_END_EXIT;
 		return -1;
 	}
-	pass_switches(g);
+	pass_switches(g, next);
 	k = next_mk(g);
 	if (!k || k->pos != g->pos)
 		return 0;
@@ -1632,11 +1697,24 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 	if (k->m.type == TRBUF_MK_SIGNAL && k->end != UINT64_MAX)
 		return -1;
 	ip = mk_ip(g, k);
-	/* in a sequence: its resume address is an edge's target, which
+	/*
+	 * In a sequence: its resume address is an edge's target, which
 	 * other edges' witness stubs share; a switch point's side is read
-	 * from the next slice's byte instead */
-	if (is_switch(k) && k->via_seq)
+	 * from the next slice's byte instead. Unless there is none: the
+	 * task died switched out (its EXIT makes the point moot), and the
+	 * kill says the side.
+	 */
+	if (is_switch(k) && k->via_seq) {
+		while (g->pos == g->s->end && !g->s->final && g->ops.wait) {
+			g->ops.wait(g->ops.ctx);
+			k = next_mk(g);
+			if (!k || k->pos != g->pos || !stops_at_ip(k))
+				return -1;
+			if (!is_switch(k))
+				return stop_side(g, d, pc, kill);
+		}
 		return -1;
+	}
 	r0 = side_reaches(g, d, pc, 0, ip, k->via_seq);
 	r1 = side_reaches(g, d, pc, 1, ip, k->via_seq);
 	if (g->debug)

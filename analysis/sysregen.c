@@ -3,8 +3,11 @@
  * sysregen.c - whole-capture regeneration: the demultiplexer's events (in
  * time order) feed one coroutine per task, each running the regenerator on
  * its own stack; a task waits when it needs bytes or markers it has not
- * been given yet. Memory: the tasks alive, their unconsumed bytes, and the
- * demultiplexer's per-CPU read-ahead.
+ * been given yet. Memory: the tasks alive, their unconsumed bytes, the
+ * demultiplexer's per-CPU read-ahead, and 48 bytes for every SWITCH_IN of
+ * the schedule, read in one more pass over the markers (over the whole
+ * trace when there is no separate schedule file) when a slice first ends
+ * because another task takes its CPU.
  */
 #include <errno.h>
 #include <sched.h>
@@ -58,6 +61,7 @@ struct task {
 	uint64_t sw_count, sw_taken, sw_begun;
 	uint64_t sw_last;		/* index + 1 of the last one placed */
 	uint64_t sw_insns;		/* instructions when it reached the last */
+	int sw_placed;			/* ... at its ip */
 	int closed;			/* its EXIT/EXEC/STOP was seen */
 	int ran;			/* switched in at least once */
 	struct sr *sr;
@@ -84,9 +88,10 @@ struct sr {
 	int sw_read;
 };
 
+/* what a SWITCH_IN says, for its switch point */
 struct sw_ent {
-	struct trbuf_marker m;
-	uint64_t index;
+	uint64_t time_ns, index, ip, sp, cx;
+	int32_t tid;
 };
 
 static const char *base_name(const char *p)
@@ -183,8 +188,8 @@ static void co_switched(void *ctx, uint64_t index, int placed)
 	struct task *t = ctx;
 
 	(void)index;
-	(void)placed;
 	t->sw_taken++;
+	t->sw_placed = placed;
 	t->sw_insns = ae_regen_stats(t->g)->insns;
 	while (t->sw_taken > t->sw_begun)
 		co_wait(t);
@@ -430,10 +435,10 @@ static int sw_cmp(const void *a, const void *b)
 {
 	const struct sw_ent *x = a, *y = b;
 
-	if (x->m.tid != y->m.tid)
-		return x->m.tid < y->m.tid ? -1 : 1;
-	if (x->m.time_ns != y->m.time_ns)
-		return x->m.time_ns < y->m.time_ns ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -465,8 +470,8 @@ static void read_switches(struct sr *r)
 			r->sw = n;
 			cap = cap ? 2 * cap : 1024;
 		}
-		r->sw[r->nsw].m = m;
-		r->sw[r->nsw++].index = index;
+		r->sw[r->nsw++] = (struct sw_ent){ .time_ns = m.time_ns, .index = index, .ip = m.ip,
+						   .sp = m.sp, .cx = m.cx, .tid = m.tid };
 	}
 	schedlog_markers_close(ms);
 	qsort(r->sw, r->nsw, sizeof(*r->sw), sw_cmp);
@@ -475,8 +480,7 @@ static void read_switches(struct sr *r)
 /* Task t's first SWITCH_IN after the marker that began its slice, or NULL. */
 static const struct sw_ent *next_switch(struct sr *r, const struct task *t)
 {
-	struct sw_ent key = { .m = { .tid = t->info.tid, .time_ns = t->slice_t },
-			      .index = t->slice_index };
+	struct sw_ent key = { .tid = t->info.tid, .time_ns = t->slice_t, .index = t->slice_index };
 	size_t lo = 0, hi;
 
 	if (!r->sw_read)
@@ -490,7 +494,7 @@ static const struct sw_ent *next_switch(struct sr *r, const struct task *t)
 		else
 			hi = mid;
 	}
-	return lo < r->nsw && r->sw[lo].m.tid == t->info.tid ? &r->sw[lo] : NULL;
+	return lo < r->nsw && r->sw[lo].tid == t->info.tid ? &r->sw[lo] : NULL;
 }
 
 /*
@@ -505,11 +509,16 @@ static int run_to_switch(struct sr *r, struct task *t, const struct trbuf_marker
 	if (!m || !m->ip || t->failed || t->state == T_DONE || t->state == T_FAILED)
 		return 0;
 	/* a task that starts before its registration record: its bytes
-	 * begin after it, its regeneration at the program's entry */
+	 * begin after it, its regeneration at the program's entry. Still
+	 * where its START was, with no byte written, it ran nothing (any
+	 * path back to an ip writes a byte). */
 	if (!t->g && t->state != T_WAIT_FORK)
 		resume(r, t);
-	if (!t->g && t->state != T_WAIT_FORK)
-		return 0;
+	if (!t->g && t->state != T_WAIT_FORK) {
+		t->sw_insns = 0;
+		t->sw_placed = 1;
+		return !t->s.end && m->ip == t->start_ip;
+	}
 	if (t->sw_last != index + 1) {
 		if (ae_tstream_marker(&t->s, m, index)) {
 			tfail(t, "out of memory");
@@ -531,6 +540,7 @@ static void slice_end(struct sr *r, uint32_t cpu, uint64_t now, const struct trb
 		      uint64_t index, int lookup)
 {
 	struct task *t = r->cpu_owner[cpu];
+	struct trbuf_marker look;
 	int at_switch = 0, late = 0;
 
 	if (!t)
@@ -540,8 +550,14 @@ static void slice_end(struct sr *r, uint32_t cpu, uint64_t now, const struct trb
 		if (!m) {
 			const struct sw_ent *e = next_switch(r, t);
 
-			m = e ? &e->m : NULL;
-			index = e ? e->index : 0;
+			if (e) {
+				look = (struct trbuf_marker){ .type = TRBUF_MK_SWITCH_IN,
+							      .time_ns = e->time_ns, .pid = t->info.pid,
+							      .tid = e->tid, .ip = e->ip, .sp = e->sp,
+							      .cx = e->cx };
+				m = &look;
+				index = e->index;
+			}
 		}
 		at_switch = run_to_switch(r, t, m, index);
 		late = m && !at_switch;
@@ -553,7 +569,8 @@ static void slice_end(struct sr *r, uint32_t cpu, uint64_t now, const struct trb
 		si.insns = (at_switch ? t->sw_insns : t->g ? ae_regen_stats(t->g)->insns : 0) -
 			   t->slice_insns;
 		si.bytes = t->slice_bytes;
-		si.end = at_switch ? AE_SLICE_END_SWITCH : late ? AE_SLICE_END_LATE : AE_SLICE_END_TASK;
+		si.end = at_switch ? (t->sw_placed ? AE_SLICE_END_SWITCH : AE_SLICE_END_NEAR) :
+			 late ? AE_SLICE_END_LATE : AE_SLICE_END_TASK;
 		r->o->slice(r->o->ctx, &si);
 	}
 	t->in_slice = 0;

@@ -24,6 +24,9 @@ struct ae_task_info {
 enum ae_slice_end {
 	AE_SLICE_END_TASK,	/* the task's or the capture's end */
 	AE_SLICE_END_SWITCH,	/* the point its next SWITCH_IN resumed at */
+	AE_SLICE_END_NEAR,	/* that switch point, not found at its ip: taken
+				 * where the next byte was read, or after the
+				 * expanded library routine it lies in */
 	AE_SLICE_END_LATE,	/* not that point: the task had not reached it
 				 * when its next slice began (or the marker has
 				 * no ip), so the instructions up to it count in

@@ -18,7 +18,9 @@
  *   ended, and the SWITCH_IN that resumes it carries that SIGNAL's or
  *   EXIT's ip, sp and cx, as the kernel's does for a task preempted there
  *   and signalled or killed at its switch-in, or one switched out in its
- *   exit (its ip and registers are the ones the task stopped with).
+ *   exit (its ip and registers are the ones the task stopped with); and
+ *   after each SIGNAL and before each SIGRETURN, with their ip and sp, as
+ *   the kernel's hooks do when they wait for room.
  *   Elsewhere a SWITCH_IN's ip is 0: no position.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
@@ -46,8 +48,8 @@ struct task {
 	size_t nmk, capmk, mdone;
 	int ready, finished, started, cpu;
 	int first;		/* START (1) or FORK child (0) */
-	uint64_t cut;		/* --switch-at-signals: cut before the signal at
-				 * position cut - 1 already */
+	uint64_t cut, cut_after;	/* --switch-at-signals: cut before, after
+					 * marker cut - 1 already */
 	struct trbuf_marker resume;	/* ip, sp, cx for the next SWITCH_IN */
 };
 
@@ -255,10 +257,10 @@ static int flush_cpu(struct cpu *c, int ci)
 	return 0;
 }
 
-/* Markers of t due at its current position. */
-static void due_markers(struct cpu *c, int ci, struct task *t)
+/* Markers of t due at its current position (one: only the first). */
+static void due_markers(struct cpu *c, int ci, struct task *t, int one)
 {
-	while (t->mdone < t->nmk && t->mk[t->mdone].pos == t->done) {
+	for (int n = 0; (!one || !n) && t->mdone < t->nmk && t->mk[t->mdone].pos == t->done; n++) {
 		struct tmk *k = &t->mk[t->mdone++];
 
 		put_marker(c, ci, k->m.type, t, &k->m);
@@ -290,6 +292,8 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 		cpus[t->cpu].owner = -1;
 	c->owner = t - tasks;
 	t->cpu = ci;
+	t->resume.arg = t->resume.arg2 = 0;
+	t->resume.flags = 0;
 	put_marker(c, ci, t->started || !t->first ? TRBUF_MK_SWITCH_IN : TRBUF_MK_START, t,
 		   t->resume.ip ? &t->resume : NULL);
 	memset(&t->resume, 0, sizeof(t->resume));
@@ -299,16 +303,32 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 	for (int first = 1;; first = 0) {
 		uint64_t k;
 
-		if (at_signals && !first && t->cut != t->done + 1 && t->mdone < t->nmk &&
-		    t->mk[t->mdone].pos == t->done && (t->mk[t->mdone].m.type == TRBUF_MK_SIGNAL ||
-						       t->mk[t->mdone].m.type == TRBUF_MK_EXIT)) {
-			t->cut = t->done + 1;
-			t->resume.ip = t->mk[t->mdone].m.ip;
-			t->resume.sp = t->mk[t->mdone].m.sp;
-			t->resume.cx = t->mk[t->mdone].m.cx;
-			break;	/* switched out where the signal came */
+		if (at_signals && t->mdone < t->nmk && t->mk[t->mdone].pos == t->done) {
+			const struct trbuf_marker *k = &t->mk[t->mdone].m;
+			uint64_t i = t->mdone + 1;
+
+			/* switched out where it took a signal, or ended, or (the
+			 * kernel's sigreturn hook waiting for room) after its
+			 * registers were restored, before the SIGRETURN */
+			if (!first && t->cut != i && (k->type == TRBUF_MK_SIGNAL ||
+			    k->type == TRBUF_MK_EXIT || k->type == TRBUF_MK_SIGRETURN)) {
+				t->cut = i;
+				t->resume = *k;
+				break;
+			}
+			due_markers(c, ci, t, 1);
+			/* while the kernel delivered the signal (its hook
+			 * waiting for room): the ip is still the interrupted one */
+			if (t->mk[i - 1].m.type == TRBUF_MK_SIGNAL && t->cut_after != i) {
+				t->cut_after = i;
+				t->resume = t->mk[i - 1].m;
+				break;
+			}
+			if (t->finished)
+				break;
+			continue;
 		}
-		due_markers(c, ci, t);
+		due_markers(c, ci, t, 0);
 		if (t->finished || !n || t->done == t->len)
 			break;
 		k = t->len - t->done;

@@ -1,52 +1,97 @@
 #!/usr/bin/env python3
-# switch_points.py DIR CAPTURE:PROG... - where `aetrace regen --per-cpu DIR`
-# resumed tasks. Each switch line of a task's second or later slice must be
-# followed by no instruction of it (it was killed there, or ended in its
-# exit) or by a signal handler's first instruction: the capture cuts slices
-# only where a task took a signal or ended (capmix --switch-at-signals).
-# The handlers come from outside the regenerator: the SIGNAL markers of
-# each standalone CAPTURE (schedlog print), named by PROG's symbols and
-# found in PROG.orig's. Prints "RESUMED BAD"; BAD lines on stderr.
+# switch_points.py DIR CAPTURE - where `aetrace regen --per-cpu DIR
+# CAPTURE` resumed tasks, for a capture whose slices end only at its
+# markers (capmix --switch-at-signals): a SWITCH_IN right after a SIGNAL
+# with its ip and sp (switched out during the delivery), or right before
+# one, must be followed by the first instruction of that SIGNAL's handler
+# (after the switch line; t= is the SWITCH_IN's time); one right before
+# the task's EXIT by no instruction of it. (Those before a SIGRETURN are
+# not checked here: the --split comparison covers them.) The handler comes from outside the regenerator: the SIGNAL
+# marker (schedlog print), named by the program's symbols (nm PROG) and
+# found in the twin's (nm PROG.orig), PROG in the current directory.
+# Prints "RESUMED BAD"; each BAD one on stderr.
 import re
 import subprocess
 import sys
 import glob
 
-pcdir, pairs = sys.argv[1], sys.argv[2:]
-entries = set()
-for pair in pairs:
-    cap, prog = pair.split(":")
-    out = subprocess.run(["schedlog", "print", cap], capture_output=True, text=True,
-                         check=True).stdout
-    handlers = {int(m.group(1), 16) for m in re.finditer(r"SIGNAL .* arg=(0x[0-9a-f]+)", out)}
-    names = set()
-    for line in subprocess.run(["nm", prog], capture_output=True, text=True).stdout.split("\n"):
+pcdir, capture = sys.argv[1], sys.argv[2]
+out = subprocess.run(["schedlog", "print", capture], capture_output=True, text=True,
+                     check=True).stdout
+# per task, its markers in time order
+marks = {}
+for line in out.split("\n"):
+    f = line.split()
+    if len(f) < 7:
+        continue
+    ns = round(float(f[1]) * 1e9)
+    marks.setdefault(f[3], []).append((ns, f[4], line))
+expect = {}     # SWITCH_IN time -> ("SIGNAL", handler) or ("EXIT", None)
+for task, ms in marks.items():
+    ms.sort()
+    for i, (ns, kind, line) in enumerate(ms):
+        if kind != "SWITCH_IN" or " ip=0 " in line or i + 1 == len(ms):
+            continue
+        regs = re.search(r" ip=\S+ sp=\S+", line).group(0)
+        pkind, pline = ms[i - 1][1], ms[i - 1][2]
+        nkind, nline = ms[i + 1][1], ms[i + 1][2]
+        # switched out while its SIGNAL was delivered (the same ip and
+        # sp), or where it took the next one: its handler comes next
+        if pkind == "SIGNAL" and re.search(r" ip=\S+ sp=\S+", pline).group(0) == regs:
+            expect[ns] = ("SIGNAL", int(re.search(r"arg=(0x[0-9a-f]+)", pline).group(1), 16))
+        elif nkind == "SIGNAL" and i + 2 < len(ms) and ms[i + 2][1] == "SWITCH_IN" and \
+                re.search(r" ip=\S+ sp=\S+", ms[i + 2][2]).group(0) == regs:
+            expect[ns] = ("EXIT", None)     # (switched out again in its delivery: nothing ran)
+        elif nkind == "SIGNAL":
+            expect[ns] = ("SIGNAL", int(re.search(r"arg=(0x[0-9a-f]+)", nline).group(1), 16))
+        elif nkind == "EXIT":
+            expect[ns] = ("EXIT", None)
+
+
+def symbols(path):
+    res = {}
+    for line in subprocess.run(["nm", path], capture_output=True, text=True).stdout.split("\n"):
         f = line.split()
-        if len(f) == 3 and int(f[0], 16) in handlers:
-            names.add(f[2])
-    for line in subprocess.run(["nm", prog + ".orig"], capture_output=True, text=True).stdout.split("\n"):
-        f = line.split()
-        if len(f) == 3 and f[2] in names:
-            entries.add(int(f[0], 16))
-# (time, task, first instruction after it) of every switch line
-ev = []
+        if len(f) == 3:
+            res.setdefault(int(f[0], 16), f[2])
+            res.setdefault(f[2], int(f[0], 16))
+    return res
+
+
+syms = {}
+
+
+def twin_entry(prog, addr):
+    if prog not in syms:
+        syms[prog] = (symbols(prog), symbols(prog + ".orig"))
+    name = syms[prog][0].get(addr)
+    return syms[prog][1].get(name) if name else None
+
+
+resumed = bad = 0
 for path in sorted(glob.glob(pcdir + "/cpu*.lackey")):
     cur = None
-    for line in open(path):
-        if line.startswith("# switch"):
-            f = line.split()
-            cur = [int(f[-1][2:]), f[5], None]
-            ev.append(cur)
-        elif line.startswith("I") and cur is not None and cur[2] is None:
-            cur[2] = int(line[3:].split(",")[0], 16)
-resumed = bad = 0
-seen = set()
-for t, task, addr in sorted(ev):
-    if task in seen and addr is not None:
+    lines = open(path).read().split("\n")
+    for i, line in enumerate(lines):
+        if not line.startswith("# switch"):
+            continue
+        f = line.split()
+        ns = int(f[-1][2:])
+        if ns not in expect:
+            continue
         resumed += 1
-        if addr not in entries:
+        first = None
+        for nxt in lines[i + 1:]:
+            if nxt.startswith("# switch"):
+                break
+            if nxt.startswith("I"):
+                first = int(nxt[3:].split(",")[0], 16)
+                break
+        kind, handler = expect[ns]
+        want = twin_entry(f[6], handler) if kind == "SIGNAL" else None
+        if first != want or (kind == "SIGNAL" and want is None):
             bad += 1
-            print("switch to %s at t=%d: its first instruction is at %#x, no handler's entry"
-                  % (task, t, addr), file=sys.stderr)
-    seen.add(task)
+            print("%s: switch to %s at t=%d: first instruction %s, the %s wants %s" %
+                  (path, f[5], ns, hex(first) if first is not None else "none", kind,
+                   hex(want) if want is not None else "none"), file=sys.stderr)
 print(resumed, bad)
