@@ -1124,16 +1124,16 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 	return at_insn(g, pc, 0);
 }
 
-/* After an instruction, before what it writes after it: take a switch
- * point whose ip is the next one (and %rsp the task's there). */
+/* After an instruction, before what it writes after it: take the switch
+ * points whose ip is the next one (and %rsp the task's there). */
 static inline void switch_after(struct ae_regen *g, uint64_t next)
 {
 	struct ae_smk *k;
 
-	if (!switches_left(g))
-		return;
-	k = next_mk(g);
-	if (k && k->pos == g->pos && is_switch(k) && mk_ip(g, k) == next && !other_sp(g, k))
+	/* (each one taken waits for the markers after it: switched out
+	 * again there, or the system call's own) */
+	while (switches_left(g) && (k = next_mk(g)) && k->pos == g->pos && is_switch(k) &&
+	       mk_ip(g, k) == next && !other_sp(g, k))
 		place_switch(g, next, 1);
 }
 

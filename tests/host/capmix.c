@@ -20,7 +20,8 @@
  *   and signalled or killed at its switch-in, or one switched out in its
  *   exit (its ip and registers are the ones the task stopped with); and
  *   after each SIGNAL and before each SIGRETURN, with their ip and sp, as
- *   the kernel's hooks do when they wait for room.
+ *   the kernel's hooks do when they wait for room; and twice before each
+ *   FORK, as for a task switched out twice in clone() before its hook.
  *   Elsewhere a SWITCH_IN's ip is 0: no position.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
@@ -50,6 +51,7 @@ struct task {
 	int first;		/* START (1) or FORK child (0) */
 	uint64_t cut, cut_after;	/* --switch-at-signals: cut before, after
 					 * marker cut - 1 already */
+	int cuts;			/* ... before marker cut - 1, so often */
 	struct trbuf_marker resume;	/* ip, sp, cx for the next SWITCH_IN */
 };
 
@@ -310,8 +312,12 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 			/* switched out where it took a signal, or ended, or (the
 			 * kernel's sigreturn hook waiting for room) after its
 			 * registers were restored, before the SIGRETURN */
-			if (!first && t->cut != i && (k->type == TRBUF_MK_SIGNAL ||
-			    k->type == TRBUF_MK_EXIT || k->type == TRBUF_MK_SIGRETURN)) {
+			int again = k->type == TRBUF_MK_FORK && t->cut == i && t->cuts < 2;
+
+			if ((!first || again) && (t->cut != i || again) &&
+			    (k->type == TRBUF_MK_SIGNAL || k->type == TRBUF_MK_EXIT ||
+			     k->type == TRBUF_MK_SIGRETURN || k->type == TRBUF_MK_FORK)) {
+				t->cuts = t->cut == i ? t->cuts + 1 : 1;
 				t->cut = i;
 				t->resume = *k;
 				break;
