@@ -607,10 +607,11 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 	for (;;) {
 		struct ae_smk *w;
 
-		/* (in a sequence cut at the switch: its ip) */
+		/* (in a sequence cut at the switch: its ip; after a handler
+		 * delivered here, the next may be a switch point again) */
 		while ((w = next_mk(g)) && w->pos == g->pos && is_switch(w))
 			switch_here(g, mk_ip(g, w) && w->via_seq);
-		while (pending_signal_here(g)) {
+		if (pending_signal_here(g)) {
 			struct ae_smk *k = next_mk(g);
 
 			if (k->sp_missed && !k->via_seq) {
@@ -624,6 +625,7 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 			}
 			if (deliver(g) || g->stop)
 				return -1;
+			continue;
 		}
 		if (g->pos + width <= g->s->end)
 			break;
@@ -1511,6 +1513,13 @@ static int execute(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	return 0;
 }
 
+/* Is pc the sigreturn system call of the twin's __restore_rt (every
+ * handler returns through it: musl's sigaction sets it)? */
+static int in_restorer(const struct ae_regen *g, uint64_t pc)
+{
+	return pc > g->p->restorer && pc < g->p->restorer + 16;
+}
+
 /*
  * After a system call: switch points at this offset before its own
  * marker (a sigreturn's, a fork's) came before that marker in time, so
@@ -1523,10 +1532,9 @@ static void pass_switches(struct ae_regen *g, uint64_t next)
 
 	/* a handler's sigreturn: its hook may wait for room after the
 	 * registers are restored, so a switch point at the ip it returns
-	 * to comes before its marker (a system call that leaves a handler's
-	 * task there is one) */
-	while (g->level > 0 && (k = next_mk(g)) && is_switch(k) && k->pos == g->pos &&
-	       mk_ip(g, k) == g->level_ip[g->level])
+	 * to comes before its marker */
+	while (g->level > 0 && in_restorer(g, g->sys_pc) && (k = next_mk(g)) && is_switch(k) &&
+	       k->pos == g->pos && mk_ip(g, k) == g->level_ip[g->level])
 		switch_here(g, 1);
 	for (i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
 		if (is_active(k) && !is_switch(k))
@@ -1553,7 +1561,7 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 	k = next_mk(g);
 	if (!k || k->pos != g->pos)
 		return 0;
-	if (g->level > 0 && k->m.type == TRBUF_MK_SIGRETURN) {
+	if (g->level > 0 && k->m.type == TRBUF_MK_SIGRETURN && in_restorer(g, pc)) {
 		/* the handler must return where it interrupted */
 		if (mk_ip(g, k) != g->level_ip[g->level])
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
@@ -1721,10 +1729,14 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 		fprintf(stderr, "aetrace: %sbranch %#llx at offset %llu: %s marker %llu at ip %#llx: fall through %d, taken %d\n",
 			g->name, (unsigned long long)pc, (unsigned long long)g->pos, mk_name(k),
 			(unsigned long long)k->index, (unsigned long long)ip, r0, r1);
-	if (r0 < 0 || r1 < 0 || !r0 == !r1)
+	if (r0 < 0 || r1 < 0)
+		return -1;
+	/* one side reaches it (the other may only through a call: as
+	 * before those were followed), or only one side may */
+	if ((r0 == 1) == (r1 == 1) && !r0 == !r1)
 		return -1;
 	*kill = k->m.type == TRBUF_MK_EXIT;
-	return r1 != 0;
+	return (r0 == 1) == (r1 == 1) ? r1 != 0 : r1 == 1;
 }
 
 /* The side predicate pred's next byte names: 1 taken, 0 fall through,
