@@ -149,7 +149,7 @@ struct stats_ctx {
 	struct stats_task *v;
 	size_t n;
 	uint64_t bytes;
-	uint64_t slice_ends[4];	/* by enum ae_slice_end */
+	uint64_t slice_ends[AE_SLICE_END_LATE + 1];	/* by enum ae_slice_end */
 };
 
 static struct stats_task *stats_of(struct stats_ctx *s, const struct ae_task_info *t)

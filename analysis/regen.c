@@ -1690,7 +1690,7 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 {
 	struct ae_smk *k;
 	uint64_t ip;
-	int r0, r1;
+	int r0, r1, side;
 
 	wait_markers_here(g);
 	k = next_mk(g);
@@ -1731,12 +1731,17 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 			(unsigned long long)k->index, (unsigned long long)ip, r0, r1);
 	if (r0 < 0 || r1 < 0)
 		return -1;
-	/* one side reaches it (the other may only through a call: as
-	 * before those were followed), or only one side may */
-	if ((r0 == 1) == (r1 == 1) && !r0 == !r1)
+	/* the one side that reaches it (the other may only through a call,
+	 * which counted as not reaching before `maybe` existed), else the
+	 * one side that may */
+	if ((r0 == 1) != (r1 == 1))
+		side = r1 == 1;
+	else if (!r0 != !r1)
+		side = r1 != 0;
+	else
 		return -1;
 	*kill = k->m.type == TRBUF_MK_EXIT;
-	return (r0 == 1) == (r1 == 1) ? r1 != 0 : r1 == 1;
+	return side;
 }
 
 /* The side predicate pred's next byte names: 1 taken, 0 fall through,

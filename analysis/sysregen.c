@@ -463,12 +463,13 @@ static void read_switches(struct sr *r)
 		if (m.type != TRBUF_MK_SWITCH_IN || !m.ip)
 			continue;
 		if (r->nsw == cap) {
-			struct sw_ent *n = realloc(r->sw, (cap ? 2 * cap : 1024) * sizeof(*n));
+			size_t ncap = cap ? 2 * cap : 1024;
+			struct sw_ent *n = realloc(r->sw, ncap * sizeof(*n));
 
 			if (!n)
 				break;	/* (slices end late, as without) */
 			r->sw = n;
-			cap = cap ? 2 * cap : 1024;
+			cap = ncap;
 		}
 		r->sw[r->nsw++] = (struct sw_ent){ .time_ns = m.time_ns, .index = index, .ip = m.ip,
 						   .sp = m.sp, .cx = m.cx, .tid = m.tid };
