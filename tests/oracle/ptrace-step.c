@@ -213,6 +213,7 @@ static int data_fetch_of(struct stepper *s, pid_t pid, struct step_data *pd, uin
 	size_t size;
 	uint64_t addr = a;
 	ssize_t got;
+	int err;
 
 	if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) {
 		perror("ae-step: PTRACE_GETREGS");
@@ -241,12 +242,17 @@ static int data_fetch_of(struct stepper *s, pid_t pid, struct step_data *pd, uin
 			(unsigned long long)a);
 		return -EINVAL;
 	}
-	if (step_data_of(s->dinsn, &regs, pd)) {
+	err = step_data_of(s->dinsn, &regs, pid, pd);
+	if (err == -EOPNOTSUPP)
+		fprintf(stderr, "ae-step: --data: '%s %s' at %#llx: an EVEX scatter or gather/scatter prefetch, whose vector index capstone 4 decodes as a general register; its accesses are not computed\n",
+			s->dinsn->mnemonic, s->dinsn->op_str, (unsigned long long)a);
+	else if (err == -EIO)
+		fprintf(stderr, "ae-step: --data: cannot read the registers of '%s %s' at %#llx\n",
+			s->dinsn->mnemonic, s->dinsn->op_str, (unsigned long long)a);
+	else if (err)
 		fprintf(stderr, "ae-step: --data: unknown accesses of '%s %s' at %#llx\n",
 			s->dinsn->mnemonic, s->dinsn->op_str, (unsigned long long)a);
-		return -EINVAL;
-	}
-	return 0;
+	return err;
 }
 
 /* data_fetch_of() for the (single) tracee into s->pd. */
