@@ -49,8 +49,9 @@ static void usage(FILE *f)
 		"  ' L|S|M addr,size' lines, din records, bin records of 11 bytes.\n"
 		"  --original-only leaves out alignment padding the assembler added\n"
 		"  (executed nops that are not in the program's source).\n"
-		"  --lackey-compat adds the stack records valgrind invents for a register\n"
-		"  operand bt/bts/btr/btc (the CPU makes none), to compare with lackey.\n");
+		"  --lackey-compat adds the records valgrind invents (the CPU makes none),\n"
+		"  to compare with lackey: a register-operand bt/bts/btr/btc's stack\n"
+		"  records, a gather's loads of its masked-off elements from %%rsp.\n");
 }
 
 static int cmd_regen(int argc, char **argv)

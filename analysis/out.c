@@ -303,7 +303,7 @@ void ae_out_hooks(struct ae_out *o, struct ae_sysregen_opts *so)
 {
 	so->insn = out_insn;
 	so->mem = out_mem;
-	so->vex_bt = o->o.lackey_compat;
+	so->vex = o->o.lackey_compat;
 	so->switch_in = out_switch;
 	so->task_end = out_task_end;
 	so->ctx = o;

@@ -150,7 +150,11 @@ static int load_maps(struct ae_program *p)
 		for (uint32_t i = 0; i < h->nev; i++) {
 			struct ae_rev *r = &p->ev[p->nev++];
 
-			if (ev[i].insn >= h->ninsn || ev[i].width > 8 ||
+			int vsib = ev[i].kind == AE_EV_VAL && ev[i].flag == AE_VAL_VSIB;
+
+			if (ev[i].insn >= h->ninsn || (ev[i].width > 8 && !vsib) ||
+			    (vsib && (ev[i].width < 18 || ev[i].width > 66 ||
+				      !(h->flags & AE_SCHEMA_F_DATA))) ||
 			    ev[i].kind < AE_EV_PRED || ev[i].kind > AE_EV_PRED_KNOWN ||
 			    (ev[i].kind == AE_EV_PRED_KNOWN &&
 			     (ev[i].width || !(h->flags & AE_SCHEMA_F_DATA))) ||

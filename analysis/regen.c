@@ -132,12 +132,14 @@ struct ae_regen {
 		uint64_t ip, sp, pos, mi;
 		int active, left;
 	} sww;
+	uint8_t vsib[128];	/* the last gather's AE_VAL_VSIB record */
 };
 
 /* What one instruction's records said. */
 struct insn_vals {
 	uint64_t repcnt, target, jtidx, ljsp;
 	int have_rep, have_target, have_jt, have_lj, loaded;
+	const uint8_t *vsib;	/* a gather's AE_VAL_VSIB record (in g) */
 	const struct ae_rev *expand;	/* entry of a routine to expand */
 	int args_at_call;	/* this call enters one past its argument records */
 	int fall_read;		/* a repe/repne's fall-through witness: read */
@@ -260,15 +262,20 @@ static int data_return(struct ae_regen *g, const struct frame *f, uint64_t pc)
 
 /* The accesses of one execution (one iteration) of d at pc, to the sink,
  * and their effect on the registers. Returns 0 or -1. */
-static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
+static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const uint8_t *vsib)
 {
 	const struct ae_df_op *op = ae_decode_df(g->p, d, pc);
-	struct ae_df_access a[4];
+	struct ae_df_access a[AE_DF_VSIB_MAX];
 	int miss = 0, n;
 
 	if (!op)
-		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, or two memory operands)");
-	n = ae_df_accesses(op, pc, &g->ds, a, &miss);
+		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, two memory operands, or a scatter)");
+	if (ae_df_vsib_bytes(op) && !vsib)
+		return rerr(g, pc, "a gather without its index record (not built with -fae-data?)");
+	if (ae_df_vsib_bytes(op))
+		n = ae_df_vsib_accesses(op, pc, &g->ds, vsib, g->sink->vex, a, &miss);
+	else
+		n = ae_df_accesses(op, pc, &g->ds, a, &miss);
 	if (n < 0) {
 		char msg[200];
 
@@ -277,7 +284,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 		return rerr(g, pc, msg);
 	}
 	g->ld_addr = n > 0 ? a[0].addr : 0;
-	if (op->kind == AE_DF_BTREG && !g->sink->vex_bt)
+	if (op->kind == AE_DF_BTREG && !g->sink->vex)
 		n = 0;		/* VEX's phantom stack records: no real access */
 	for (int i = 0; g->sink->mem && i < n; i++)
 		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
@@ -602,7 +609,16 @@ static int killed_amid(struct ae_regen *g, uint64_t pc)
 	return 1;
 }
 
+static int consume_bytes(struct ae_regen *g, unsigned int width, void *buf, uint64_t pc);
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc)
+{
+	*v = 0;
+	return consume_bytes(g, width, v, pc);
+}
+
+/* The next width bytes of the trace into buf, after the signals and
+ * switch points due before them. Returns 0 or -1. */
+static int consume_bytes(struct ae_regen *g, unsigned int width, void *buf, uint64_t pc)
 {
 	for (;;) {
 		struct ae_smk *w;
@@ -637,8 +653,7 @@ static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t
 			return -1;
 		}
 	}
-	*v = 0;
-	memcpy(v, g->s->buf + (g->pos - g->s->base), width);
+	memcpy(buf, g->s->buf + (g->pos - g->s->base), width);
 	g->pos += width;
 	return 0;
 }
@@ -1177,7 +1192,7 @@ static int dispatch_load(struct ae_regen *g, const struct ae_dinsn *d, uint64_t 
 
 /* Value records the instruction at pc wrote before executing; `skip`:
  * entered by a call past its argument records (AE_EV_ARGS_AT_CALL). */
-static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
+static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 			  struct insn_vals *iv, int skip)
 {
 	for (int i = 0; i < d->nev; i++) {
@@ -1238,6 +1253,17 @@ static int records_before(struct ae_regen *g, const struct ae_dinsn *d, uint64_t
 			} else if (dispatch_load(g, d, pc, v)) {
 				return -1;
 			}
+			continue;
+		}
+		if (e->flag == AE_VAL_VSIB) {
+			const struct ae_df_op *op = ae_decode_df(g->p, d, pc);
+
+			if (!op || e->width != ae_df_vsib_bytes(op) || e->width > sizeof(g->vsib))
+				return rerr(g, pc, "a gather's index record does not fit the instruction");
+			if (consume_bytes(g, e->width, g->vsib, pc))
+				return -1;
+			count_plain(g, e->width);
+			iv->vsib = g->vsib;
 			continue;
 		}
 		if (consume(g, e->width, &v, pc))
@@ -1356,7 +1382,8 @@ static int iterate(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	for (uint64_t i = 0; i < n; i++) {
 		if (emit(g, pc, d->len))
 			return -1;
-		if (g->data && !(iv->have_rep && !iv->repcnt) && data_exec(g, d, pc))
+		if (g->data && !(iv->have_rep && !iv->repcnt) &&
+		    data_exec(g, d, pc, iv->vsib))
 			return -1;
 	}
 	return 0;

@@ -28,9 +28,10 @@ struct ae_regen_sink {
 	 * L, S, M), for programs built with -fae-data; NULL: instructions
 	 * only. Return non-zero to stop. */
 	int (*mem)(void *ctx, int acc, uint64_t addr, unsigned int size);
-	/* also the records valgrind (VEX) invents for a register-operand
-	 * bt/bts/btr/btc, which the CPU never makes (--lackey-compat) */
-	int vex_bt;
+	/* also the records valgrind (VEX) invents, which the CPU never
+	 * makes (--lackey-compat): a register-operand bt/bts/btr/btc's,
+	 * a gather's loads of its masked-off elements (from %rsp) */
+	int vex;
 	void *ctx;
 };
 

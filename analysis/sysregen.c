@@ -405,7 +405,7 @@ static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 	t->sr = r;
 	t->sink.insn = task_insn;
 	t->sink.mem = r->o->mem ? task_mem : NULL;
-	t->sink.vex_bt = r->o->vex_bt;
+	t->sink.vex = r->o->vex;
 	t->sink.ctx = t;
 	t->next = r->tasks;
 	r->tasks = t;

@@ -52,7 +52,7 @@ struct ae_sysregen_opts {
 	/* a data access of the task's last instruction (NULL: none wanted) */
 	int (*mem)(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
 		   unsigned int size);
-	int vex_bt;		/* struct ae_regen_sink's vex_bt */
+	int vex;		/* struct ae_regen_sink's vex */
 	/* a switch-in of a task on a CPU (before its instructions) */
 	void (*switch_in)(void *ctx, const struct ae_task_info *t, uint64_t time_ns);
 	/* a slice ended (optional) */

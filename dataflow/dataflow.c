@@ -61,6 +61,94 @@ static int str_kind(uint8_t opc)
 	}
 }
 
+/* Bytes of vector register reg (xmm, ymm, zmm), 0 for any other. */
+static int vector_bytes(unsigned int reg)
+{
+	if (reg >= X86_REG_XMM0 && reg <= X86_REG_XMM31)
+		return 16;
+	if (reg >= X86_REG_YMM0 && reg <= X86_REG_YMM31)
+		return 32;
+	if (reg >= X86_REG_ZMM0 && reg <= X86_REG_ZMM31)
+		return 64;
+	return 0;
+}
+
+static int vector_num(unsigned int reg)
+{
+	return reg >= X86_REG_ZMM0 ? (int)(reg - X86_REG_ZMM0) :
+	       reg >= X86_REG_YMM0 ? (int)(reg - X86_REG_YMM0) : (int)(reg - X86_REG_XMM0);
+}
+
+/*
+ * The VSIB operand o of ci into op->mem: the gathers, VEX (mask: a vector
+ * register, the third operand) and EVEX (mask: an opmask). Scatters and
+ * the gather/scatter prefetches are refused (capstone 4 decodes EVEX
+ * scatters' index as a general register). Returns 0 or -1.
+ */
+static int vsib(const cs_insn *ci, const cs_x86_op *o, struct ae_df_op *op)
+{
+	const cs_x86 *x = &ci->detail->x86;
+	struct ae_df_mem *m = &op->mem;
+	const cs_x86_op *dst = &x->operands[0];
+	int dw, iw, ew, mb = 0, k = -1, vm = -1;
+
+	/* index and element sizes by name: capstone 4 gives an EVEX
+	 * vpgatherqd's and vgatherqps's memory operand 8 bytes */
+	switch (ci->id) {
+	case X86_INS_VPGATHERDD: case X86_INS_VGATHERDPS:
+		iw = 4, ew = 4;
+		break;
+	case X86_INS_VPGATHERDQ: case X86_INS_VGATHERDPD:
+		iw = 4, ew = 8;
+		break;
+	case X86_INS_VPGATHERQD: case X86_INS_VGATHERQPS:
+		iw = 8, ew = 4;
+		break;
+	case X86_INS_VPGATHERQQ: case X86_INS_VGATHERQPD:
+		iw = 8, ew = 8;
+		break;
+	default:
+		return -1;
+	}
+	if (x->op_count != 3 || dst->type != X86_OP_REG || !vector_bytes(dst->reg))
+		return -1;
+	for (int i = 1; i < 3; i++) {
+		const cs_x86_op *t = &x->operands[i];
+
+		if (t->type != X86_OP_REG)
+			continue;
+		if (t->reg >= X86_REG_K1 && t->reg <= X86_REG_K7)
+			k = t->reg - X86_REG_K0;
+		else if (vector_bytes(t->reg)) {
+			vm = vector_num(t->reg);
+			mb = vector_bytes(t->reg);
+		}
+	}
+	if ((k < 0) == (vm < 0))
+		return -1;
+	dw = vector_bytes(dst->reg) / ew;
+	m->size = ew;
+	m->vsib = vector_bytes(o->mem.index);
+	m->vidx = vector_num(o->mem.index);
+	m->vidx_w = iw;
+	m->vnel = m->vsib / iw < dw ? m->vsib / iw : dw;
+	m->vmask_k = k >= 0;
+	m->vmask = k >= 0 ? k : vm;
+	m->vmask_w = k >= 0 ? 2 : mb;
+	if (m->vnel > AE_DF_VSIB_MAX || (k < 0 && mb != vector_bytes(dst->reg)))
+		return -1;
+	return 0;
+}
+
+/* The scatters and the gather/scatter prefetches (AVX-512): not followed
+ * (capstone 4 decodes a scatter's VSIB index as a general register). */
+static int scatter(unsigned int id)
+{
+	return (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
+	       (id >= X86_INS_VSCATTERDPD && id <= X86_INS_VSCATTERQPS) ||
+	       (id >= X86_INS_VGATHERPF0DPD && id <= X86_INS_VGATHERPF1QPS);
+}
+
 static int kind_of(unsigned int id)
 {
 	switch (id) {
@@ -291,6 +379,8 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	int nreg = 0;
 
 	memset(op, 0, sizeof(*op));
+	if (scatter(ci->id))
+		return -1;
 	op->len = ci->size;
 	op->dst = op->src = -1;
 	op->mem.base = op->mem.index = -1;
@@ -344,16 +434,23 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 				if (m->base < 0 || w != 8)
 					return -1;
 			}
-			if (o->mem.index != X86_REG_INVALID) {
+			if (vector_bytes(o->mem.index)) {
+				if (vsib(ci, o, op))
+					return -1;
+			} else if (o->mem.index != X86_REG_INVALID) {
 				m->index = gpr(h, o->mem.index, &w);
 				if (m->index < 0 || w != 8)
 					return -1;
 			}
 			m->scale = o->mem.scale;
 			m->disp = o->mem.disp;
-			m->size = o->size;
-			m->acc = mem_access(ci, i, x->op_count, o->access);
-			m->size = scalar_size(ci->mnemonic, m->size);
+			if (m->vsib) {
+				m->acc = AE_ACC_L;	/* m->size: vsib()'s */
+			} else {
+				m->size = o->size;
+				m->acc = mem_access(ci, i, x->op_count, o->access);
+				m->size = scalar_size(ci->mnemonic, m->size);
+			}
 			/* a locked read-modify-write (xchg is one): VEX loads the
 			 * old value, then compare-and-swaps (lackey: L, M);
 			 * cmpxchg only compare-and-swaps (M) */
@@ -493,6 +590,33 @@ static void put(struct ae_df_access *out, int *n, int acc, uint64_t addr, int si
 	(*n)++;
 }
 
+int ae_df_vsib_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
+			const uint8_t *rec, int vex, struct ae_df_access *out, int *missing)
+{
+	const struct ae_df_mem *m = &op->mem;
+	const uint8_t *mask = rec + m->vsib;
+	uint64_t a;
+	int n = 0;
+
+	if (!mem_addr(op, pc, s, &a, missing) || (vex && !have(s, AE_DF_RSP, missing)))
+		return -1;
+	for (int i = 0; i < m->vnel; i++) {
+		uint64_t v = 0;
+		int on;
+
+		memcpy(&v, rec + i * m->vidx_w, m->vidx_w);
+		if (m->vmask_k)
+			on = ((mask[0] | mask[1] << 8) >> i) & 1;
+		else
+			on = mask[(i + 1) * m->size - 1] >> 7;
+		if (on)
+			put(out, &n, AE_ACC_L, a + (uint64_t)sext(v, m->vidx_w) * m->scale, m->size);
+		else if (vex)
+			put(out, &n, AE_ACC_L, s->v[AE_DF_RSP], m->size);
+	}
+	return n;
+}
+
 int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
 		   struct ae_df_access *out, int *missing)
 {
@@ -500,6 +624,10 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 	int n = 0;
 	int mem = op->has_mem && op->mem.acc;
 
+	if (op->has_mem && op->mem.vsib) {
+		*missing = -1;		/* the record's: ae_df_vsib_accesses() */
+		return -1;
+	}
 	if (mem && !mem_addr(op, pc, s, &a, missing))
 		return -1;
 	switch (op->kind) {

@@ -47,8 +47,21 @@ struct ae_df_mem {
 	uint8_t rip;		/* rip-relative: disp is from the next insn */
 	uint8_t fs;		/* %fs segment */
 	uint8_t acc;		/* enum ae_df_acc; 0: no access (lea, nop) */
-	uint16_t size;		/* bytes accessed */
+	uint16_t size;		/* bytes accessed (a gather: one element's) */
 	int64_t disp;
+	/* A vector gather's VSIB operand (index is -1): element i of
+	 * vector register vidx, sign-extended, is an index, and the element
+	 * is loaded when mask element i (vector register vmask's sign bits,
+	 * or opmask k<vmask>'s bit i) says so. The registers' bytes come from
+	 * an AE_VAL_VSIB record (ae_df_vsib_accesses()). */
+	uint8_t vsib;		/* 0: none; else the index register's bytes */
+	uint8_t vidx;		/* index register number (xmm/ymm/zmm 0-31) */
+	uint8_t vidx_w;		/* index element bytes: 4 or 8 */
+	uint8_t vnel;		/* elements the gather may load */
+	uint8_t vmask;		/* mask register number (vector, or k) */
+	uint8_t vmask_k;	/* the mask is an opmask (AVX-512) */
+	uint8_t vmask_w;	/* the mask register's bytes (a vector mask: the
+				 * destination's; an opmask: recorded as 2) */
 };
 
 /* One instruction, decoded once for both sides. */
@@ -129,10 +142,31 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op);
  * The accesses of op at address pc in state s (one iteration of a string
  * instruction), in lackey's order, into out[] (room for 4). Returns how
  * many, or -1 when an address needs a register s does not know
- * (*missing = that register, 16 for %fs base, 17 for the direction flag).
+ * (*missing = that register, 16 for %fs base, 17 for the direction flag;
+ * -1 for a gather, whose addresses ae_df_vsib_accesses() computes).
  */
 int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
 		   struct ae_df_access *out, int *missing);
+
+/* Most elements one gather loads (a zmm of dwords). */
+#define AE_DF_VSIB_MAX	16
+
+/* Bytes of op's AE_VAL_VSIB record: its index register, then its mask
+ * register (a vector mask whole, an opmask's low 16 bits). 0: no VSIB. */
+static inline int ae_df_vsib_bytes(const struct ae_df_op *op)
+{
+	return op->has_mem && op->mem.vsib ? op->mem.vsib + op->mem.vmask_w : 0;
+}
+
+/*
+ * The loads of gather op in state s, in element order, into out[] (room
+ * for AE_DF_VSIB_MAX), from rec, the ae_df_vsib_bytes(op) bytes of its
+ * AE_VAL_VSIB record. vex: also valgrind VEX's load of each masked-off
+ * element, from %rsp (lackey logs it). Returns how many, or -1 when a
+ * register is not known (*missing = that register).
+ */
+int ae_df_vsib_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
+			const uint8_t *rec, int vex, struct ae_df_access *out, int *missing);
 
 /*
  * Apply op to s (one iteration of a string instruction; a call only

@@ -42,8 +42,11 @@
 /* version 9: an object that carries AE_EV_PRED with AE_PRED_VC_OTHER
  * (older readers would take a value-cache record for a witness) */
 #define AE_SCHEMA_VERSION_PRED_VC	9
+/* version 10: an object that carries AE_VAL_VSIB records (vector
+ * gathers, which older versions of aecc refused) */
+#define AE_SCHEMA_VERSION_VSIB		10
 /* the newest version this header describes */
-#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_PRED_VC
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_VSIB
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -192,6 +195,10 @@ enum ae_value_kind {
 	 * reads it there, after k's register records */
 	AE_VAL_JTIDX_KNOWN	= 15,
 	AE_VAL_JTLOAD_KNOWN	= 16,
+	/* vector gather k's index register, then its mask register (a
+	 * vector mask whole, an opmask's low 16 bits): width bytes,
+	 * dataflow.h ae_df_vsib_bytes() (-fae-data) */
+	AE_VAL_VSIB		= 17,
 };
 
 /*
@@ -286,6 +293,8 @@ static inline uint32_t ae_event_version(const struct ae_event *e)
 		       AE_SCHEMA_VERSION_VC;
 	if (e->flag == AE_VAL_JTIDX_KNOWN || e->flag == AE_VAL_JTLOAD_KNOWN)
 		return AE_SCHEMA_VERSION_JT_KNOWN;
+	if (e->flag == AE_VAL_VSIB)
+		return AE_SCHEMA_VERSION_VSIB;
 	return AE_SCHEMA_VERSION;
 }
 

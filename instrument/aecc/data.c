@@ -1202,7 +1202,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	}
 	ae_memfn_records(c);
 	for (int k = 0; k < n; k++)
-		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after;
+		c->in[k].drec = c->in[k].rec_before || c->in[k].rec_after ||
+				ae_df_vsib_bytes(&c->in[k].df);
 	/* AECC_DATA_DEBUG=1: per instruction, its first predecessor, the
 	 * known set on entry, address uses, writes and the records placed */
 	if (getenv("AECC_DATA_DEBUG"))
@@ -1264,6 +1265,9 @@ void ae_data_events(struct ae_ctx *c, int k,
 			    ae_vc_slot(c->objid, k, r, 0));
 		else if ((x->rec_before >> r) & 1)
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8, AE_VAL_REG, r, 0);
+	/* a gather's index and mask: after the base register's record */
+	if (ae_df_vsib_bytes(&x->df))
+		add(c, k, AE_EV_VAL, ae_df_vsib_bytes(&x->df), AE_VAL_VSIB, 0, 0);
 	for (int r = 0; r < 16; r++)
 		if ((x->vc_after >> r) & 1) {
 			int sext, w = def_width(x, r, &sext);

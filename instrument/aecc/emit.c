@@ -64,6 +64,27 @@ static void emit_value_reg(struct out *o, int reg, int width)
 	seq_end(o);
 }
 
+/* Gather x's AE_VAL_VSIB record: its index register, then its mask
+ * (dataflow.h ae_df_vsib_bytes()). EVEX moves where a register only
+ * EVEX names (16-31) or a zmm is involved. */
+static void emit_value_vsib(struct out *o, const struct insn *x)
+{
+	const struct ae_df_mem *m = &x->df.mem;
+	static const char *const pfx[] = { "x", "y", "z" };
+	const char *ip = pfx[m->vsib / 32];
+	const char *mov = m->vsib == 64 || m->vidx >= 16 ? "vmovdqu64" : "vmovdqu";
+
+	seq_begin(o);
+	fprintf(o->f, "\t%s\t%%%smm%d, (%%r15)\n", mov, ip, m->vidx);
+	if (m->vmask_k)
+		fprintf(o->f, "\tkmovw\t%%k%d, %d(%%r15)\n", m->vmask, m->vsib);
+	else
+		fprintf(o->f, "\tvmovdqu\t%%%smm%d, %d(%%r15)\n", pfx[m->vmask_w / 32],
+			m->vmask, m->vsib);
+	fprintf(o->f, "\tleaq\t%d(%%r15), %%r15\n", ae_df_vsib_bytes(&x->df));
+	seq_end(o);
+}
+
 static void add_stub(struct out *o, char *text)
 {
 	if (o->nstubs == o->capstubs) {
@@ -340,6 +361,8 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					emit_fsbase(&o, x);
 				} else if (ev->flag == AE_VAL_REG) {
 					emit_value_reg(&o, ev->a, ev->width);
+				} else if (ev->flag == AE_VAL_VSIB) {
+					emit_value_vsib(&o, x);
 				} else if (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) {
 					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width,
 						      ev->flag == AE_VAL_REG_VC_LOW, -1, NULL);

@@ -16,6 +16,7 @@
 # one offset per handler (valgrind builds its own stack and signal
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
+# tests/data/gather.c: AVX2 and AVX-512 gathers (gather).
 # tests/data/signal_memfn.c: asynchronous signals inside expanded library
 # routines regenerate completely. tests/data/vc_signal.c: signals between
 # a value-cache record and its slots' stores (vcsig);
@@ -342,6 +343,37 @@ kinds() {
 	fi
 	stepper access_kinds "$d"
 	same_run access_kinds "$d"
+}
+
+# gather: tests/data/gather.c, AVX2 gathers with full and partial masks,
+# dword and qword indices, and AVX-512 ones with an opmask where the CPU
+# has it: every gather the twin holds is regenerated with its loads, equal
+# to the stepper's (which reads the vector registers) and to lackey's on
+# the same run (valgrind has no AVX-512: that run takes the AVX2 path).
+gather() {
+	local d=$work/gather g n
+	data_prog gather || return
+	if grep -q '^no avx2$' "$d/out.twin"; then
+		echo "ok - gather # SKIP the CPU has no AVX2" >"$d/res"
+		return
+	fi
+	if ! "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err.regen"; then
+		{ echo "not ok - gather: regen failed"; head -3 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	# each gather of the twin, executed with at least one load
+	g=$(objdump -d --no-show-raw-insn "$d/o/p" | awk '$2 ~ /gather/ { sub(":", "", $1); print $1 }')
+	n=$(awk -v want="$g" 'BEGIN { split(want, w, "\n"); for (i in w) g[w[i]] = 1 }
+		/^I/ { split($2, f, ","); a = f[1]; sub(/^0+/, "", a); cur = a in g ? a : ""; next }
+		/^ L/ && cur != "" { seen[cur] = 1 }
+		END { for (k in seen) c++; print c + 0 }' "$d/regen")
+	if [ -n "$g" ] && [ "$n" = "$(echo "$g" | wc -l)" ]; then
+		echo "ok - gather: all $n gathers of the twin regenerated with their loads" >>"$d/res"
+	else
+		echo "not ok - gather: $n of $(echo "$g" | wc -l) gathers regenerated with loads" >>"$d/res"
+	fi
+	stepper gather "$d"
+	same_run gather "$d"
 }
 
 # ownlink: tests/data/own_link/main.c with a memcpy of its own, linked
@@ -922,10 +954,10 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do

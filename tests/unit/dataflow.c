@@ -68,6 +68,108 @@ static void check(const char *name, const uint8_t *b, size_t n, struct ae_df_sta
 #define W(...) (const struct want[]){ __VA_ARGS__ }, \
 	sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want)
 
+/* Gather b with hand-built record rec (vex: --lackey-compat): its loads
+ * must be exactly w[0..nw). %rax = 0x10000 (the base), %rsp = 0x7000. */
+static void gather(const char *name, const uint8_t *b, size_t n, int bytes,
+		   const uint8_t *rec, int vex, const struct want *w, int nw)
+{
+	struct ae_df_state s = { .known = (1u << 0) | (1u << AE_DF_RSP) };
+	struct ae_df_access a[AE_DF_VSIB_MAX];
+	struct ae_df_op op;
+	int miss = 0, k, good;
+
+	s.v[0] = 0x10000;
+	s.v[AE_DF_RSP] = 0x7000;
+	if (dec(b, n, 0x401000, &op) || ae_df_vsib_bytes(&op) != bytes ||
+	    ae_df_accesses(&op, 0x401000, &s, a, &miss) != -1) {
+		ok(0, name);
+		return;
+	}
+	k = ae_df_vsib_accesses(&op, 0x401000, &s, rec, vex, a, &miss);
+	good = k == nw;
+	for (int i = 0; good && i < k; i++)
+		good = a[i].acc == w[i].acc && a[i].addr == w[i].addr && a[i].size == w[i].size;
+	for (int i = 0; !good && i < k; i++)
+		printf("# got %c %llx,%d\n", " LSM"[a[i].acc], (unsigned long long)a[i].addr,
+		       a[i].size);
+	ok(good, name);
+}
+
+/* A dword index vector (n elements) and a dword vector mask from bits. */
+static void rec_dd(uint8_t *rec, const int32_t *idx, int n, unsigned int on)
+{
+	memcpy(rec, idx, 4 * n);
+	for (int i = 0; i < n; i++)
+		memcpy(rec + 4 * n + 4 * i, &(int32_t){ (on >> i) & 1 ? -1 : 0x7fffffff }, 4);
+}
+
+static void vsib_checks(void)
+{
+	static const int32_t idx[8] = { 0, 7, -3, 100, 1, 2, 3, -1 };
+	static const int64_t qidx[4] = { -2, 5, 0x100000000ll, 1 };
+	uint8_t rec[128];
+	struct ae_df_op op;
+
+	/* vpgatherdd %ymm5,16(%rax,%ymm1,4),%ymm0: all eight */
+	rec_dd(rec, idx, 8, 0xff);
+	gather("vpgatherdd ymm, full mask: eight loads in element order",
+	       B(0xc4, 0xe2, 0x55, 0x90, 0x44, 0x88, 0x10), 64, rec, 0,
+	       W({ 1, 0x10010, 4 }, { 1, 0x1002c, 4 }, { 1, 0x10004, 4 }, { 1, 0x101a0, 4 },
+		 { 1, 0x10014, 4 }, { 1, 0x10018, 4 }, { 1, 0x1001c, 4 }, { 1, 0x1000c, 4 }));
+	/* the mask's sign bits choose (0x7fffffff: set bits, clear sign) */
+	rec_dd(rec, idx, 8, 0x82);
+	gather("vpgatherdd ymm, partial mask: the sign bits choose",
+	       B(0xc4, 0xe2, 0x55, 0x90, 0x44, 0x88, 0x10), 64, rec, 0,
+	       W({ 1, 0x1002c, 4 }, { 1, 0x1000c, 4 }));
+	gather("and with --lackey-compat, VEX's loads of the others from %rsp",
+	       B(0xc4, 0xe2, 0x55, 0x90, 0x44, 0x88, 0x10), 64, rec, 1,
+	       W({ 1, 0x7000, 4 }, { 1, 0x1002c, 4 }, { 1, 0x7000, 4 }, { 1, 0x7000, 4 },
+		 { 1, 0x7000, 4 }, { 1, 0x7000, 4 }, { 1, 0x7000, 4 }, { 1, 0x1000c, 4 }));
+	/* vgatherqpd %xmm2,(%rax,%xmm3,8),%xmm4: two qword indices, 8-byte
+	 * elements, the mask's qword sign bits */
+	memcpy(rec, qidx, 16);
+	memset(rec + 16, 0, 16);
+	rec[16 + 7] = 0x80;
+	rec[16 + 15] = 0x80;
+	gather("vgatherqpd xmm: qword indices, sign-extended",
+	       B(0xc4, 0xe2, 0xe9, 0x93, 0x24, 0xd8), 32, rec, 0,
+	       W({ 1, 0x10000 - 16, 8 }, { 1, 0x10028, 8 }));
+	/* vpgatherqd %xmm5,(%rax,%ymm1,4),%xmm0: four qword indices (ymm),
+	 * four dword elements (xmm), a 16-byte mask */
+	memcpy(rec, qidx, 32);
+	memset(rec + 32, 0xff, 16);
+	gather("vpgatherqd xmm, ymm index: four elements",
+	       B(0xc4, 0xe2, 0x55, 0x91, 0x04, 0x88), 48, rec, 0,
+	       W({ 1, 0x10000 - 8, 4 }, { 1, 0x10014, 4 }, { 1, 0x10000 + 0x400000000ull, 4 },
+		 { 1, 0x10004, 4 }));
+	/* vpgatherdd 8(%rax,%zmm1,4),%zmm0{%k1}: sixteen indices, the
+	 * opmask's low 16 bits */
+	for (int i = 0; i < 16; i++)
+		memcpy(rec + 4 * i, &(int32_t){ i - 8 }, 4);
+	rec[64] = 0x01;
+	rec[65] = 0x80;
+	gather("vpgatherdd zmm{k1}: the opmask's bits choose",
+	       B(0x62, 0xf2, 0x7d, 0x49, 0x90, 0x44, 0x88, 0x02), 66, rec, 0,
+	       W({ 1, 0x10000 + 8 - 32, 4 }, { 1, 0x10000 + 8 + 28, 4 }));
+	/* vpgatherqd (%rax,%zmm1,4),%ymm0{%k1}: eight qword indices, dword
+	 * elements (capstone 4 says the operand is 8 bytes) */
+	memcpy(rec, (const int64_t[]){ 0, 1, 2, 3, 4, 5, 6, -7 }, 64);
+	rec[64] = 0x81;
+	rec[65] = 0;
+	gather("vpgatherqd ymm{k1}, zmm index: 4-byte elements",
+	       B(0x62, 0xf2, 0x7d, 0x49, 0x91, 0x04, 0x88), 66, rec, 0,
+	       W({ 1, 0x10000, 4 }, { 1, 0x10000 - 28, 4 }));
+	/* vpgatherqq (%rax,%zmm9,8),%zmm20{%k3}: eight qwords */
+	ok(dec(B(0x62, 0xa2, 0xfd, 0x4b, 0x91, 0x24, 0xc8), 0x401000, &op) == 0 &&
+	   op.mem.vsib == 64 && op.mem.vidx == 9 && op.mem.vnel == 8 && op.mem.vmask_k &&
+	   op.mem.vmask == 3 && op.mem.size == 8 && op.uses == 1u,
+	   "vpgatherqq zmm20{k3}: index zmm9, eight elements, base %rax used");
+	/* vpscatterdd %zmm0,8(%rax,%zmm1,4){%k1}: refused (capstone 4 reads
+	 * its index as %rcx) */
+	ok(dec(B(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x44, 0x88, 0x02), 0x401000, &op) < 0,
+	   "a scatter is refused");
+}
+
 int main(void)
 {
 	struct ae_df_state s;
@@ -225,6 +327,7 @@ int main(void)
 	dec(B(0xd1, 0xe0), 0x401000, &op);		/* shl %eax */
 	ae_df_step(&op, 0x401000, &s);
 	ok((s.known & 1) && s.v[0] == 10, "shl %eax shifts by one");
+	vsib_checks();
 	cs_close(&h);
 	printf("1..%d\n", nt);
 	return failed;
