@@ -268,6 +268,8 @@ static int cmd_stats(int argc, char **argv)
 		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
+		sum.expanded_signals += x->st.expanded_signals;
+		sum.expanded_late += x->st.expanded_late;
 		sum.switches += x->st.switches;
 		sum.switches_unplaced += x->st.switches_unplaced;
 	}
@@ -297,6 +299,11 @@ static int cmd_stats(int argc, char **argv)
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);
+	/* signals inside them; not at their instruction: a loop the
+	 * markers' registers do not tell apart, or a routine whose result
+	 * record follows the handler's bytes */
+	printf("expanded signals %llu at their instruction, %llu at the call's entry or end\n",
+	       (unsigned long long)sum.expanded_signals, (unsigned long long)sum.expanded_late);
 	/* where slices end: at the point the task resumed at (exact), or
 	 * not (its instructions up to it count in its next slice) */
 	printf("slice ends       %llu at a switch point, %llu near one, %llu not reached in time, %llu at a task's end\n",

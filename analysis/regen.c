@@ -464,6 +464,7 @@ static int deliver(struct ae_regen *g)
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
 	uint64_t ld_addr, sig_ip, sig_sp;
+	uint8_t vsib[sizeof(g->vsib)];
 	int ret, vslot, expanding;
 
 	if (!handler) {
@@ -512,6 +513,9 @@ static int deliver(struct ae_regen *g)
 	ld_addr = g->ld_addr;
 	vcl = g->vcl;
 	g->vcl.valid = 0;
+	/* the interrupted gather's record, if any: the handler's own
+	 * gathers must not take its place */
+	memcpy(vsib, g->vsib, sizeof(vsib));
 	sig_ip = m->ip;
 	sig_sp = m->sp;
 	g->level_ip[g->level + 1] = mk_ip(g, k);
@@ -555,6 +559,7 @@ static int deliver(struct ae_regen *g)
 	g->ds = saved_ds;
 	g->ld_addr = ld_addr;
 	g->vcl = vcl;
+	memcpy(g->vsib, vsib, sizeof(vsib));
 	if (vslot >= 0 && vslot < AE_VC_SLOTS) {
 		/* the stores run when the handler returns; another signal
 		 * before them would find what this handler left */
@@ -1895,7 +1900,20 @@ struct expansion {
 	uint64_t entry, prev_end;
 	uint64_t lo, hi;	/* the lowest and highest pc it executed */
 	int err;
+	/* A run resumed after a signal it was stopped for: its first
+	 * `skip` steps (instructions; a rep's iterations) were emitted
+	 * before. It stops before step `stop` (X_STOP). */
+	uint64_t step, skip, stop;
+	/* dry: emit and read nothing, find the steps at which marker `want`
+	 * fits (its ip, %rsp, %rcx and trace offset; `bytes`: those the
+	 * routine's nested argument records take before the step) */
+	int dry;
+	const struct ae_smk *want;
+	uint64_t want_ip, bytes, nmatch, first;
 };
+
+/* expand_insn(): the run stopped before the step a marker interrupted */
+#define X_STOP	2
 
 /*
  * The entry of a routine that another one calls or tail-jumps to inside
@@ -1926,6 +1944,39 @@ static int expand_nested(struct ae_regen *g, const struct ae_dinsn *d, uint64_t 
 	return 0;
 }
 
+/* Bytes of the argument records at d, the entry of a routine another
+ * expanded one enters (expand_nested() reads them). */
+static uint64_t nested_bytes(const struct ae_dinsn *d)
+{
+	uint64_t n = 0;
+	int entry = 0;
+
+	for (int i = 0; i < d->nev; i++)
+		entry |= d->ev[i].kind == AE_EV_EXPAND;
+	for (int i = 0; entry && i < d->nev; i++)
+		if (d->ev[i].kind == AE_EV_VAL && d->ev[i].flag == AE_VAL_REG)
+			n += d->ev[i].width;
+	return n;
+}
+
+/* A dry run's step at pc: does x->want fit before it? */
+static void expand_match(struct expansion *x, const struct ae_dinsn *d, uint64_t pc,
+			 const struct ae_df_state *regs, uint64_t step)
+{
+	const struct ae_smk *k = x->want;
+
+	if (step < x->skip)
+		return;
+	/* (not at a nested entry: its records come first) */
+	if (pc != x->entry && d->nev) {
+		x->bytes += nested_bytes(d);
+		return;
+	}
+	if (pc == x->want_ip && regs->v[AE_DF_RSP] == k->sp && regs->v[1] == k->m.cx &&
+	    k->pos == x->g->pos + x->bytes && !x->nmatch++)
+		x->first = step;
+}
+
 static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 {
 	struct expansion *x = ctx;
@@ -1933,11 +1984,25 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	struct ae_dinsn *d = ae_decode(g->p, pc);
 	const struct ae_df_op *op;
 	struct ae_df_access a[4];
+	uint64_t step = x->step++;
 	int miss = 0, n;
 
 	if (!d) {
 		x->err = 1;
 		return rerr(g, pc, "an expanded routine left the twin's code");
+	}
+	if (x->dry) {
+		expand_match(x, d, pc, regs, step);
+		return 0;
+	}
+	if (step == x->stop)
+		return X_STOP;
+	if (step < x->skip) {
+		/* emitted before the signal: only where it leads */
+		x->prev_end = pc + d->len;
+		x->lo = pc < x->lo ? pc : x->lo;
+		x->hi = pc > x->hi ? pc : x->hi;
+		return 0;
 	}
 	if (pc != x->entry && d->nev && expand_nested(g, d, pc, regs)) {
 		x->err = 1;
@@ -1971,6 +2036,40 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 			return -1;
 		}
 	return 0;
+}
+
+/*
+ * The step of the routine's run from pc (x: its state, the registers
+ * *regs, memory mem) before which the next marker came, a signal or a
+ * kill at its ip in the routine; x->want is that marker. UINT64_MAX:
+ * none, or it fits more than one step (a loop without a register the
+ * marker carries to tell its iterations apart: it is then taken after
+ * the routine, or at its entry).
+ */
+static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
+			      uint64_t ret, const struct ae_df_state *regs,
+			      const struct ae_memfn_mem *mem, uint64_t limit, struct expansion *x)
+{
+	struct ae_df_state rr = *regs;
+	struct ae_smk *k;
+	char err[200];
+	int r;
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	if (!k || (k->m.type != TRBUF_MK_SIGNAL && k->m.type != TRBUF_MK_EXIT) ||
+	    !stops_at_ip(k) || !k->sp_known || k->pos < g->pos || k->pos > g->pos + 64 ||
+	    !mk_ip(g, k))
+		return UINT64_MAX;
+	x->want = k;
+	x->want_ip = mk_ip(g, k);
+	x->dry = 1;
+	x->step = 0;
+	x->bytes = 0;
+	x->nmatch = 0;
+	r = ae_memfn_emu_run(emu, pc, ret, &rr, mem, limit, expand_insn, x, err, sizeof(err));
+	x->dry = 0;
+	return r || x->nmatch != 1 ? UINT64_MAX : x->first;
 }
 
 /* The AE_EV_EXPAND event of instruction d, NULL if none. */
@@ -2038,7 +2137,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	struct ae_smk *end;
-	uint64_t res = 0, limit, ret;
+	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0;
 	char err[200];
 	int r;
 
@@ -2061,8 +2160,10 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		end = next_mk(g);
 		if (end && end->pos == g->pos && end->m.type == TRBUF_MK_EXIT && stops_at_ip(end))
 			return rerr(g, pc, "the task was killed inside an expanded library routine (before its result record): not regenerated exactly (build with aecc -fno-ae-memfn)");
+		mi = g->mi;
 		if (consume(g, e->width, &res, pc))
 			return -1;
+		mi_res = g->mi;
 		count_plain(g, e->width);
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sexpanded routine %u at %#llx: result %#llx at offset %llu\n",
@@ -2119,13 +2220,49 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	}
 	limit = limit * 16 + 4096;
 	g->st.expanded++;
-	r = ae_memfn_emu_run(emu, pc, ret, &regs, &mem, limit, expand_insn, &x, err, sizeof(err));
-	if (r < 0)
-		return rerr(g, pc, err);
-	if (r || x.err)
-		return -1;
+	/*
+	 * A signal or a kill whose marker fits one step of the routine is
+	 * taken there: the run stops before that step, the handler runs,
+	 * and a new run emits the steps from it on (the emulation on the
+	 * same memory repeats itself).
+	 */
+	x.stop = UINT64_MAX;
+	for (;;) {
+		struct ae_df_state rr = regs;
+
+		x.stop = expand_target(g, emu, pc, ret, &regs, &mem, limit, &x);
+		x.step = 0;
+		r = ae_memfn_emu_run(emu, pc, ret, &rr, &mem, limit, expand_insn, &x, err, sizeof(err));
+		if (r < 0)
+			return rerr(g, pc, err);
+		if (r != X_STOP || x.err) {
+			if (r || x.err)
+				return -1;
+			regs = rr;
+			break;
+		}
+		g->st.expanded_signals++;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %s%s at step %llu of the expanded routine at %#llx\n",
+				g->name, x.want->m.type == TRBUF_MK_EXIT ? "kill" : "signal",
+				(unsigned long long)x.stop, (unsigned long long)x.want_ip);
+		if (x.want->m.type == TRBUF_MK_EXIT)
+			return end_at(g, x.want);
+		if (deliver(g) || g->stop)
+			return -1;
+		x.skip = x.stop;
+	}
 	if (ae_memfn_is_cmp(e->a) ? (uint32_t)regs.v[0] != cmp_res : e->width && regs.v[0] != res)
 		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
+	/* signals inside a routine whose result record comes before its
+	 * ret were taken at its entry, to read the result behind their
+	 * handlers' bytes: not placed */
+	for (; mi < mi_res; mi++) {
+		struct ae_smk *k = mk(g, mi);
+
+		if (k && k->m.type == TRBUF_MK_SIGNAL && mk_ip(g, k) >= x.lo && mk_ip(g, k) <= x.hi)
+			g->st.expanded_late++;
+	}
 	/*
 	 * A signal that interrupted the routine (its bytes come next, its ip
 	 * lies among the routine's instructions) runs before the return:
@@ -2172,6 +2309,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		if (g->debug)
 			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
 				g->name, (unsigned long long)ip);
+		g->st.expanded_late++;
 		if (deliver(g) || g->stop)
 			return -1;
 	}

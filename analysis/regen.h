@@ -50,6 +50,9 @@ struct ae_regen_stats {
 	uint64_t lcw_signals;	/* of those: between the two stores */
 	uint64_t expanded;	/* library routines expanded (AE_EV_EXPAND) */
 	uint64_t expanded_insns;	/* instructions they executed */
+	uint64_t expanded_signals;	/* signals and kills taken amid them */
+	uint64_t expanded_late;	/* signals inside one taken at its entry
+				 * or after it: not at their instruction */
 	uint64_t switches;	/* switch points reached (ae_regen_ops.switched) */
 	uint64_t switches_unplaced;	/* of those: taken at the next byte, not at their ip */
 };

@@ -110,7 +110,9 @@ static int vsib(const cs_insn *ci, const cs_x86_op *o, struct ae_df_op *op)
 	default:
 		return -1;
 	}
-	if (x->op_count != 3 || dst->type != X86_OP_REG || !vector_bytes(dst->reg))
+	/* (an address-size prefix would truncate the sum to 32 bits) */
+	if (x->op_count != 3 || dst->type != X86_OP_REG || !vector_bytes(dst->reg) ||
+	    x->prefix[3] == 0x67)
 		return -1;
 	for (int i = 1; i < 3; i++) {
 		const cs_x86_op *t = &x->operands[i];

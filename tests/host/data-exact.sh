@@ -16,9 +16,12 @@
 # one offset per handler (valgrind builds its own stack and signal
 # frames); signal_async (timing) is checked for a complete regeneration
 # and the twin's output only.
-# tests/data/gather.c: AVX2 and AVX-512 gathers (gather).
+# tests/data/gather.c: AVX2 and AVX-512 gathers; gather_fault.c: a handler
+# that gathers between a gather's record and the gather (gather).
 # tests/data/signal_memfn.c: asynchronous signals inside expanded library
-# routines regenerate completely. tests/data/vc_signal.c: signals between
+# routines regenerate completely; tests/data/memfn_fault.c: faults and a
+# kill amid expanded memcpy and memset, placed at their iteration
+# (memfnfault, against the stepper). tests/data/vc_signal.c: signals between
 # a value-cache record and its slots' stores (vcsig);
 # tests/data/vc_vfork_kill.c: a vfork child killed between them (vcvfork);
 # tests/data/sig_stub.c: signals in a back edge's witness stub (sigstub);
@@ -374,6 +377,16 @@ gather() {
 	fi
 	stepper gather "$d"
 	same_run gather "$d"
+	# a handler's own gather between the record and the gather it
+	# interrupted (a fault on its first element)
+	data_prog gather_fault || { cat "$work/gather_fault/res" >>"$d/res"; return; }
+	if "$aetrace" regen --format=lackey "$work/gather_fault/t.zst" "$work/gather_fault/i/p" \
+		>"$work/gather_fault/regen" 2>"$work/gather_fault/err"; then
+		stepper gather_fault "$work/gather_fault"
+	else
+		{ echo "not ok - gather_fault: regen failed"; head -3 "$work/gather_fault/err" | sed 's/^/# /'; } >>"$work/gather_fault/res"
+	fi
+	cat "$work/gather_fault/res" >>"$d/res"
 }
 
 # ownlink: tests/data/own_link/main.c with a memcpy of its own, linked
@@ -431,9 +444,9 @@ sigmemfn() {
 		echo "not ok - signal_memfn: traced run and twin differ, or no signal" >>"$d/res"
 	fi
 	if AETRACE_DEBUG=1 timeout 300 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" 2>"$d/err" >/dev/null; then
-		n=$(grep -c 'signal interrupted the expanded routine' "$d/err")
+		n=$(grep -c 'signal interrupted the expanded routine\|signal at step .* of the expanded routine' "$d/err")
 		if [ "$n" -gt 0 ]; then
-			echo "ok - signal_memfn: regenerated completely, $n signals inside expanded routines" >>"$d/res"
+			echo "ok - signal_memfn: regenerated completely, $n signals inside expanded routines ($(grep -c 'signal at step' "$d/err") at their instruction)" >>"$d/res"
 		else
 			echo "not ok - signal_memfn: regenerated, but no signal landed inside an expanded routine" >>"$d/res"
 		fi
@@ -642,6 +655,49 @@ repsig() {
 	fi
 	cat "$k/res" >>"$d/res"
 	rm -f "$d/t.zst" "$k/t.zst" "$d/step" "$k/step"
+}
+
+# memfnfault: tests/data/memfn_fault.c, faults amid expanded memcpy and
+# memset (rep movsq, rep stosq) whose handler makes the page writable and
+# returns, or leaves memcpy by siglongjmp, and a kill by such a fault
+# without a handler: the handler and the end are placed at the faulting
+# iteration, equal to the stepper.
+memfnfault() {
+	local d=$work/memfn_fault k=$work/memfn_fault/kill j=$work/memfn_fault/jump
+	mkdir -p "$d/i" "$d/o" "$k/o" "$j/o"
+	: >"$d/res"
+	: >"$k/res"
+	: >"$j/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/memfn_fault.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - memfn_fault: aecc -fae-data failed"; head -3 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	cp "$d/i/p.orig" "$d/o/p"
+	cp "$d/i/p.orig" "$k/o/p"
+	cp "$d/i/p.orig" "$j/o/p"
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
+	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$j/t.zst" -- ./p jump >"$j/out" 2>"$j/err.aerun")
+	if ! grep -q '^memfn_fault 2 faults, ' "$d/out" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err"; then
+		{ echo "not ok - memfn_fault: traced run or regen failed"; head -3 "$d/out" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+	else
+		stepper memfn_fault "$d"
+	fi
+	if ! grep -q 'killed by signal 11' "$k/err.aerun" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$k/t.zst" "$d/i/p" >"$k/regen" 2>"$k/err"; then
+		{ echo "not ok - memfn_fault_kill: traced run or regen failed"; head -3 "$k/err.aerun" "$k/err" | sed 's/^/# /'; } >>"$k/res"
+	else
+		stepper memfn_fault_kill "$k" kill
+	fi
+	if ! grep -q '^memfn_fault 2 faults, ' "$j/out" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$j/t.zst" "$d/i/p" >"$j/regen" 2>"$j/err"; then
+		{ echo "not ok - memfn_fault_jump: traced run or regen failed"; head -3 "$j/out" "$j/err" | sed 's/^/# /'; } >>"$j/res"
+	else
+		stepper memfn_fault_jump "$j" jump
+	fi
+	cat "$k/res" "$j/res" >>"$d/res"
+	rm -f "$d/t.zst" "$k/t.zst" "$j/t.zst" "$d/step" "$k/step" "$j/step"
 }
 
 # sigrestart: tests/data/sig_restart.c, a blocking read that SA_RESTART
@@ -954,14 +1010,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -164,6 +164,9 @@ static void vsib_checks(void)
 	   op.mem.vsib == 64 && op.mem.vidx == 9 && op.mem.vnel == 8 && op.mem.vmask_k &&
 	   op.mem.vmask == 3 && op.mem.size == 8 && op.uses == 1u,
 	   "vpgatherqq zmm20{k3}: index zmm9, eight elements, base %rax used");
+	/* addr32 vpgatherdd: the CPU truncates the sum to 32 bits */
+	ok(dec(B(0x67, 0xc4, 0xe2, 0x55, 0x90, 0x44, 0x88, 0x10), 0x401000, &op) < 0,
+	   "a gather with an address-size prefix is refused");
 	/* vpscatterdd %zmm0,8(%rax,%zmm1,4){%k1}: refused (capstone 4 reads
 	 * its index as %rcx) */
 	ok(dec(B(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x44, 0x88, 0x02), 0x401000, &op) < 0,

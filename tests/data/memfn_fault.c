@@ -1,0 +1,62 @@
+/* Faults inside expanded library routines whose handler makes the page
+ * writable and returns, so the routine goes on where it stopped: memcpy
+ * and memset into a buffer whose next page is read-only (their rep movsq
+ * and rep stosq fault at that page's first word; the marker's %rcx names
+ * the iteration). With "kill", no handler: the memcpy's fault kills the
+ * task there; with "jump", the handler leaves by siglongjmp. Deterministic: the regeneration must equal the
+ * stepper's trace of the twin, which faults at the same iteration. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static char *buf;
+static long page;
+static volatile int faults;
+static sigjmp_buf jb;
+static int jump;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	char *a = si->si_addr;
+
+	(void)sig;
+	(void)uc;
+	faults++;
+	if (jump)
+		siglongjmp(jb, 1);
+	if (a < buf || a >= buf + 4 * page ||
+	    mprotect(buf + (a - buf) / page * page, page, PROT_READ | PROT_WRITE))
+		_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	static char src[16384];
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+	unsigned long sum = 0;
+
+	page = sysconf(_SC_PAGESIZE);
+	buf = mmap(0, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 1;
+	jump = argc > 1 && !strcmp(argv[1], "jump");
+	sigemptyset(&sa.sa_mask);
+	if (argc < 2 || jump)
+		sigaction(SIGSEGV, &sa, 0);
+	for (int i = 0; i < (int)sizeof(src); i++)
+		src[i] = (char)(i * 7);
+	mprotect(buf + page, page, PROT_READ);
+	if (!sigsetjmp(jb, 1))
+		memcpy(buf, src, 2 * page);
+	else if (!mprotect(buf + page, page, PROT_READ | PROT_WRITE))
+		jump = 0;	/* memset's fault returns */
+	mprotect(buf + 2 * page, page, PROT_READ);
+	memset(buf + page, 'x', 2 * page);
+	for (long i = 0; i < 4 * page; i++)
+		sum += (unsigned char)buf[i] * (unsigned long)(i + 1);
+	printf("memfn_fault %d faults, %lu\n", faults, sum);
+	return 0;
+}
