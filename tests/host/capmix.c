@@ -11,7 +11,7 @@
  * that of the inputs, task for task.
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
- *          OUT NCPU SUBBUF SEED IN...
+ *          [--switch-again] OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
  *   --switch-at-signals: slices end only where a task took a signal or
@@ -23,6 +23,10 @@
  *   the kernel's hooks do when they wait for room; and twice before each
  *   FORK, as for a task switched out twice in clone() before its hook.
  *   Elsewhere a SWITCH_IN's ip is 0: no position.
+ *   --switch-again: with --switch-at-signals, a slice that begins right
+ *   after a SIGNAL is cut again before the task's next marker at that
+ *   offset, as for a task switched out in the delivery and then where its
+ *   handler stopped before writing a byte (a nested fault's ip and sp).
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -74,7 +78,7 @@ static uint64_t now = 1000;
 static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
-static int at_signals;
+static int at_signals, switch_again;
 static uint64_t nsub, bad_done;
 
 static uint64_t rnd_state;
@@ -313,8 +317,10 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 			 * kernel's sigreturn hook waiting for room) after its
 			 * registers were restored, before the SIGRETURN */
 			int again = k->type == TRBUF_MK_FORK && t->cut == i && t->cuts < 2;
+			/* (--switch-again: this slice began after a SIGNAL) */
+			int more = switch_again && t->cut_after && t->cut_after == t->mdone;
 
-			if ((!first || again) && (t->cut != i || again) &&
+			if ((!first || again || more) && (t->cut != i || again) &&
 			    (k->type == TRBUF_MK_SIGNAL || k->type == TRBUF_MK_EXIT ||
 			     k->type == TRBUF_MK_SIGRETURN || k->type == TRBUF_MK_FORK)) {
 				t->cuts = t->cut == i ? t->cuts + 1 : 1;
@@ -374,12 +380,14 @@ int main(int argc, char **argv)
 			foreign = strtoull(argv[ai + 1], NULL, 0);
 		else if (!strcmp(argv[ai], "--switch-at-signals") && (at_signals = 1))
 			ai--;
+		else if (!strcmp(argv[ai], "--switch-again") && (switch_again = 1))
+			ai--;
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);

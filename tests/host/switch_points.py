@@ -18,11 +18,12 @@ import glob
 pcdir, capture = sys.argv[1], sys.argv[2]
 out = subprocess.run(["schedlog", "print", capture], capture_output=True, text=True,
                      check=True).stdout
-# per task, its markers in time order
+# per task, its markers in time order (but SUBBUF and ROLLBACK, which
+# say nothing of where it is: a neighbour's kind is what decides)
 marks = {}
 for line in out.split("\n"):
     f = line.split()
-    if len(f) < 7:
+    if len(f) < 7 or f[4] in ("SUBBUF", "ROLLBACK"):
         continue
     ns = round(float(f[1]) * 1e9)
     marks.setdefault(f[3], []).append((ns, f[4], line))
