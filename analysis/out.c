@@ -28,6 +28,11 @@ struct ae_out {
 	struct ae_out_opts o;
 	struct obuf *all;	/* NULL when split or per-cpu only */
 	struct obuf **cpu;
+	/* per CPU file: the task of its last switch line, and the task of
+	 * the late block being written after it, if any (0: none) */
+	struct cpu_owner {
+		int32_t tid, late_tid;
+	} *owner;
 	int ncpu;
 	struct split *splits;
 	int err;
@@ -179,11 +184,17 @@ static struct obuf *cpu_buf(struct ae_out *o, int cpu)
 		return NULL;
 	if (cpu >= o->ncpu) {
 		struct obuf **n = realloc(o->cpu, (cpu + 1) * sizeof(*n));
+		struct cpu_owner *w;
 
 		if (!n)
 			return NULL;
-		memset(n + o->ncpu, 0, (cpu + 1 - o->ncpu) * sizeof(*n));
 		o->cpu = n;
+		w = realloc(o->owner, (cpu + 1) * sizeof(*w));
+		if (!w)
+			return NULL;
+		o->owner = w;
+		memset(n + o->ncpu, 0, (cpu + 1 - o->ncpu) * sizeof(*n));
+		memset(w + o->ncpu, 0, (cpu + 1 - o->ncpu) * sizeof(*w));
 		o->ncpu = cpu + 1;
 	}
 	if (!o->cpu[cpu]) {
@@ -194,6 +205,39 @@ static struct obuf *cpu_buf(struct ae_out *o, int cpu)
 			o->err = 1;
 	}
 	return o->cpu[cpu];
+}
+
+/*
+ * CPU t->cpu's file, for a record of task t. A task whose slice there
+ * ended before its regeneration reached the slice's end (a slice "not
+ * reached in time") writes after the next task's switch line: its lines
+ * go in a block that says whose they are ("# late"), and the CPU's task
+ * takes the file back with "# back".
+ */
+static struct obuf *cpu_buf_of(struct ae_out *o, const struct ae_task_info *t)
+{
+	struct obuf *b = cpu_buf(o, t->cpu);
+	struct cpu_owner *w;
+	char line[160];
+	int n = 0;
+
+	if (!b || o->o.bin)
+		return b;
+	w = &o->owner[t->cpu];
+	if (w->tid == t->tid) {
+		if (w->late_tid)
+			n = snprintf(line, sizeof(line), "# back cpu %d (the switch above goes on)\n",
+				     t->cpu);
+		w->late_tid = 0;
+	} else if (w->late_tid != t->tid) {
+		n = snprintf(line, sizeof(line),
+			     "# late cpu %d: %d/%d %.64s (of an earlier slice, regenerated after the switch above)\n",
+			     t->cpu, t->pid, t->tid, t->prog ? t->prog : "(starting)");
+		w->late_tid = t->tid;
+	}
+	if (n)
+		ob_put(b, line, n);
+	return b;
 }
 
 static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size)
@@ -212,7 +256,7 @@ static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsi
 		ob_put(o->all, line, n);
 	if (o->o.split_dir && (b = split_buf(o, t)))
 		ob_put(b, line, n);
-	if (o->o.cpu_dir && (b = cpu_buf(o, t->cpu)))
+	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
 		ob_put(b, line, n);
 	return o->err;
 }
@@ -232,7 +276,7 @@ static int out_mem(void *ctx, const struct ae_task_info *t, int acc, uint64_t ad
 		ob_put(o->all, line, n);
 	if (o->o.split_dir && (b = split_buf(o, t)))
 		ob_put(b, line, n);
-	if (o->o.cpu_dir && (b = cpu_buf(o, t->cpu)))
+	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
 		ob_put(b, line, n);
 	return o->err;
 }
@@ -246,10 +290,11 @@ static void out_switch(void *ctx, const struct ae_task_info *t, uint64_t time_ns
 
 	if (!o->o.cpu_dir || o->o.bin || !(b = cpu_buf(o, t->cpu)))
 		return;
-	n = snprintf(line, sizeof(line), "# switch cpu %d to %d/%d %s t=%llu\n", t->cpu,
+	n = snprintf(line, sizeof(line), "# switch cpu %d to %d/%d %.64s t=%llu\n", t->cpu,
 		     t->pid, t->tid, t->prog ? t->prog : "(starting)",
 		     (unsigned long long)time_ns);
 	ob_put(b, line, n);
+	o->owner[t->cpu] = (struct cpu_owner){ .tid = t->tid };
 }
 
 static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
@@ -330,6 +375,7 @@ int ae_out_close(struct ae_out *o)
 		free(s);
 	}
 	free(o->cpu);
+	free(o->owner);
 	free(o);
 	return ret;
 }

@@ -155,6 +155,12 @@ read -r resumed bad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.p
 check "switch points: --per-cpu: $resumed resumed slices begin at their signal's handler (or with nothing, after a kill or in an exit), none with the instructions before the switch" \
 	'[ "${bad:-1}" = 0 ] && [ "${resumed:-0}" -gt 500 ]'
 sed 's/^/# /' swbad | head -3
+# every instruction in the cpu files is its task's, as their switch and
+# late lines attribute them
+read -r ntask nbad < <(python3 "$top/tests/host/percpu_tasks.py" swpc swsp 2>swbad)
+check "switch points: --per-cpu: each of $ntask tasks' instructions where its switch and late lines say" \
+	'[ "${nbad:-1}" = 0 ] && [ "${ntask:-0}" -gt 5 ]'
+sed 's/^/# /' swbad | head -3
 # signals in witness stubs (sig_stub: a handler returns into a stub,
 # the next signal comes at the same offset): the switch points there are
 # late (the branch's side is read from the next slice's byte), but no

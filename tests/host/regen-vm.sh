@@ -116,6 +116,12 @@ for mode in $modes; do
 	(cd "$w/i" && "$top/bin/aetrace" regen --per-cpu "$top/$d/pc" "$top/$d/trace.zst" 2>/dev/null)
 	check "$name: --per-cpu: $(ls "$d/pc" 2>/dev/null | wc -l) cpu traces, their instructions add up to all threads'" \
 		test "$(cat "$d"/pc/* 2>/dev/null | grep -c '^I')" = "$(cat "$d"/sp/* | wc -l)" -a -n "$(ls "$d/pc" 2>/dev/null)"
+	# and each task's are where its switch lines (and `# late` blocks:
+	# a slice regenerated after the next task's switch) put them
+	read -r ntask nbad < <(python3 "$top/tests/host/percpu_tasks.py" "$d/pc" "$d/sp" 2>"$d/pcbad")
+	check "$name: --per-cpu: each of ${ntask:-0} tasks' instructions where its switch and late lines say ($(cat "$d"/pc/* 2>/dev/null | grep -c '^# late') late blocks)" \
+		test "${nbad:-1}" = 0 -a "${ntask:-0}" -gt 0
+	sed "s/^/# $name: /" "$d/pcbad" | head -3
 	# slices end where the next SWITCH_IN resumes the task: the switch
 	# points the regeneration reached are at the kernel's ip and %rsp (and
 	# a rep's %rcx) at their offset, not only at the next byte (1% may

@@ -82,10 +82,13 @@ for path in sorted(glob.glob(pcdir + "/cpu*.lackey")):
             continue
         resumed += 1
         first = None
+        late = False    # in a `# late` block: another task's, until `# back`
         for nxt in lines[i + 1:]:
             if nxt.startswith("# switch"):
                 break
-            if nxt.startswith("I"):
+            if nxt.startswith("# late") or nxt.startswith("# back"):
+                late = nxt.startswith("# late")
+            elif nxt.startswith("I") and not late:
                 first = int(nxt[3:].split(",")[0], 16)
                 break
         kind, handler = expect[ns]
