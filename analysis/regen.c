@@ -1147,7 +1147,9 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 }
 
 /* After an instruction, before what it writes after it: take the switch
- * points whose ip is the next one (and %rsp the task's there). */
+ * points whose ip is the next one (and %rsp the task's there), but those
+ * cut in a sequence that leads there (a back edge's stub), which come
+ * where its bytes are read, as at_insn() leaves them. */
 static inline void switch_after(struct ae_regen *g, uint64_t next)
 {
 	struct ae_smk *k;
@@ -1155,7 +1157,7 @@ static inline void switch_after(struct ae_regen *g, uint64_t next)
 	/* (each one taken waits for the markers after it: switched out
 	 * again there, or the system call's own) */
 	while (switches_left(g) && (k = next_mk(g)) && k->pos == g->pos && is_switch(k) &&
-	       mk_ip(g, k) == next && !other_sp(g, k))
+	       mk_ip(g, k) == next && !other_sp(g, k) && !after_its_bytes(g, k, next))
 		place_switch(g, next, 1);
 }
 

@@ -223,6 +223,23 @@ klbody=$(awk -v j="$(printf '%08x' $((0x${jt:-0})))" '/^I/ { split($2, a, ","); 
 "$mix" --switch-at-signals klm.zst 2 256 37 kl4.zst
 check "a kill in a loop's back-edge stub, switched out there: the body twice, then the end, as the standalone capture" \
 	'[ "$klbody" = "2 1" ] && same_trace klm.zst kl.ref rep_signal'
+# the same in the first iteration's stub: the loop head's first visit at
+# that offset is not where the task was switched out, so the slice after
+# the switch holds nothing of it (switch_points.py; the point used to be
+# taken at that visit, an iteration early, and counted as placed)
+wo=$((${ko:-10} - 10))
+[ -n "$kk" ] && [ -n "$st" ] &&
+	"$tm" --marker kl.zst k1a.zst "$kk" offset "$wo" &&
+	"$tm" --marker k1a.zst k1b.zst "$kk" ip "0x$st" &&
+	"$tm" --marker k1b.zst k1c.zst "$kk" sp $((ksp - 8)) &&
+	"$tm" --data-cut k1c.zst k1d.zst "$wo"
+"$mix" --switch-at-signals k1m.zst 2 256 37 k1d.zst
+rm -rf k1pc
+"$B/aetrace" regen --per-cpu k1pc k1m.zst rep_signal 2>/dev/null
+read -r k1res k1bad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" k1pc k1m.zst 2>swbad)
+check "a kill in a loop's first back-edge stub, switched out there: nothing of the task after the switch" \
+	'[ "${k1bad:-1}" = 0 ] && [ "${k1res:-0}" -ge 1 ]'
+sed 's/^/# /' swbad | head -3
 # twice: the switch point before the second fault moved to leaf()'s
 # entry, %rsp the SIGNAL's less the return address; leaf() runs twice at
 # that offset with that %rsp, so which call was switched out is
