@@ -55,6 +55,8 @@ static void usage(FILE *f)
 "  --secret FILE   shared secret for tcp:// (HMAC-SHA256 challenge-response)\n"
 "  --net-buffer MB unacknowledged bytes kept for resending (default 256)\n"
 "  --device PATH   trace device (default /dev/trbuf)\n"
+"  --ready FILE    create FILE once bdump is the consumer (and the\n"
+"                  --bpf-sched recorder runs): start the workload after it\n"
 "  --from CAPTURE  send an existing capture (e.g. aerun -o) instead of the device\n"
 "  --bpf-sched FILE  record every context switch of the machine with\n"
 "                  schedlog-record into FILE, from before the capture to after END\n"
@@ -367,6 +369,28 @@ static int forward_chunks(struct bdump_source *src, struct out *o, struct stats 
 	return ret;
 }
 
+/* --ready: the consumer is attached and the stream begun; a script may
+ * start what it traces. Returns 0 or -errno (err says which file). */
+static int say_ready(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char line[32];
+	int n, ret = 0;
+
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "--ready %s: %s", path, strerror(errno));
+		return ret;
+	}
+	n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+	if (write(fd, line, n) != n) {
+		ret = -EIO;
+		snprintf(err, errlen, "--ready %s: cannot write", path);
+	}
+	close(fd);
+	return ret;
+}
+
 static int run(const char *trace, const char *sched, const struct bdump_opts *opt)
 {
 	struct bdump_source *src;
@@ -401,7 +425,9 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 		return 1;
 	}
 	if (src->chunk) {
-		ret = forward_chunks(src, &o, &st, opt->flush_ms, show, err, sizeof(err));
+		ret = opt->ready ? say_ready(opt->ready, err, sizeof(err)) : 0;
+		if (!ret)
+			ret = forward_chunks(src, &o, &st, opt->flush_ms, show, err, sizeof(err));
 		goto written;
 	}
 	{
@@ -422,6 +448,8 @@ static int run(const char *trace, const char *sched, const struct bdump_opts *op
 		ret = ae_writer_chunk(o.w, AE_CHUNK_SESSION, 0, st.chunks++, &sess,
 				      sizeof(sess.s) + n, 1);
 	}
+	if (!ret && opt->ready)
+		ret = say_ready(opt->ready, err, sizeof(err));
 
 	while (!ret && !stop_signal) {
 		double now;
@@ -507,6 +535,7 @@ int main(int argc, char **argv)
 		{ "net-buffer", required_argument, NULL, 'N' },
 		{ "check", no_argument, NULL, 'C' },
 		{ "bpf-sched", required_argument, NULL, 'B' },
+		{ "ready", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -565,6 +594,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			bpf_sched = optarg;
+			break;
+		case 'R':
+			opt.ready = optarg;
 			break;
 		case 'h':
 			usage(stdout);

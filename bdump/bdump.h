@@ -16,6 +16,7 @@ struct bdump_opts {
 	const char *from;		/* --from: an existing capture */
 	const char *device;
 	size_t net_buffer;
+	const char *ready;		/* --ready: created once consuming */
 };
 
 /* bdump --check TRACE [SCHED] (check.c): 0 when the capture is complete. */

@@ -128,4 +128,16 @@ sleep 1.5; kill -9 $pid; wait $pid 2>/dev/null
 "$bd" --check kill.zst kill.sched > kill.out 2>&1
 check "killed bdump: --check fails with 'truncated at chunk N (incomplete session)'" \
 	'[ $? -eq 1 ] && grep -q "kill.zst: truncated at chunk [1-9][0-9]* (incomplete session)" kill.out && ! grep -q differs kill.out'
+# --ready FILE: created with bdump's pid once it consumes (scripts start
+# the workload after it), not before; a path it cannot create is an error
+# naming it, and no capture is claimed
+rm -f ready
+"$bd" -q --synthetic-source bytes=64M,cpus=2,subbuf=1M,rate=50M,seed=3 --ready ready rdy.zst rdy.sched &
+pid=$!
+for i in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
+check "--ready: the file appears while bdump runs, naming its pid" '[ "$(cat ready 2>/dev/null)" = "$pid" ] && kill -0 $pid'
+kill -INT $pid; wait $pid
+"$bd" -q --synthetic-source $spec --ready /nonexistent/ready bad.zst bad.sched 2>bad.err
+check "--ready in a missing directory: status 1, the path named" \
+	'[ $? -eq 1 ] && grep -q -- "--ready /nonexistent/ready: No such file or directory" bad.err'
 echo "1..$n"

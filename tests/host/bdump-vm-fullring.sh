@@ -16,6 +16,7 @@ set -u
 out=$1
 shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/host/bdump-ready.sh"
 p=/sys/module/trbuf/parameters
 [ -e /dev/trbuf ] || { echo "bdump-vm-fullring: /dev/trbuf missing" >&2; exit 3; }
 # the driver gives each possible CPU a ring (total / CPUs)
@@ -26,10 +27,10 @@ echo $((4096 * 4 * ncpu)) >$p/total_size
 for n in "$@"; do
 	o=$out/$n
 	rm -rf "$o" && mkdir -p "$o"
-	"$top/bin/bdump" -f 100 "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
+	"$top/bin/bdump" -f 100 --ready "$o/ready" "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
 	bp=$!
-	sleep 1		# bdump must be the consumer before anything is traced
-	kill -0 $bp 2>/dev/null || { echo "bdump-vm-fullring: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
+	# bdump must be the consumer before anything is traced
+	bdump_ready "$o/ready" $bp || { echo "bdump-vm-fullring: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
 	kill -STOP $bp
 	# stays on CPU 0: its EXIT marker goes there too
 	taskset -c 0 "$top/build/tests/host/bdump_vm_prod" 1 "$n" stay &

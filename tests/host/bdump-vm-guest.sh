@@ -14,16 +14,17 @@ set -u
 [ $# -ge 7 ] || { echo "usage: $0 OUTDIR TARGET NPROD NTHREADS NREC PROG NPROG [SECRET]" >&2; exit 2; }
 out=$1 target=$2 nprod=$3 nthr=$4 nrec=$5 prog=$6 nprog=$7 secret=${8:-}
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/host/bdump-ready.sh"
 prod=$top/build/tests/host/bdump_vm_prod
 
 mkdir -p "$out" && rm -f "$out"/sched.bin "$out"/bdump.log "$out"/pids "$out"/status "$out"/prog.*.out
 [ -e /dev/trbuf ] || { echo "bdump-vm-guest: /dev/trbuf missing" >&2; exit 3; }
 sargs=()
 [ -n "$secret" ] && sargs=(--secret "$secret")
-"$top/bin/bdump" -f 200 "${sargs[@]}" "$target" "$out/sched.bin" 2>"$out/bdump.log" &
+"$top/bin/bdump" -f 200 "${sargs[@]}" --ready "$out/ready" "$target" "$out/sched.bin" 2>"$out/bdump.log" &
 bdump_pid=$!
-sleep 1		# bdump must be the consumer before anything is traced
-kill -0 $bdump_pid 2>/dev/null || { echo "bdump-vm-guest: bdump died:" >&2; cat "$out/bdump.log" >&2; exit 4; }
+# bdump must be the consumer before anything is traced
+bdump_ready "$out/ready" $bdump_pid || { echo "bdump-vm-guest: bdump died:" >&2; cat "$out/bdump.log" >&2; exit 4; }
 
 pids=() progs=()
 for i in $(seq 1 "$nprod"); do

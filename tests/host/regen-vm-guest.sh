@@ -15,6 +15,7 @@
 set -u
 [ $# -eq 5 ] || [ $# -eq 6 ] || { echo "usage: $0 WORK OUT SUBBUFS CAPTURE STEP [bpf]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/host/bdump-ready.sh"
 mkdir -p "$2"
 work=$(cd "$1" && pwd) out=$(cd "$2" && pwd) subbufs=$3 capture=$4 stepcmd=$5
 clean="env -i PATH=/usr/bin:/bin LC_ALL=C"
@@ -33,10 +34,9 @@ for s in $subbufs; do
 	fi
 	bpf=()
 	[ "${6:-}" = bpf ] && bpf=(--bpf-sched "$o/all.bin")
-	"$top/bin/bdump" -f 100 "${bpf[@]}" "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
+	"$top/bin/bdump" -f 100 "${bpf[@]}" --ready "$o/ready" "$o/trace.zst" "$o/sched.bin" 2>"$o/bdump.log" &
 	bdump_pid=$!
-	sleep 1
-	kill -0 $bdump_pid 2>/dev/null || { echo "regen-vm-guest: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
+	bdump_ready "$o/ready" $bdump_pid || { echo "regen-vm-guest: bdump died:" >&2; cat "$o/bdump.log" >&2; exit 4; }
 	# shellcheck disable=SC2086
 	(cd "$work/i" && $clean setarch x86_64 -R $capture >"$o/out" 2>"$o/err")
 	wst=$?

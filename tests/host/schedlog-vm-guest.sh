@@ -11,6 +11,7 @@
 set -u
 out=$1 prog=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/host/bdump-ready.sh"
 rec=$top/bin/schedlog-record
 mkdir -p "$out"
 st=()
@@ -29,9 +30,10 @@ st+=($?)
 
 # (2) beside a capture
 [ -e /dev/trbuf ] || { echo "schedlog-vm-guest: /dev/trbuf missing" >&2; echo "${st[*]} 3" >"$out/status"; exit 3; }
-"$top/bin/bdump" -f 200 --bpf-sched "$out/all.bin" "$out/trace.zst" "$out/sched.bin" 2>"$out/bdump.log" &
+"$top/bin/bdump" -f 200 --bpf-sched "$out/all.bin" --ready "$out/ready" "$out/trace.zst" "$out/sched.bin" 2>"$out/bdump.log" &
 bp=$!
-sleep 1		# bdump must be the consumer before anything is traced
+# bdump must be the consumer before anything is traced
+bdump_ready "$out/ready" $bp || { echo "schedlog-vm-guest: bdump died:" >&2; cat "$out/bdump.log" >&2; exit 4; }
 pids=()
 for i in 1 2; do
 	"$top/build/tests/host/bdump_vm_prod" 2 20000 &

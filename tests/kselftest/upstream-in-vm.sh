@@ -44,9 +44,10 @@ esac
 [ -e /sys/module/trbuf ] || insmod "$top/trbuf-driver/trbuf.ko" ||
 	{ echo "# insmod failed"; exit 1; }
 w=$(mktemp -d)
-bin/bdump -q -f 200 "$w/trace.zst" "$w/sched.bin" 2>"$w/bdump.log" &
+bin/bdump -q -f 200 --ready "$w/ready" "$w/trace.zst" "$w/sched.bin" 2>"$w/bdump.log" &
 bdump=$!
-sleep 1
+. tests/host/bdump-ready.sh
+bdump_ready "$w/ready" $bdump || { echo "upstream-in-vm: bdump did not start:" >&2; cat "$w/bdump.log" >&2; exit 4; }
 # traced producers, again and again until the selftests are done
 prods=()
 for i in 1 2; do
