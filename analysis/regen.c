@@ -133,6 +133,15 @@ struct ae_regen {
 		int active, left;
 	} sww;
 	uint8_t vsib[128];	/* the last gather's AE_VAL_VSIB record */
+	/* a marker placed amid an expanded routine: another call at the
+	 * offset its handler left (no byte read since) that fits it too
+	 * makes it ambiguous (as vw does for instructions) */
+	struct {
+		struct ae_smk k;
+		uint64_t pos;
+		int active;
+	} xw;
+	int in_emu;		/* inside an emulation's hook: no expansion */
 };
 
 /* What one instruction's records said. */
@@ -927,8 +936,10 @@ static int run_loop(struct ae_regen *g, uint64_t pc);
  * out of a handler unwinds to the level it lands in and resumes there. */
 static int run(struct ae_regen *g, uint64_t start)
 {
-	if (setjmp(g->unwind[g->level]))
+	if (setjmp(g->unwind[g->level])) {
+		g->in_emu = 0;	/* (a longjmp out of a handler run in a hook) */
 		return run_loop(g, g->unwind_pc);
+	}
 	return run_loop(g, start);
 }
 
@@ -2048,21 +2059,16 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
  * marker carries to tell its iterations apart: it is then taken after
  * the routine, or at its entry).
  */
-static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
-			      uint64_t ret, const struct ae_df_state *regs,
-			      const struct ae_memfn_mem *mem, uint64_t limit, struct expansion *x)
+/* A dry run of the routine (from step x->skip) for marker k: sets
+ * x->nmatch and x->first. Returns 0, or non-zero if the run failed. */
+static int expand_dry(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc, uint64_t ret,
+		      const struct ae_df_state *regs, const struct ae_memfn_mem *mem,
+		      uint64_t limit, struct expansion *x, struct ae_smk *k)
 {
 	struct ae_df_state rr = *regs;
-	struct ae_smk *k;
 	char err[200];
 	int r;
 
-	wait_markers_here(g);
-	k = next_mk(g);
-	if (!k || (k->m.type != TRBUF_MK_SIGNAL && k->m.type != TRBUF_MK_EXIT) ||
-	    !stops_at_ip(k) || !k->sp_known || k->pos < g->pos || k->pos > g->pos + 64 ||
-	    !mk_ip(g, k))
-		return UINT64_MAX;
 	x->want = k;
 	x->want_ip = mk_ip(g, k);
 	x->dry = 1;
@@ -2071,7 +2077,25 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 	x->nmatch = 0;
 	r = ae_memfn_emu_run(emu, pc, ret, &rr, mem, limit, expand_insn, x, err, sizeof(err));
 	x->dry = 0;
-	return r || x->nmatch != 1 ? UINT64_MAX : x->first;
+	return r;
+}
+
+static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
+			      uint64_t ret, const struct ae_df_state *regs,
+			      const struct ae_memfn_mem *mem, uint64_t limit, struct expansion *x)
+{
+	struct ae_smk *k;
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	/* (mk_ip() first: it finds the marker's %rsp) */
+	if (!k || (k->m.type != TRBUF_MK_SIGNAL && k->m.type != TRBUF_MK_EXIT) ||
+	    !stops_at_ip(k) || !mk_ip(g, k) || !k->sp_known || k->pos < g->pos ||
+	    k->pos > g->pos + 64)
+		return UINT64_MAX;
+	if (expand_dry(g, emu, pc, ret, regs, mem, limit, x, k))
+		return UINT64_MAX;
+	return x->nmatch != 1 ? UINT64_MAX : x->first;
 }
 
 /* The AE_EV_EXPAND event of instruction d, NULL if none. */
@@ -2139,12 +2163,14 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	struct ae_smk *end;
-	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0;
+	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0;
 	char err[200];
 	int r;
 
 	if (!emu)
 		return rerr(g, pc, "cannot expand a library routine");
+	if (g->in_emu)
+		return rerr(g, pc, "a signal handler delivered amid an expanded routine's argument records calls an expanded routine: not regenerated (build with aecc -fno-ae-memfn)");
 	if (!g->n)
 		return rerr(g, pc, "an expanded routine entered with an empty call stack");
 	/* the library's memmove calls memcpy: not the program's own (aecc
@@ -2163,6 +2189,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		if (end && end->pos == g->pos && end->m.type == TRBUF_MK_EXIT && stops_at_ip(end))
 			return rerr(g, pc, "the task was killed inside an expanded library routine (before its result record): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		mi = g->mi;
+		pos0 = g->pos;
 		if (consume(g, e->width, &res, pc))
 			return -1;
 		mi_res = g->mi;
@@ -2228,13 +2255,34 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	 * and a new run emits the steps from it on (the emulation on the
 	 * same memory repeats itself).
 	 */
+	/* the watch: the marker placed in a call before this one, with
+	 * nothing read since its handler returned, fits this one too? */
+	if (g->xw.active && g->xw.pos == g->pos) {
+		struct ae_smk w = g->xw.k;
+
+		w.pos = g->pos;
+		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
+			snprintf(err, sizeof(err),
+				 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
+				 (unsigned long long)w.index);
+			return rerr(g, pc, err);
+		}
+	}
+	g->xw.active = 0;
 	x.stop = UINT64_MAX;
 	for (;;) {
 		struct ae_df_state rr = regs;
 
-		x.stop = expand_target(g, emu, pc, ret, &regs, &mem, limit, &x);
+		/* Only where the synthetic memory is the fill alone (no
+		 * routine whose registers depend on bytes it marks: a loaded
+		 * byte would tell steps apart that the real bytes do not), and
+		 * for calls small enough to run thrice per signal. */
+		x.stop = !mem.nmarks && !ae_memfn_is_cmp(e->a) && limit <= (16ull << 20) ?
+			 expand_target(g, emu, pc, ret, &regs, &mem, limit, &x) : UINT64_MAX;
 		x.step = 0;
+		g->in_emu = 1;
 		r = ae_memfn_emu_run(emu, pc, ret, &rr, &mem, limit, expand_insn, &x, err, sizeof(err));
+		g->in_emu = 0;
 		if (r < 0)
 			return rerr(g, pc, err);
 		if (r != X_STOP || x.err) {
@@ -2250,8 +2298,13 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 				(unsigned long long)x.stop, (unsigned long long)x.want_ip);
 		if (x.want->m.type == TRBUF_MK_EXIT)
 			return end_at(g, x.want);
+		/* its SIGRETURN must give back the %rcx the step had */
+		g->rep_cut = 1;
+		g->xw.k = *x.want;
 		if (deliver(g) || g->stop)
 			return -1;
+		g->xw.pos = g->pos;
+		g->xw.active = 1;
 		x.skip = x.stop;
 	}
 	if (ae_memfn_is_cmp(e->a) ? (uint32_t)regs.v[0] != cmp_res : e->width && regs.v[0] != res)
@@ -2262,8 +2315,18 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	for (; mi < mi_res; mi++) {
 		struct ae_smk *k = mk(g, mi);
 
-		if (k && k->m.type == TRBUF_MK_SIGNAL && mk_ip(g, k) >= x.lo && mk_ip(g, k) <= x.hi)
-			g->st.expanded_late++;
+		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != pos0 ||
+		    mk_ip(g, k) < x.lo || mk_ip(g, k) > x.hi)
+			continue;
+		/* a fault there came after instructions emitted after it */
+		if (k->m.arg2 == SIGSEGV || k->m.arg2 == SIGBUS ||
+		    k->m.arg2 == SIGFPE || k->m.arg2 == SIGILL) {
+			snprintf(err, sizeof(err),
+				 "signal %u (a fault) inside an expanded library routine at %#llx, taken at its entry: not regenerated exactly (build with aecc -fno-ae-memfn)",
+				 k->m.arg2, (unsigned long long)mk_ip(g, k));
+			return rerr(g, pc, err);
+		}
+		g->st.expanded_late++;
 	}
 	/*
 	 * A signal that interrupted the routine (its bytes come next, its ip

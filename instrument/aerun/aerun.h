@@ -155,6 +155,9 @@ uint8_t *aerun_subbuf(struct aerun *a, uint32_t i);
 int aerun_ring_commit(struct aerun *a, struct aerun_task *t, uint32_t len);
 int aerun_ring_next(struct aerun *a, struct aerun_task *t);
 int aerun_ring_finish(struct aerun *a);
+/* Markers mk[0..n) as MARKERS chunks of at most AERUN_MK_CHUNK each (a
+ * chunk may hold at most AE_CHUNK_MAX_LEN bytes): 0 or -errno. */
+int aerun_write_markers(struct aerun *a, const struct trbuf_marker *mk, size_t n);
 void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_marker *m);
 
 /* trace.c */

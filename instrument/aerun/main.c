@@ -453,9 +453,8 @@ static int finish_output(struct aerun *a)
 	ret = aerun_ring_finish(a);
 	if (!a->w)
 		goto out;
-	if (!ret && a->nr_mk)
-		ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, a->mk,
-				      a->nr_mk * sizeof(*a->mk), 0);
+	if (!ret)
+		ret = aerun_write_markers(a, a->mk, a->nr_mk);
 	if (!ret)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_EXIT, 0, 0, &ex, sizeof(ex), 0);
 	if (!ret)

@@ -13,6 +13,23 @@
 #include <string.h>
 #include "aerun.h"
 
+/* markers per MARKERS chunk: 4.5 MiB, well under AE_CHUNK_MAX_LEN (a
+ * sub-buffer of a program that takes signals in a tight loop carries
+ * millions) */
+#define AERUN_MK_CHUNK	65536
+
+int aerun_write_markers(struct aerun *a, const struct trbuf_marker *mk, size_t n)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < n; i += AERUN_MK_CHUNK) {
+		size_t k = n - i < AERUN_MK_CHUNK ? n - i : AERUN_MK_CHUNK;
+
+		ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, mk + i, k * sizeof(*mk), 0);
+	}
+	return ret;
+}
+
 uint8_t *aerun_subbuf(struct aerun *a, uint32_t i)
 {
 	return a->map + a->ctl.data_offset + (size_t)i * a->ctl.subbuf_size;
@@ -35,9 +52,8 @@ static void *aerun_writer_main(void *arg)
 		i = r->q[r->qhead];
 		pthread_mutex_unlock(&r->lock);
 
-		if (!ret && r->nr_mk[i])
-			ret = ae_writer_chunk(a->w, AE_CHUNK_MARKERS, 0, 0, r->mk[i],
-					      r->nr_mk[i] * sizeof(struct trbuf_marker), 0);
+		if (!ret)
+			ret = aerun_write_markers(a, r->mk[i], r->nr_mk[i]);
 		if (!ret)
 			ret = ae_writer_chunk(a->w, AE_CHUNK_DATA, r->cpu[i], r->seq[i],
 					      aerun_subbuf(a, i), r->len[i], 1);

@@ -1,9 +1,11 @@
 /* Faults inside expanded library routines whose handler makes the page
  * writable and returns, so the routine goes on where it stopped: memcpy
- * and memset into a buffer whose next page is read-only (their rep movsq
- * and rep stosq fault at that page's first word; the marker's %rcx names
- * the iteration). With "kill", no handler: the memcpy's fault kills the
- * task there; with "jump", the handler leaves by siglongjmp. Deterministic: the regeneration must equal the
+ * and memset into a buffer whose next page is read-only (musl's C copy
+ * loop and memset's stores fault at that page's first word; the marker's
+ * ip, %rsp and %rcx name the step). With "kill", no handler: the memcpy's fault kills the
+ * task there; with "jump", the handler leaves by siglongjmp; with "two",
+ * two memcpys with no trace byte between them, the second one faulting:
+ * its marker fits the first call as well (aetrace-errors: refused). Deterministic: the regeneration must equal the
  * stepper's trace of the twin, which faults at the same iteration. */
 #include <setjmp.h>
 #include <signal.h>
@@ -32,6 +34,14 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		_exit(3);
 }
 
+/* two copies, the second into the page after the first's */
+__attribute__((noinline)) static void copy2(char *d1, char *d2, const char *s, size_t n)
+{
+	memcpy(d1, s, n);
+	memcpy(d2, s, n);
+	__asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char **argv)
 {
 	static char src[16384];
@@ -44,10 +54,14 @@ int main(int argc, char **argv)
 		return 1;
 	jump = argc > 1 && !strcmp(argv[1], "jump");
 	sigemptyset(&sa.sa_mask);
-	if (argc < 2 || jump)
+	if (argc < 2 || strcmp(argv[1], "kill"))
 		sigaction(SIGSEGV, &sa, 0);
 	for (int i = 0; i < (int)sizeof(src); i++)
 		src[i] = (char)(i * 7);
+	if (argc > 1 && !strcmp(argv[1], "two")) {
+		mprotect(buf + 2 * page, page, PROT_READ);
+		copy2(buf, buf + page + page / 2, src, page);
+	}
 	mprotect(buf + page, page, PROT_READ);
 	if (!sigsetjmp(jb, 1))
 		memcpy(buf, src, 2 * page);

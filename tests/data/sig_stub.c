@@ -7,6 +7,7 @@
  * iteration it interrupted: cnt - 1 or cnt. The loop bound is loaded
  * from memory and never an address, so the branch is no decided one. */
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -21,12 +22,15 @@ static void on_alarm(int sig)
 	got++;
 }
 
-int main(void)
+/* argv[1]: iterations (default 3000000) */
+int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
 	struct itimerval it = { { 0, 100 }, { 0, 100 } };
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 
+	if (argc > 1)
+		lim = strtoul(argv[1], NULL, 10);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);

@@ -289,9 +289,46 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	expect_error "a fault inside an expanded memmove's loop" \
 		"signal 11 .a fault. inside an expanded library routine" \
 		"$top/bin/aetrace" regen --format=lackey mft.zst mfp
+	# two memcpys with no byte between them, the second faulting: its
+	# marker fits the first call too, which must not take it
+	"$top/bin/aecc" -fae-data -O2 -o mf2 "$top/tests/data/memfn_fault.c" &&
+		"$top/bin/aerun" -q -o mf2.zst -- ./mf2 two >/dev/null
+	expect_error "a fault that fits two expanded calls at one offset" \
+		"marker [0-9]+ was placed in an expanded call that another one at its offset fits as well" \
+		"$top/bin/aetrace" regen --format=lackey mf2.zst mf2
+	# a fault in strlen, whose result record comes after the handler's
+	# bytes, the handler returning: it was taken at the entry, silently
+	cat > sfault.c <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static char *buf;
+static void on_segv(int s) { (void)s; mprotect(buf + 4096, 4096, PROT_READ | PROT_WRITE); }
+
+int main(void)
+{
+	volatile size_t n;
+
+	buf = mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(buf + 4000, 'x', 96);
+	signal(SIGSEGV, on_segv);
+	mprotect(buf + 4096, 4096, PROT_NONE);
+	n = strlen(buf + 4000);
+	printf("%zu\n", n);
+	return 0;
+}
+EOF
+	"$top/bin/aecc" -fae-data -O2 -o sfault sfault.c && "$top/bin/aerun" -q -o sfault.zst -- ./sfault >/dev/null
+	expect_error "a fault inside an expanded strlen whose handler returns" \
+		"signal 11 .a fault. inside an expanded library routine at 0x[0-9a-f]+, taken at its entry" \
+		"$top/bin/aetrace" regen --format=lackey sfault.zst sfault
 else
 	ok "fault inside an expanded routine # SKIP no data-traced musl or the program did not build"
 	ok "fault inside an expanded memmove # SKIP no data-traced musl or the program did not build"
+	ok "a fault that fits two expanded calls # SKIP no data-traced musl or the program did not build"
+	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
 fi
 # The same in a compare, which faults in the scan at its entry, before its
 # stop record: called directly (past its argument records) and through a

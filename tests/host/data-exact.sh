@@ -658,7 +658,7 @@ repsig() {
 }
 
 # memfnfault: tests/data/memfn_fault.c, faults amid expanded memcpy and
-# memset (rep movsq, rep stosq) whose handler makes the page writable and
+# memset (musl's C loops) whose handler makes the page writable and
 # returns, or leaves memcpy by siglongjmp, and a kill by such a fault
 # without a handler: the handler and the end are placed at the faulting
 # iteration, equal to the stepper.

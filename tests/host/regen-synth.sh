@@ -115,7 +115,7 @@ for p in signal_sync sig_frames sigsetjmp_handler; do
 	"$B/aerun" -q -o $p.zst -- ./$p >/dev/null 2>&1
 done
 "$B/aecc" -O2 -o sig_stub "$top/tests/data/sig_stub.c" || exit 1
-"$B/aerun" -q -o sig_stub.zst -- ./sig_stub >/dev/null 2>&1
+"$B/aerun" -q -o sig_stub.zst -- ./sig_stub 200000 >/dev/null 2>&1
 "$B/aecc" -O2 -o rep_signal "$top/tests/data/rep_signal.c" || exit 1
 "$B/aerun" -q -o rep_signal.zst -- ./rep_signal >/dev/null 2>&1
 "$B/aerun" -q -o rep_kill.zst -- ./rep_signal kill >/dev/null 2>&1
@@ -171,7 +171,7 @@ rm -rf stubsp stubref
 "$B/aetrace" regen --split stubsp stub.zst sig_stub 2>err
 rc=$?
 check "switch points in witness stubs, between signals at one offset: sig_stub's trace unchanged ($(grep -c SWITCH_IN <("$B/schedlog" print stub.zst)) switch-ins)" \
-	'[ $rc -eq 0 ] && [ "$(swsums stubsp)" = "$(swsums stubref)" ]'
+	'[ $rc -eq 0 ] && [ -n "$(ls stubref)" ] && [ "$(swsums stubsp)" = "$(swsums stubref)" ]'
 
 # switch points that only the fixes in analysis/regen.c take right, each
 # check failing with its fix reverted: faults of tests/data/sw_points.c
