@@ -2051,14 +2051,6 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	return 0;
 }
 
-/*
- * The step of the routine's run from pc (x: its state, the registers
- * *regs, memory mem) before which the next marker came, a signal or a
- * kill at its ip in the routine; x->want is that marker. UINT64_MAX:
- * none, or it fits more than one step (a loop without a register the
- * marker carries to tell its iterations apart: it is then taken after
- * the routine, or at its entry).
- */
 /* A dry run of the routine (from step x->skip) for marker k: sets
  * x->nmatch and x->first. Returns 0, or non-zero if the run failed. */
 static int expand_dry(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc, uint64_t ret,
@@ -2080,6 +2072,14 @@ static int expand_dry(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 	return r;
 }
 
+/*
+ * The step of the routine's run from pc (x: its state, the registers
+ * *regs, memory mem) before which the next marker came, a signal or a
+ * kill at its ip in the routine; x->want is that marker. UINT64_MAX:
+ * none, or it fits more than one step (a loop without a register the
+ * marker carries to tell its iterations apart: it is then taken after
+ * the routine, or at its entry).
+ */
 static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 			      uint64_t ret, const struct ae_df_state *regs,
 			      const struct ae_memfn_mem *mem, uint64_t limit, struct expansion *x)
