@@ -165,6 +165,21 @@ stepper() {
 	fi
 }
 
+# regen_step NAME DIR PROG PATTERN FILE [ARGS...]: when FILE (the traced
+# run's output, or aerun's messages) matches PATTERN, DIR/t.zst of PROG
+# regenerates (DIR/regen) and equals the stepper's run with ARGS (in
+# DIR/o); else "not ok" in DIR/res.
+regen_step() {
+	local name=$1 dir=$2 prog=$3 pat=$4 file=$5
+	shift 5
+	if ! grep -q "$pat" "$file" ||
+	   ! timeout 120 "$aetrace" regen --format=lackey "$dir/t.zst" "$prog" >"$dir/regen" 2>"$dir/err"; then
+		{ echo "not ok - $name: traced run or regen failed"; head -3 "$file" "$dir/err" | sed 's/^/# /'; } >>"$dir/res"
+	else
+		stepper "$name" "$dir" "$@"
+	fi
+}
+
 # same_run NAME DIR ARGS...: the -fae-data program runs under lackey with
 # AE_CAPTURE (the capture of that very run); its regeneration
 # (--original-only: no assembler padding) must equal lackey's trace mapped
@@ -641,18 +656,8 @@ repsig() {
 	cp "$d/i/p.orig" "$k/o/p"
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
-	if ! grep -q '^4 faults, cmp left 139, scan left 49, cmp3 left 7$' "$d/out" ||
-	   ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err"; then
-		{ echo "not ok - rep_signal: traced run or regen failed"; head -3 "$d/out" "$d/err" | sed 's/^/# /'; } >>"$d/res"
-	else
-		stepper rep_signal "$d"
-	fi
-	if ! grep -q 'killed by signal 11' "$k/err.aerun" ||
-	   ! timeout 120 "$aetrace" regen --format=lackey "$k/t.zst" "$d/i/p" >"$k/regen" 2>"$k/err"; then
-		{ echo "not ok - rep_signal_kill: traced run or regen failed"; head -3 "$k/err.aerun" "$k/err" | sed 's/^/# /'; } >>"$k/res"
-	else
-		stepper rep_signal_kill "$k" kill
-	fi
+	regen_step rep_signal "$d" "$d/i/p" '^4 faults, cmp left 139, scan left 49, cmp3 left 7$' "$d/out"
+	regen_step rep_signal_kill "$k" "$d/i/p" 'killed by signal 11' "$k/err.aerun" kill
 	cat "$k/res" >>"$d/res"
 	rm -f "$d/t.zst" "$k/t.zst" "$d/step" "$k/step"
 }
@@ -678,24 +683,9 @@ memfnfault() {
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
 	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$j/t.zst" -- ./p jump >"$j/out" 2>"$j/err.aerun")
-	if ! grep -q '^memfn_fault 2 faults, ' "$d/out" ||
-	   ! timeout 120 "$aetrace" regen --format=lackey "$d/t.zst" "$d/i/p" >"$d/regen" 2>"$d/err"; then
-		{ echo "not ok - memfn_fault: traced run or regen failed"; head -3 "$d/out" "$d/err" | sed 's/^/# /'; } >>"$d/res"
-	else
-		stepper memfn_fault "$d"
-	fi
-	if ! grep -q 'killed by signal 11' "$k/err.aerun" ||
-	   ! timeout 120 "$aetrace" regen --format=lackey "$k/t.zst" "$d/i/p" >"$k/regen" 2>"$k/err"; then
-		{ echo "not ok - memfn_fault_kill: traced run or regen failed"; head -3 "$k/err.aerun" "$k/err" | sed 's/^/# /'; } >>"$k/res"
-	else
-		stepper memfn_fault_kill "$k" kill
-	fi
-	if ! grep -q '^memfn_fault 2 faults, ' "$j/out" ||
-	   ! timeout 120 "$aetrace" regen --format=lackey "$j/t.zst" "$d/i/p" >"$j/regen" 2>"$j/err"; then
-		{ echo "not ok - memfn_fault_jump: traced run or regen failed"; head -3 "$j/out" "$j/err" | sed 's/^/# /'; } >>"$j/res"
-	else
-		stepper memfn_fault_jump "$j" jump
-	fi
+	regen_step memfn_fault "$d" "$d/i/p" '^memfn_fault 2 faults, ' "$d/out"
+	regen_step memfn_fault_kill "$k" "$d/i/p" 'killed by signal 11' "$k/err.aerun" kill
+	regen_step memfn_fault_jump "$j" "$d/i/p" '^memfn_fault 2 faults, ' "$j/out" jump
 	cat "$k/res" "$j/res" >>"$d/res"
 	rm -f "$d/t.zst" "$k/t.zst" "$j/t.zst" "$d/step" "$k/step" "$j/step"
 }
@@ -1011,7 +1001,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+export -f one real workload data_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 

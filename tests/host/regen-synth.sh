@@ -210,12 +210,18 @@ st=$(objdump -d --no-show-raw-insn rep_signal | awk '/^[0-9a-f]+ </ { f = $2 ~ /
 	f && /jne/ { print $(NF - 1); exit }')
 jt=$(objdump -d --no-show-raw-insn rep_signal.orig | awk '/^[0-9a-f]+ </ { f = $2 ~ /^<spin/ }
 	f && /jne/ { sub(":", "", $1); print $1; exit }')
-wo=$((${ko:-9} - 9))
-[ -n "$kk" ] && [ -n "$st" ] &&
-	"$tm" --marker kl.zst kl1.zst "$kk" offset "$wo" &&
-	"$tm" --marker kl1.zst kl2.zst "$kk" ip "0x$st" &&
-	"$tm" --marker kl2.zst kl3.zst "$kk" sp $((ksp - 8)) &&
-	"$tm" --data-cut kl3.zst kl4.zst "$wo"
+# kill_in_stub OUT BACK: kl.zst with its EXIT moved BACK bytes before its
+# offset, into spin()'s back-edge stub (ip, and %rsp inside spin), and
+# the data cut there, as OUT
+kill_in_stub() {
+	local wo=$((${ko:-$2} - $2))
+	[ -n "$kk" ] && [ -n "$st" ] &&
+		"$tm" --marker kl.zst "$1.1" "$kk" offset "$wo" &&
+		"$tm" --marker "$1.1" "$1.2" "$kk" ip "0x$st" &&
+		"$tm" --marker "$1.2" "$1.3" "$kk" sp $((ksp - 8)) &&
+		"$tm" --data-cut "$1.3" "$1" "$wo"
+}
+kill_in_stub kl4.zst 9
 "$B/aetrace" regen kl4.zst rep_signal >kl.ref 2>/dev/null
 # (spin's branch: how often, and the last instruction)
 klbody=$(awk -v j="$(printf '%08x' $((0x${jt:-0})))" '/^I/ { split($2, a, ","); n += a[1] == j; l = a[1] }
@@ -227,12 +233,7 @@ check "a kill in a loop's back-edge stub, switched out there: the body twice, th
 # that offset is not where the task was switched out, so the slice after
 # the switch holds nothing of it (switch_points.py; the point used to be
 # taken at that visit, an iteration early, and counted as placed)
-wo=$((${ko:-10} - 10))
-[ -n "$kk" ] && [ -n "$st" ] &&
-	"$tm" --marker kl.zst k1a.zst "$kk" offset "$wo" &&
-	"$tm" --marker k1a.zst k1b.zst "$kk" ip "0x$st" &&
-	"$tm" --marker k1b.zst k1c.zst "$kk" sp $((ksp - 8)) &&
-	"$tm" --data-cut k1c.zst k1d.zst "$wo"
+kill_in_stub k1d.zst 10
 "$mix" --switch-at-signals k1m.zst 2 256 37 k1d.zst
 rm -rf k1pc
 "$B/aetrace" regen --per-cpu k1pc k1m.zst rep_signal 2>/dev/null
