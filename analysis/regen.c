@@ -2010,24 +2010,23 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	}
 	if (step == x->stop)
 		return X_STOP;
-	if (step < x->skip) {
-		/* emitted before the signal: only where it leads */
-		x->prev_end = pc + d->len;
-		x->lo = pc < x->lo ? pc : x->lo;
-		x->hi = pc > x->hi ? pc : x->hi;
-		return 0;
+	/* (steps before x->skip were emitted before a signal: only where
+	 * they lead counts) */
+	if (step >= x->skip) {
+		if (pc != x->entry && d->nev && expand_nested(g, d, pc, regs)) {
+			x->err = 1;
+			return -1;
+		}
+		if (x->prev_end && pc != x->prev_end)
+			g->st.blocks++;
 	}
-	if (pc != x->entry && d->nev && expand_nested(g, d, pc, regs)) {
-		x->err = 1;
-		return -1;
-	}
-	if (x->prev_end && pc != x->prev_end)
-		g->st.blocks++;
 	x->prev_end = pc + d->len;
 	if (pc < x->lo)
 		x->lo = pc;
 	if (pc > x->hi)
 		x->hi = pc;
+	if (step < x->skip)
+		return 0;
 	g->st.expanded_insns++;
 	if (emit(g, pc, d->len))
 		return -1;

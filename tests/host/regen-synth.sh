@@ -83,7 +83,17 @@ if [ -x "$wl/forkexec" ] && [ -x "$wl/threads" ]; then
 	rm -rf ref.fe ref.th
 	"$B/aetrace" regen --split ref.fe fe.zst 2>/dev/null
 	"$B/aetrace" regen --split ref.th th.zst 2>/dev/null
-	# prog and content of every image, independent of the tids
+	# resumed CAPTURE PCDIR PROG...: `aetrace regen --per-cpu PCDIR` of
+# CAPTURE, then switch_points.py over it: prints "RESUMED BAD" (each bad
+# one in swbad)
+per_cpu_resumed() {
+	local c=$1 pc=$2
+	shift 2
+	rm -rf "$pc"
+	"$B/aetrace" regen --per-cpu "$pc" "$c" "$@" 2>/dev/null
+	PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" "$pc" "$c" 2>swbad
+}
+# prog and content of every image, independent of the tids
 	sums() { (cd "$1" && for f in *; do echo "$(echo "$f" | cut -d. -f3) $(md5sum <"$f" | cut -c1-32)"; done) | sort; }
 	sums ref.fe >ref.sums && sums ref.th >>ref.sums && sort -o ref.sums ref.sums
 	for cfg in "2 64 21" "3 512 22"; do
@@ -150,8 +160,7 @@ nfork=$("$B/schedlog" print sw.zst | grep -c ' FORK ')
 late=$(sed -n 's/^slice ends .* near one, \([0-9]*\) not reached in time.*/\1/p' swstats)
 check "switch points: $nsw slice ends at the point the task resumed at, by ip, ${late:-?} late ($nfork clones) (aetrace stats)" \
 	'grep -q "^slice ends  *$((nsw - ${late:-0})) at a switch point, 0 near one, ${late:-x} not reached" swstats && [ "${late:-x}" -le $((3 * nfork)) ] && grep -q "^switch points  *$nsw reached, 0 of them not at their ip" swstats && [ $nsw -gt 500 ]'
-"$B/aetrace" regen --per-cpu swpc sw.zst $sw_bins 2>err
-read -r resumed bad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" swpc sw.zst 2>swbad)
+read -r resumed bad < <(per_cpu_resumed sw.zst swpc $sw_bins)
 check "switch points: --per-cpu: $resumed resumed slices begin at their signal's handler (or with nothing, after a kill or in an exit), none with the instructions before the switch" \
 	'[ "${bad:-1}" = 0 ] && [ "${resumed:-0}" -gt 500 ]'
 sed 's/^/# /' swbad | head -3
@@ -235,9 +244,7 @@ check "a kill in a loop's back-edge stub, switched out there: the body twice, th
 # taken at that visit, an iteration early, and counted as placed)
 kill_in_stub k1d.zst 10
 "$mix" --switch-at-signals k1m.zst 2 256 37 k1d.zst
-rm -rf k1pc
-"$B/aetrace" regen --per-cpu k1pc k1m.zst rep_signal 2>/dev/null
-read -r k1res k1bad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" k1pc k1m.zst 2>swbad)
+read -r k1res k1bad < <(per_cpu_resumed k1m.zst k1pc rep_signal)
 check "a kill in a loop's first back-edge stub, switched out there: nothing of the task after the switch" \
 	'[ "${k1bad:-1}" = 0 ] && [ "${k1res:-0}" -ge 1 ]'
 sed 's/^/# /' swbad | head -3
@@ -271,9 +278,7 @@ check "a switch point at leaf()'s entry, reached twice at its offset with its %r
 nest2=$("$B/schedlog" print swp_nest.zst | awk '$5 == "SIGNAL" { n++; o[n] = $6; i[n] = $7; s[n] = $8 }
 	END { print n == 2 && o[1] == o[2] && i[1] == i[2] && s[1] != s[2] }')
 "$mix" --switch-at-signals --switch-again nest.zst 2 256 35 swp_nest.zst
-rm -rf nestpc
-"$B/aetrace" regen --per-cpu nestpc nest.zst sw_points 2>/dev/null
-read -r nres nbad < <(PATH="$B:$PATH" python3 "$top/tests/host/switch_points.py" nestpc nest.zst 2>swbad)
+read -r nres nbad < <(per_cpu_resumed nest.zst nestpc sw_points)
 check "a nested fault at its handler's ip, switched out in the first delivery and at that ip: $nres resumed slices where the markers say, the trace unchanged" \
 	'[ "$nest2" = 1 ] && same_trace nest.zst swp_nest.ref && [ "${nbad:-1}" = 0 ] && [ "${nres:-0}" -ge 4 ]'
 sed 's/^/# /' swbad | head -3
