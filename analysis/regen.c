@@ -135,10 +135,11 @@ struct ae_regen {
 	uint8_t vsib[128];	/* the last gather's AE_VAL_VSIB record */
 	/* a marker placed amid an expanded routine: another call at the
 	 * offset its handler left (no byte read since) that fits it too
-	 * makes it ambiguous (as vw does for instructions) */
+	 * makes it ambiguous (as vw does for instructions); a switch
+	 * point's, only while no marker after it is taken (mi) */
 	struct {
-		struct ae_smk k;
-		uint64_t pos;
+		struct ae_smk k;	/* a SIGNAL, or a switch point */
+		uint64_t pos, mi;
 		int active;
 	} xw;
 	int in_emu;		/* inside an emulation's hook: no expansion */
@@ -2073,11 +2074,11 @@ static int expand_dry(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 
 /*
  * The step of the routine's run from pc (x: its state, the registers
- * *regs, memory mem) before which the next marker came, a signal or a
- * kill at its ip in the routine; x->want is that marker. UINT64_MAX:
- * none, or it fits more than one step (a loop without a register the
- * marker carries to tell its iterations apart: it is then taken after
- * the routine, or at its entry).
+ * *regs, memory mem) before which the next marker came, a signal, a
+ * kill or a switch point at its ip in the routine; x->want is that
+ * marker. UINT64_MAX: none, or it fits more than one step (a loop
+ * without a register the marker carries to tell its iterations apart:
+ * it is then taken after the routine, or at its entry).
  */
 static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 			      uint64_t ret, const struct ae_df_state *regs,
@@ -2088,8 +2089,7 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 	wait_markers_here(g);
 	k = next_mk(g);
 	/* (mk_ip() first: it finds the marker's %rsp) */
-	if (!k || (k->m.type != TRBUF_MK_SIGNAL && k->m.type != TRBUF_MK_EXIT) ||
-	    !stops_at_ip(k) || !mk_ip(g, k) || !k->sp_known || k->pos < g->pos ||
+	if (!k || !stops_at_ip(k) || !mk_ip(g, k) || !k->sp_known || k->pos < g->pos ||
 	    k->pos > g->pos + 64)
 		return UINT64_MAX;
 	if (expand_dry(g, emu, pc, ret, regs, mem, limit, x, k))
@@ -2249,18 +2249,30 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	limit = limit * 16 + 4096;
 	g->st.expanded++;
 	/*
-	 * A signal or a kill whose marker fits one step of the routine is
-	 * taken there: the run stops before that step, the handler runs,
-	 * and a new run emits the steps from it on (the emulation on the
-	 * same memory repeats itself).
+	 * A signal, a kill or a switch point whose marker fits one step of
+	 * the routine is taken there: the run stops before that step, the
+	 * handler runs (or the task is switched out), and a new run emits
+	 * the steps from it on (the emulation on the same memory repeats
+	 * itself).
 	 */
 	/* the watch: the marker placed in a call before this one, with
-	 * nothing read since its handler returned, fits this one too? */
+	 * nothing read since its handler returned (a switch point: nor
+	 * another marker taken), fits this one too? */
+	if (g->xw.active && is_switch(&g->xw.k) && (next_mk(g), g->mi != g->xw.mi))
+		g->xw.active = 0;
 	if (g->xw.active && g->xw.pos == g->pos) {
 		struct ae_smk w = g->xw.k;
+		int fits;
 
 		w.pos = g->pos;
-		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
+		fits = !expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch;
+		if (fits && is_switch(&w)) {
+			/* which call was switched out is ambiguous */
+			g->st.switches_unplaced++;
+			if (g->debug)
+				fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
+					g->name, (unsigned long long)w.index);
+		} else if (fits) {
 			snprintf(err, sizeof(err),
 				 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
 				 (unsigned long long)w.index);
@@ -2289,6 +2301,16 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 				return -1;
 			regs = rr;
 			break;
+		}
+		if (is_switch(x.want)) {
+			/* switched out before that step */
+			g->xw.k = *x.want;
+			place_switch(g, x.want_ip, 0);
+			g->xw.pos = g->pos;
+			g->xw.mi = g->mi;
+			g->xw.active = 1;
+			x.skip = x.stop;
+			continue;
 		}
 		g->st.expanded_signals++;
 		if (g->debug)

@@ -6,7 +6,8 @@
 # `aetrace regen --split` must give every task exactly its standalone
 # trace, --per-cpu files must add up, --thread must pick one task, slices
 # cut at the tasks' markers must end where they resume (switch points,
-# hand-made ones too: tests/data/sw_points.c, a kill moved into a stub),
+# hand-made ones too: tests/data/sw_points.c, a kill moved into a stub;
+# amid expanded memcpy and memset: tests/data/memfn_fault.c),
 # and malformed captures (a missing sub-buffer, a marker outside the data, a
 # marker of an unknown task, a missing binary, a cut file) must fail with a
 # clear error while the other tasks still regenerate. TAP output.
@@ -282,6 +283,34 @@ read -r nres nbad < <(per_cpu_resumed nest.zst nestpc sw_points)
 check "a nested fault at its handler's ip, switched out in the first delivery and at that ip: $nres resumed slices where the markers say, the trace unchanged" \
 	'[ "$nest2" = 1 ] && same_trace nest.zst swp_nest.ref && [ "${nbad:-1}" = 0 ] && [ "${nres:-0}" -ge 4 ]'
 sed 's/^/# /' swbad | head -3
+
+# switch points inside expanded library routines (-fae-data: memcpy and
+# memset of tests/data/memfn_fault.c, whose faults' markers place them at
+# one step): cut at the faults, the point before each SIGNAL (its ip,
+# %rsp and %rcx) is taken at that step, so the handler begins the slice
+# after it (it used to be taken after the routine, and the SIGNAL behind
+# it, no longer the next marker at the dry run, refused as a fault); a
+# kill there leaves nothing of the task after the switch
+if "$B/aecc" -fae-data -O2 -o mff "$top/tests/data/memfn_fault.c" 2>/dev/null; then
+	for m in "" kill jump; do
+		"$B/aerun" -q -o "mff$m.zst" -- ./mff $m >/dev/null 2>&1
+		rm -rf "mffref$m" && "$B/aetrace" regen --split "mffref$m" "mff$m.zst" mff 2>/dev/null
+	done
+	"$mix" --switch-at-signals mffm.zst 2 256 38 mff.zst mffkill.zst mffjump.zst
+	rm -rf mffsp
+	"$B/aetrace" regen --split mffsp mffm.zst mff 2>err
+	rc=$?
+	"$B/aetrace" stats mffm.zst mff >mffstats 2>/dev/null
+	nsw=$("$B/schedlog" print mffm.zst | grep SWITCH_IN | grep -vc ' ip=0 ')
+	read -r mres mbad < <(per_cpu_resumed mffm.zst mffpc mff)
+	check "switch points amid expanded memcpy and memset: $mres resumed slices begin where the markers say, each trace its standalone one ($(grep '^switch points' mffstats | tr -s ' '))" \
+		'[ $rc -eq 0 ] && [ ! -s err ] && [ "$(swsums mffsp)" = "$(swsums mffref mffrefkill mffrefjump)" ] &&
+		 grep -q "^switch points  *$nsw reached, 0 of them not at their ip" mffstats &&
+		 [ "${mbad:-1}" = 0 ] && [ "${mres:-0}" -ge 6 ]'
+	sed 's/^/# /' swbad err | head -3
+else
+	ok "switch points amid expanded routines # SKIP aecc -fae-data failed"
+fi
 
 # memory follows the sub-buffer geometry, not the trace: the same program
 # with 100x the trace (64 KiB sub-buffers) regenerates in about the same RSS
