@@ -2097,6 +2097,40 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 	return x->nmatch != 1 ? UINT64_MAX : x->first;
 }
 
+/*
+ * A fault delivered at gather d (at pc), after its AE_VAL_VSIB record
+ * (vsib): the CPU has loaded the element that faulted's predecessors,
+ * perhaps others, and cleared their mask bits; the restart loads the
+ * rest. Which were loaded the trace does not say, so only a gather whose
+ * selected elements all lie on one page is exact (the fault came at the
+ * first, before any load). Returns 0, or -1 after the error.
+ */
+static int gather_fault(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const uint8_t *vsib)
+{
+	const struct ae_df_op *op = ae_decode_df(g->p, d, pc);
+	struct ae_df_access a[AE_DF_VSIB_MAX];
+	struct ae_smk *k;
+	int miss = 0, n;
+	char msg[200];
+
+	wait_markers_here(g);
+	k = next_mk(g);
+	if (!op || !k || k->m.type != TRBUF_MK_SIGNAL || k->pos != g->pos || mk_ip(g, k) != pc ||
+	    (k->m.arg2 != SIGSEGV && k->m.arg2 != SIGBUS))
+		return 0;
+	n = ae_df_vsib_accesses(op, pc, &g->ds, vsib, 0, a, &miss);
+	for (int i = 0; i < n; i++) {
+		if (!((a[i].addr ^ a[0].addr) >> 12) &&
+		    !(((a[i].addr + a[i].size - 1) ^ a[0].addr) >> 12))
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "signal %u (a fault) at a gather whose elements lie on more than one page: which it loaded before the fault is not in the trace",
+			 k->m.arg2);
+		return rerr(g, pc, msg);
+	}
+	return 0;
+}
+
 /* The AE_EV_EXPAND event of instruction d, NULL if none. */
 static const struct ae_rev *expand_event(const struct ae_dinsn *d)
 {
@@ -2458,6 +2492,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			pc = next;
 			continue;
 		}
+		if (iv.vsib && gather_fault(g, d, pc, iv.vsib))
+			return g->stop ? 0 : -1;
 		/* (a rep instruction's are taken amid its iterations) */
 		r = 0;
 		while (g->pos != at && !iv.have_rep && (r = after_records(g, pc)) > 0)

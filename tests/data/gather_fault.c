@@ -2,7 +2,11 @@
  * the page readable and runs a gather of its own before the interrupted
  * one restarts: the regeneration must give the interrupted gather its own
  * index and mask, not the handler's (the trace holds both records, the
- * handler's last). Prints "no avx2" where the CPU lacks AVX2. */
+ * handler's last). With "span", the gather's first four elements are on a
+ * readable page and the fault comes at the fifth, on the next: the CPU
+ * loads some before it faults and restarts with the rest, which the trace
+ * does not say (aetrace-errors: refused). Prints "no avx2" where the CPU
+ * lacks AVX2. */
 #include <cpuid.h>
 #include <immintrin.h>
 #include <signal.h>
@@ -10,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static int *page;
+static int *page;	/* the page the handler makes readable */
 static int other[4096];
 static volatile int hidx[8] = { 1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700 };
 static volatile int midx[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
@@ -36,10 +40,12 @@ static int gather_page(const int *base)
 	return _mm256_extract_epi32(_mm256_i32gather_epi32(base, idx, 4), 3);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int span = argc > 1 && !strcmp(argv[1], "span");
 	struct sigaction sa;
 	unsigned int a, b, c, d;
+	int *base;
 	int v;
 
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2)) {
@@ -48,13 +54,16 @@ int main(void)
 	}
 	for (int i = 0; i < 4096; i++)
 		other[i] = i;
-	page = mmap(0, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
+	base = mmap(0, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return 1;
+	page = span ? base + 1024 : base;
+	if (mprotect(page, 4096, PROT_NONE))
 		return 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_segv;
 	sigaction(SIGSEGV, &sa, 0);
-	v = gather_page(page);
+	v = gather_page(span ? page - 4 : page);
 	printf("gather_fault %d %ld\n", v, hsum);
 	return 0;
 }

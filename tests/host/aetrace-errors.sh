@@ -330,6 +330,18 @@ else
 	ok "a fault that fits two expanded calls # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
 fi
+# A gather that faults at its fifth element, on the page after the first
+# four (tests/data/gather_fault.c span): the CPU loaded some before the
+# fault, which the trace does not say (the regeneration used to give all
+# eight after the handler, silently)
+if "$top/bin/aecc" -fae-data -O2 -o gf "$top/tests/data/gather_fault.c" 2>/dev/null &&
+   "$top/bin/aerun" -q -o gf.zst -- ./gf span >gf.out && ! grep -q '^no avx2' gf.out; then
+	expect_error "a fault at a gather whose elements span two pages" \
+		"signal 11 .a fault. at a gather whose elements lie on more than one page" \
+		"$top/bin/aetrace" regen --format=lackey gf.zst gf
+else
+	ok "a fault at a gather whose elements span two pages # SKIP no AVX2, or it did not build"
+fi
 # The same in a compare, which faults in the scan at its entry, before its
 # stop record: called directly (past its argument records) and through a
 # pointer (after them).
