@@ -638,28 +638,43 @@ vcjoin() {
 	rm -f "$d/t.zst" "$d/step"
 }
 
+# fault_modes NAME [MODE:PATTERN...]: tests/data/NAME.c built with
+# -fae-data and traced by aerun once per MODE (the program's argument;
+# empty: none), in DIR/MODE (DIR/run); when the traced run's output or
+# aerun's messages match PATTERN, its regeneration must equal the
+# stepper's run of the twin with that argument.
+fault_modes() {
+	local name=$1 d=$work/$1 arg m pat r
+	shift
+	mkdir -p "$d/i"
+	: >"$d/res"
+	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/$name.c" >"$d/aecc.log" 2>&1; then
+		{ echo "not ok - $name: aecc -fae-data failed"; head -3 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
+		return
+	fi
+	for arg in "$@"; do
+		m=${arg%%:*} pat=${arg#*:} r=$d/${arg%%:*}
+		[ -n "$m" ] || r=$d/run
+		mkdir -p "$r/o"
+		: >"$r/res"
+		cp "$d/i/p.orig" "$r/o/p"
+		# shellcheck disable=SC2086
+		(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$r/t.zst" -- ./p $m >"$r/out" 2>&1)
+		# shellcheck disable=SC2086
+		regen_step "$name${m:+_$m}" "$r" "$d/i/p" "$pat" "$r/out" $m
+		cat "$r/res" >>"$d/res"
+		rm -f "$r/t.zst" "$r/step"
+	done
+}
+
 # repsig: tests/data/rep_signal.c, faults in the middle of rep stosb,
 # rep movsq, repe cmpsb and repne scasb whose handler returns, and (kill)
 # one with no handler: the regeneration must equal the stepper's, the
 # handler (or the end) after exactly the iterations that ran before it
 # (the SIGNAL and EXIT markers' %rcx).
 repsig() {
-	local d=$work/rep_signal k=$work/rep_signal/kill
-	mkdir -p "$d/i" "$d/o" "$k/o"
-	: >"$d/res"
-	: >"$k/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/rep_signal.c" >"$d/aecc.log" 2>&1; then
-		{ echo "not ok - rep_signal: aecc -fae-data failed"; head -3 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
-		return
-	fi
-	cp "$d/i/p.orig" "$d/o/p"
-	cp "$d/i/p.orig" "$k/o/p"
-	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
-	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
-	regen_step rep_signal "$d" "$d/i/p" '^4 faults, cmp left 139, scan left 49, cmp3 left 7$' "$d/out"
-	regen_step rep_signal_kill "$k" "$d/i/p" 'killed by signal 11' "$k/err.aerun" kill
-	cat "$k/res" >>"$d/res"
-	rm -f "$d/t.zst" "$k/t.zst" "$d/step" "$k/step"
+	fault_modes rep_signal ':^4 faults, cmp left 139, scan left 49, cmp3 left 7$' \
+		'kill:killed by signal 11'
 }
 
 # memfnfault: tests/data/memfn_fault.c, faults amid expanded memcpy and
@@ -668,26 +683,8 @@ repsig() {
 # without a handler: the handler and the end are placed at the faulting
 # iteration, equal to the stepper.
 memfnfault() {
-	local d=$work/memfn_fault k=$work/memfn_fault/kill j=$work/memfn_fault/jump
-	mkdir -p "$d/i" "$d/o" "$k/o" "$j/o"
-	: >"$d/res"
-	: >"$k/res"
-	: >"$j/res"
-	if ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/memfn_fault.c" >"$d/aecc.log" 2>&1; then
-		{ echo "not ok - memfn_fault: aecc -fae-data failed"; head -3 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
-		return
-	fi
-	cp "$d/i/p.orig" "$d/o/p"
-	cp "$d/i/p.orig" "$k/o/p"
-	cp "$d/i/p.orig" "$j/o/p"
-	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun")
-	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$k/t.zst" -- ./p kill >/dev/null 2>"$k/err.aerun")
-	(cd "$d/i" && timeout 60 $clean_env "$aerun" -o "$j/t.zst" -- ./p jump >"$j/out" 2>"$j/err.aerun")
-	regen_step memfn_fault "$d" "$d/i/p" '^memfn_fault 2 faults, ' "$d/out"
-	regen_step memfn_fault_kill "$k" "$d/i/p" 'killed by signal 11' "$k/err.aerun" kill
-	regen_step memfn_fault_jump "$j" "$d/i/p" '^memfn_fault 2 faults, ' "$j/out" jump
-	cat "$k/res" "$j/res" >>"$d/res"
-	rm -f "$d/t.zst" "$k/t.zst" "$j/t.zst" "$d/step" "$k/step" "$j/step"
+	fault_modes memfn_fault ':^memfn_fault 2 faults, ' 'kill:killed by signal 11' \
+		'jump:^memfn_fault 2 faults, '
 }
 
 # sigrestart: tests/data/sig_restart.c, a blocking read that SA_RESTART
@@ -1001,7 +998,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+export -f one real workload data_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
