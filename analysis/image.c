@@ -156,3 +156,24 @@ uint64_t ae_image_symbol(const struct ae_image *im, const char *name)
 	}
 	return 0;
 }
+
+uint64_t ae_image_func_size(const struct ae_image *im, uint64_t addr)
+{
+	Elf *e = im->elf;
+	Elf_Scn *scn = NULL;
+
+	while (e && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t k = 0; d && k < sh.sh_size / sh.sh_entsize; k++)
+			if (gelf_getsym(d, k, &sym) && sym.st_value == addr &&
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
+				return sym.st_size;
+	}
+	return 0;
+}

@@ -34,5 +34,7 @@ const uint8_t *ae_image_section(const struct ae_image *im, const char *name,
 				size_t *len, uint64_t *addr);
 /* Address of a symbol by name, or 0. */
 uint64_t ae_image_symbol(const struct ae_image *im, const char *name);
+/* Size of the function symbol at addr, or 0 (none, or no size). */
+uint64_t ae_image_func_size(const struct ae_image *im, uint64_t addr);
 
 #endif

@@ -324,6 +324,7 @@ void ae_program_free(struct ae_program *p)
 	}
 	free(p->dpool);
 	ae_memfn_emu_free(p->memfn);
+	free(p->mfr);
 	free(p->tab);
 	free(p->ev);
 	free(p->amap);
@@ -618,4 +619,33 @@ struct ae_memfn_emu *ae_program_memfn(struct ae_program *p)
 		p->memfn_failed = 1;
 	}
 	return p->memfn;
+}
+
+int ae_program_in_memfn(struct ae_program *p, uint64_t ip)
+{
+	if (!p->mfr_done) {
+		p->mfr_done = 1;
+		for (size_t i = 0; i < p->nev; i++) {
+			struct ae_range *n;
+			uint64_t size;
+
+			if (p->ev[i].kind != AE_EV_EXPAND)
+				continue;
+			size = ae_image_func_size(&p->orig, p->ev[i].addr);
+			n = size ? realloc(p->mfr, (p->nmfr + 1) * sizeof(*n)) : NULL;
+			if (!n) {
+				p->mfr_unknown = 1;
+				continue;
+			}
+			p->mfr = n;
+			p->mfr[p->nmfr].start = p->ev[i].addr;
+			p->mfr[p->nmfr++].end = p->ev[i].addr + size;
+		}
+	}
+	if (p->mfr_unknown)
+		return 1;
+	for (size_t i = 0; i < p->nmfr; i++)
+		if (ip >= p->mfr[i].start && ip < p->mfr[i].end)
+			return 1;
+	return 0;
 }

@@ -65,6 +65,12 @@ struct ae_program {
 	size_t npool, dused;
 	struct ae_memfn_emu *memfn;	/* expander (memfn.h), made on first use */
 	int memfn_failed;
+	/* the expanded routines' code, [start, end) by their function
+	 * symbols (ae_program_in_memfn()), read on first use (mfr_done);
+	 * mfr_unknown: a routine's symbol has no size */
+	struct ae_range { uint64_t start, end; } *mfr;
+	size_t nmfr;
+	int mfr_done, mfr_unknown;
 };
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);
@@ -95,5 +101,7 @@ const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, ui
 /* The program's library-routine expander (memfn.h), made on first use;
  * NULL after a message. */
 struct ae_memfn_emu *ae_program_memfn(struct ae_program *p);
+/* Can ip be an instruction of an expanded routine (1), or not (0)? */
+int ae_program_in_memfn(struct ae_program *p, uint64_t ip);
 
 #endif

@@ -135,13 +135,13 @@ struct ae_regen {
 	uint8_t vsib[128];	/* the last gather's AE_VAL_VSIB record */
 	/* a marker placed amid an expanded routine: another call at the
 	 * offset its handler left (no byte read since) that fits it too
-	 * makes it ambiguous (as vw does for instructions); a switch
-	 * point's, only while no marker after it is taken (mi) */
+	 * makes it ambiguous (as vw does for instructions); xw a SIGNAL's,
+	 * xsw a switch point's (while no marker after it is taken: mi) */
 	struct {
-		struct ae_smk k;	/* a SIGNAL, or a switch point */
+		struct ae_smk k;
 		uint64_t pos, mi;
 		int active;
-	} xw;
+	} xw, xsw;
 	int in_emu;		/* inside an emulation's hook: no expansion */
 };
 
@@ -1158,18 +1158,23 @@ static int after_records(struct ae_regen *g, uint64_t pc)
 	return at_insn(g, pc, 0);
 }
 
+static int writes_bytes(const struct ae_dinsn *d, int after);
+
 /* After an instruction, before what it writes after it: take the switch
  * points whose ip is the next one (and %rsp the task's there), but those
  * cut in a sequence that leads there (a back edge's stub), which come
- * where its bytes are read, as at_insn() leaves them. */
-static inline void switch_after(struct ae_regen *g, uint64_t next)
+ * where its bytes are read, as at_insn() leaves them; seq: those in the
+ * sequence of the records it writes after it too (a system call's,
+ * whose own markers, a fork's, an exec's, its end's, came after the
+ * point in time: the stream has them only once it is taken). */
+static inline void switch_after(struct ae_regen *g, uint64_t next, int seq)
 {
 	struct ae_smk *k;
 
 	/* (each one taken waits for the markers after it: switched out
 	 * again there, or the system call's own) */
 	while (switches_left(g) && (k = next_mk(g)) && k->pos == g->pos && is_switch(k) &&
-	       mk_ip(g, k) == next && !other_sp(g, k) && !after_its_bytes(g, k, next))
+	       mk_ip(g, k) == next && !other_sp(g, k) && (seq || !after_its_bytes(g, k, next)))
 		place_switch(g, next, 1);
 }
 
@@ -2090,7 +2095,7 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 	k = next_mk(g);
 	/* (mk_ip() first: it finds the marker's %rsp) */
 	if (!k || !stops_at_ip(k) || !mk_ip(g, k) || !k->sp_known || k->pos < g->pos ||
-	    k->pos > g->pos + 64)
+	    k->pos > g->pos + 64 || !ae_program_in_memfn(g->p, k->ip))
 		return UINT64_MAX;
 	if (expand_dry(g, emu, pc, ret, regs, mem, limit, x, k))
 		return UINT64_MAX;
@@ -2290,23 +2295,12 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	 * itself).
 	 */
 	/* the watch: the marker placed in a call before this one, with
-	 * nothing read since its handler returned (a switch point: nor
-	 * another marker taken), fits this one too? */
-	if (g->xw.active && is_switch(&g->xw.k) && (next_mk(g), g->mi != g->xw.mi))
-		g->xw.active = 0;
+	 * nothing read since its handler returned, fits this one too? */
 	if (g->xw.active && g->xw.pos == g->pos) {
 		struct ae_smk w = g->xw.k;
-		int fits;
 
 		w.pos = g->pos;
-		fits = !expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch;
-		if (fits && is_switch(&w)) {
-			/* which call was switched out is ambiguous */
-			g->st.switches_unplaced++;
-			if (g->debug)
-				fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
-					g->name, (unsigned long long)w.index);
-		} else if (fits) {
+		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
 			snprintf(err, sizeof(err),
 				 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
 				 (unsigned long long)w.index);
@@ -2314,6 +2308,20 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		}
 	}
 	g->xw.active = 0;
+	/* the same for a switch point, with no marker taken since: which
+	 * call was switched out is ambiguous */
+	if (g->xsw.active && g->xsw.pos == g->pos && (next_mk(g), g->mi == g->xsw.mi)) {
+		struct ae_smk w = g->xsw.k;
+
+		w.pos = g->pos;
+		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
+			g->st.switches_unplaced++;
+			if (g->debug)
+				fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
+					g->name, (unsigned long long)w.index);
+		}
+	}
+	g->xsw.active = 0;
 	x.stop = UINT64_MAX;
 	for (;;) {
 		struct ae_df_state rr = regs;
@@ -2338,11 +2346,11 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		}
 		if (is_switch(x.want)) {
 			/* switched out before that step */
-			g->xw.k = *x.want;
+			g->xsw.k = *x.want;
 			place_switch(g, x.want_ip, 0);
-			g->xw.pos = g->pos;
-			g->xw.mi = g->mi;
-			g->xw.active = 1;
+			g->xsw.pos = g->pos;
+			g->xsw.mi = g->mi;
+			g->xsw.active = 1;
 			x.skip = x.stop;
 			continue;
 		}
@@ -2513,7 +2521,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			g->sys_pc = pc;
 			/* switched out in it: before what it did (a fork, an
 			 * exec, its end), whose markers came later */
-			switch_after(g, next);
+			switch_after(g, next, writes_bytes(d, 1));
 			r = after_syscall(g, pc, next);
 			if (r)
 				return r > 0 || g->stop ? 0 : -1;
@@ -2553,7 +2561,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		/* switched out right after it (in a system call, or before
 		 * the bytes it writes after it): the end or a signal to come
 		 * at this offset came later */
-		switch_after(g, next);
+		switch_after(g, next, 0);
 		/* fall-through witness of a non-branch, then its records
 		 * (none if it was killed before them: at_insn() stops next) */
 		if ((d->kind == AE_K_PLAIN || d->kind == AE_K_SYSCALL) && killed_before(g, next)) {

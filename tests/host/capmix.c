@@ -11,14 +11,15 @@
  * that of the inputs, task for task.
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
- *          [--switch-again] OUT NCPU SUBBUF SEED IN...
+ *          [--switch-again] [--switch-after-sigreturn CX] OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
- *   --switch-at-signals: slices end only where a task took a signal or
- *   ended, and the SWITCH_IN that resumes it carries that SIGNAL's or
- *   EXIT's ip, sp and cx, as the kernel's does for a task preempted there
- *   and signalled or killed at its switch-in, or one switched out in its
- *   exit (its ip and registers are the ones the task stopped with); and
+ *   --switch-at-signals: slices end only where a task took a signal,
+ *   exec'd or ended, and the SWITCH_IN that resumes it carries that
+ *   SIGNAL's, EXEC's or EXIT's ip, sp and cx, as the kernel's does for a
+ *   task preempted there and signalled or killed at its switch-in, or one
+ *   switched out in its execve or exit (its ip and registers are the ones
+ *   the task stopped with); and
  *   after each SIGNAL and before each SIGRETURN, with their ip and sp, as
  *   the kernel's hooks do when they wait for room; and twice before each
  *   FORK, as for a task switched out twice in clone() before its hook.
@@ -27,6 +28,10 @@
  *   after a SIGNAL is cut again before the task's next marker at that
  *   offset, as for a task switched out in the delivery and then where its
  *   handler stopped before writing a byte (a nested fault's ip and sp).
+ *   --switch-after-sigreturn CX: with --switch-at-signals, a slice is cut
+ *   again after each SIGRETURN, the SWITCH_IN carrying the last SIGNAL's ip
+ *   and sp and its cx plus CX, as for a task preempted once its handler
+ *   returned, CX on in a loop that counts in %rcx.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -57,6 +62,9 @@ struct task {
 					 * marker cut - 1 already */
 	int cuts;			/* ... before marker cut - 1, so often */
 	struct trbuf_marker resume;	/* ip, sp, cx for the next SWITCH_IN */
+	struct trbuf_marker last_sig;	/* --switch-after-sigreturn: the last
+					 * SIGNAL, and the SIGRETURN cut after */
+	uint64_t sigret_cut;
 };
 
 static struct task *tasks;
@@ -78,7 +86,8 @@ static uint64_t now = 1000;
 static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
-static int at_signals, switch_again;
+static int at_signals, switch_again, after_sigret;
+static long long sigret_cx;
 static uint64_t nsub, bad_done;
 
 static uint64_t rnd_state;
@@ -322,13 +331,26 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 
 			if ((!first || again || more) && (t->cut != i || again) &&
 			    (k->type == TRBUF_MK_SIGNAL || k->type == TRBUF_MK_EXIT ||
-			     k->type == TRBUF_MK_SIGRETURN || k->type == TRBUF_MK_FORK)) {
+			     k->type == TRBUF_MK_SIGRETURN || k->type == TRBUF_MK_FORK ||
+			     k->type == TRBUF_MK_EXEC)) {
 				t->cuts = t->cut == i ? t->cuts + 1 : 1;
 				t->cut = i;
 				t->resume = *k;
 				break;
 			}
 			due_markers(c, ci, t, 1);
+			if (t->mk[i - 1].m.type == TRBUF_MK_SIGNAL)
+				t->last_sig = t->mk[i - 1].m;
+			/* (--switch-after-sigreturn: preempted once the
+			 * handler returned, sigret_cx on in the loop it
+			 * interrupted) */
+			if (after_sigret && t->mk[i - 1].m.type == TRBUF_MK_SIGRETURN &&
+			    t->last_sig.ip && t->sigret_cut != i) {
+				t->sigret_cut = i;
+				t->resume = t->last_sig;
+				t->resume.cx += sigret_cx;
+				break;
+			}
 			/* while the kernel delivered the signal (its hook
 			 * waiting for room): the ip is still the interrupted one */
 			if (t->mk[i - 1].m.type == TRBUF_MK_SIGNAL && t->cut_after != i) {
@@ -380,6 +402,9 @@ int main(int argc, char **argv)
 			foreign = strtoull(argv[ai + 1], NULL, 0);
 		else if (!strcmp(argv[ai], "--switch-at-signals") && (at_signals = 1))
 			ai--;
+		else if (!strcmp(argv[ai], "--switch-after-sigreturn") && ai + 1 < argc &&
+			 (after_sigret = 1))
+			sigret_cx = strtoll(argv[ai + 1], NULL, 0);
 		else if (!strcmp(argv[ai], "--switch-again") && (switch_again = 1))
 			ai--;
 		else
@@ -387,7 +412,7 @@ int main(int argc, char **argv)
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);

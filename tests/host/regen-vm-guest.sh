@@ -12,6 +12,7 @@
 #   with "bpf", also all.bin: the BPF log of every context switch
 #   (bdump --bpf-sched);
 #   OUT/ gets step/, step.forks, step.out, step.status (STEP "": no stepper).
+#   AE_STEP_FLAGS: more options for the stepper (--data: data addresses).
 set -u
 [ $# -eq 5 ] || [ $# -eq 6 ] || { echo "usage: $0 WORK OUT SUBBUFS CAPTURE STEP [bpf]" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +48,6 @@ done
 [ -n "$stepcmd" ] || exit 0
 rm -rf "$out/step" && mkdir -p "$out/step"
 # shellcheck disable=SC2086
-(cd "$work/o" && $clean "$top/build/tests/ae-step" --split "$out/step" --forks "$out/step.forks" -- \
-	$stepcmd >"$out/step.out" 2>"$out/step.err")
+(cd "$work/o" && $clean "$top/build/tests/ae-step" --split "$out/step" --forks "$out/step.forks" \
+	${AE_STEP_FLAGS:-} -- $stepcmd >"$out/step.out" 2>"$out/step.err")
 echo $? >"$out/step.status"

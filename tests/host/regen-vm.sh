@@ -13,7 +13,9 @@
 # kernel's process start): there the other threads are compared (all but
 # runall's main thread, whose argv differs), Lua is regenerated; a
 # fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
-# and SIGRETURN markers), its workers compared with the stepper;
+# and SIGRETURN markers), its workers compared with the stepper; a fifth
+# runs the workload and sigthreads built with -fae-data, every thread's
+# loads and stores compared with the stepper's (ae-step --data);
 # --per-cpu counts add up, and slices end at the points the kernel's
 # SWITCH_IN markers name; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
@@ -43,6 +45,14 @@ for p in runall pingpong forkexec leaf threads sigthreads; do
 	cp "$wl/$p.orig" "$w/o/$p"
 done
 cmd="./runall ./pingpong 30 : ./forkexec ./leaf 60 : ./threads 40"
+# the data-traced workload: its own build in $w/d (i: traced, o: twins)
+dcmd="$cmd : ./sigthreads 10"
+mkdir -p "$w/d/i" "$w/d/o"
+for p in runall pingpong forkexec leaf threads sigthreads; do
+	bin/aecc -fae-data -O2 -Wall -o "$w/d/i/$p" "tests/workload/$p.c" >"$w/d/aecc.log" 2>&1 &&
+		cp "$w/d/i/$p.orig" "$w/d/o/$p" || break
+done
+check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigthreads"
 lua=build/real/lua/lua luacmd=
 if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema; then
 	cp "$lua" "$lua.orig" tests/real/queens.lua "$w/i/"
@@ -52,9 +62,10 @@ else
 fi
 start=$(date +%s)
 g=tests/host/regen-vm-guest.sh
-vm/run --smp 2 --timeout 800 -- bash -c "
+vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
+	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
 	[ -z '$luacmd' ] || $g $w $w/lua 0 '$luacmd' ''" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
@@ -63,17 +74,17 @@ echo "# VM run: $(($(date +%s) - start)) s"
 # the guest's own status files below say whether every step ran
 finished=1
 for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
-	 ${luacmd:+lua/0/status}; do
+	 data/0/status data/step.status ${luacmd:+lua/0/status}; do
 	[ -s "$w/$f" ] || finished=0
 done
 check "VM run finishes (vm/run $vm_rc, every status file written: $finished)" \
 	test $finished = 1 -a \( $vm_rc = 0 -o $vm_rc = 125 \)
 check "stepper on the twins in the guest exits 0" test "$(cat "$w/run/step.status" 2>/dev/null)" = 0
 
-modes="run/0 run/4096 sig/0"
+modes="run/0 run/4096 sig/0 data/0"
 [ -n "$luacmd" ] && modes="$modes lua/0"
 for mode in $modes; do
-	d=$w/$mode
+	d=$w/$mode wi=$w/i torig=$wl/threads.orig data=
 	case $mode in
 	run/0) name="default sub-buffers" nostep= sd=$w/run ;;
 	run/4096) name="4 KiB sub-buffers" nostep= sd=$w/run ;;
@@ -81,18 +92,20 @@ for mode in $modes; do
 	# the main thread's pthread_join waits depend on timing
 	sig/0) name="signals in threads" nostep="0" sd=$w/sig ;;
 	lua/0) name="with lua" nostep="lua 0 0.3" sd=$w/run ;;	# runall's argv differs; 0.3 runs lua
+	# 0.3: sigthreads' main thread (its joins)
+	data/0) name="data traces" nostep="0.3" sd=$w/data wi=$w/d/i torig=$w/d/i/threads.orig data=data ;;
 	esac
 	check "$name: workload and bdump exit 0 ($(cat $d/status 2>/dev/null))" \
 		test "$(cat $d/status 2>/dev/null)" = "0 0"
 	sed "s/^/# $name: /" "$d/bdump.log" | tail -1
 	check "$name: schedlog check: order, pairing, positions against the data" \
 		bin/schedlog check "$d/sched.bin" "$d/trace.zst"
-	(cd "$w/i" && "$top/bin/aetrace" regen --sched "$top/$d/sched.bin" --split "$top/$d/sp" \
+	(cd "$wi" && "$top/bin/aetrace" regen --sched "$top/$d/sched.bin" --split "$top/$d/sp" \
 		"$top/$d/trace.zst" 2>"$top/$d/regen.err")
 	rc=$?
 	check "$name: aetrace regen --split: every thread regenerates ($(ls "$d/sp" 2>/dev/null | wc -l) images)$(head -c 300 "$d/regen.err" | tr '\n' ' ')" \
 		test $rc = 0 -a ! -s "$d/regen.err" -a -n "$(ls "$d/sp" 2>/dev/null)"
-	tests/host/regen-compare.sh "$d" "$sd" "$wl/threads.orig" "$nostep" >"$d/compare"
+	tests/host/regen-compare.sh "$d" "$sd" "$torig" "$nostep" $data >"$d/compare"
 	rc=$?
 	while read -r line; do
 		case $line in
@@ -104,7 +117,7 @@ for mode in $modes; do
 	check "$name: every thread image equals the stepper's, as many as it ran" test $rc = 0
 	# a mismatch: how each task's trace ended, and bdump's own account
 	if [ $rc != 0 ]; then
-		(cd "$w/i" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>&1) |
+		(cd "$wi" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>&1) |
 			sed "s/^/# $name: stats: /" | head -40
 		sed "s/^/# $name: bdump: /" "$d/bdump.log" | tail -5
 	fi
@@ -113,9 +126,9 @@ for mode in $modes; do
 		check "$name: lua n-queens regenerated ($(cat "$f" 2>/dev/null | wc -l) instructions)" \
 			test -n "$f" -a "$(cat "$f" 2>/dev/null | wc -l)" -gt 500000
 	fi
-	(cd "$w/i" && "$top/bin/aetrace" regen --per-cpu "$top/$d/pc" "$top/$d/trace.zst" 2>/dev/null)
+	(cd "$wi" && "$top/bin/aetrace" regen --per-cpu "$top/$d/pc" "$top/$d/trace.zst" 2>/dev/null)
 	check "$name: --per-cpu: $(ls "$d/pc" 2>/dev/null | wc -l) cpu traces, their instructions add up to all threads'" \
-		test "$(cat "$d"/pc/* 2>/dev/null | grep -c '^I')" = "$(cat "$d"/sp/* | wc -l)" -a -n "$(ls "$d/pc" 2>/dev/null)"
+		test "$(cat "$d"/pc/* 2>/dev/null | grep -c '^I')" = "$(cat "$d"/sp/* | grep -c '^I')" -a -n "$(ls "$d/pc" 2>/dev/null)"
 	# and each task's are where its switch lines (and `# late` blocks:
 	# a slice regenerated after the next task's switch) put them
 	read -r ntask nbad < <(python3 "$top/tests/host/percpu_tasks.py" "$d/pc" "$d/sp" 2>"$d/pcbad")
@@ -126,7 +139,7 @@ for mode in $modes; do
 	# points the regeneration reached are at the kernel's ip and %rsp (and
 	# a rep's %rcx) at their offset, not only at the next byte (1% may
 	# be ambiguous: an ip reached twice at one offset with one %rsp)
-	(cd "$w/i" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>/dev/null) >"$d/stats"
+	(cd "$wi" && "$top/bin/aetrace" stats --sched "$top/$d/sched.bin" "$top/$d/trace.zst" 2>/dev/null) >"$d/stats"
 	sw=$(sed -n 's/^switch points  *\([0-9]*\) reached, \([0-9]*\) of them not at their ip$/\1 \2/p' "$d/stats")
 	read -r reached off <<<"${sw:-0 0}"
 	check "$name: slice ends: $(sed -n 's/^slice ends  *//p' "$d/stats"); switch points: $reached reached, $off not at their ip" \
