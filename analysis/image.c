@@ -131,7 +131,11 @@ const uint8_t *ae_image_section(const struct ae_image *im, const char *name,
 	return NULL;
 }
 
-uint64_t ae_image_symbol(const struct ae_image *im, const char *name)
+/* The first symbol for which match(sym, its name, arg) holds, into
+ * *out. Returns 1, or 0 if none does. */
+static int find_symbol(const struct ae_image *im,
+		       int (*match)(const GElf_Sym *sym, const char *name, const void *arg),
+		       const void *arg, GElf_Sym *out)
 {
 	Elf *e = im->elf;
 	Elf_Scn *scn = NULL;
@@ -139,41 +143,40 @@ uint64_t ae_image_symbol(const struct ae_image *im, const char *name)
 	while (e && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		GElf_Sym sym;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t k = 0; d && k < sh.sh_size / sh.sh_entsize; k++) {
-			const char *n;
-
-			if (!gelf_getsym(d, k, &sym) || !sym.st_value)
-				continue;
-			n = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name))
-				return sym.st_value;
-		}
-	}
-	return 0;
-}
-
-uint64_t ae_image_func_size(const struct ae_image *im, uint64_t addr)
-{
-	Elf *e = im->elf;
-	Elf_Scn *scn = NULL;
-
-	while (e && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		GElf_Sym sym;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
 		for (size_t k = 0; d && k < sh.sh_size / sh.sh_entsize; k++)
-			if (gelf_getsym(d, k, &sym) && sym.st_value == addr &&
-			    GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
-				return sym.st_size;
+			if (gelf_getsym(d, k, out) &&
+			    match(out, elf_strptr(e, sh.sh_link, out->st_name), arg))
+				return 1;
 	}
 	return 0;
+}
+
+static int named(const GElf_Sym *sym, const char *name, const void *want)
+{
+	return sym->st_value && name && !strcmp(name, want);
+}
+
+uint64_t ae_image_symbol(const struct ae_image *im, const char *name)
+{
+	GElf_Sym sym;
+
+	return find_symbol(im, named, name, &sym) ? sym.st_value : 0;
+}
+
+static int func_at(const GElf_Sym *sym, const char *name, const void *addr)
+{
+	(void)name;
+	return sym->st_value == *(const uint64_t *)addr &&
+	       GELF_ST_TYPE(sym->st_info) == STT_FUNC && sym->st_size;
+}
+
+uint64_t ae_image_func_size(const struct ae_image *im, uint64_t addr)
+{
+	GElf_Sym sym;
+
+	return find_symbol(im, func_at, &addr, &sym) ? sym.st_size : 0;
 }
