@@ -32,7 +32,7 @@ for f in "$d"/sp/*.lackey; do
 	other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$d/step.labels")
 	other=$(ls "$sd/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
 	case " $nostep " in
-	*" $prog "*|*" $label "*)
+	*" $prog "*|*" ${label:-?} "*)
 		echo "# $prog thread $label (tid $tid): $(grep -c '^I' "$f") instructions, not compared (the stepper ran no such thread)"
 		nskip=$((nskip + 1))
 		continue ;;
@@ -63,7 +63,7 @@ for f in "$sd"/step/*.lackey; do
 	nstep=$((nstep + 1))
 	label=$(awk -v t="$(basename "$f" | cut -d. -f2)" '($1 "") == t { print $2 }' "$d/step.labels")
 	case " $nostep " in
-	*" $(basename "$f" | cut -d. -f3) "*|*" $label "*) sskip=$((sskip + 1)) ;;
+	*" $(basename "$f" | cut -d. -f3) "*|*" ${label:-?} "*) sskip=$((sskip + 1)) ;;
 	esac
 done
 echo "# $good of $n thread images equal the stepper's ($nstep, $sskip of them not compared), $insns instructions${nskip:+; $nskip not compared}"
