@@ -2136,6 +2136,41 @@ static int gather_fault(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, con
 	return 0;
 }
 
+/*
+ * Is SIGNAL marker k, inside the expanded routine entered at pc, a fault
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL)? The routine stopped at an
+ * instruction the emulation on accessible memory cannot find (and may
+ * never return): an error (`how` says where it would have been taken).
+ * Returns -1 after the error, 0 if k is no fault.
+ */
+static int routine_fault(struct ae_regen *g, uint64_t pc, struct ae_smk *k, const char *how)
+{
+	char msg[192];
+
+	if (k->m.arg2 != SIGSEGV && k->m.arg2 != SIGBUS &&
+	    k->m.arg2 != SIGFPE && k->m.arg2 != SIGILL)
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "signal %u (a fault) inside an expanded library routine at %#llx%s: not regenerated exactly (build with aecc -fno-ae-memfn)",
+		 k->m.arg2, (unsigned long long)mk_ip(g, k), how);
+	return rerr(g, pc, msg);
+}
+
+/*
+ * Watch w: the marker placed in an expanded call before this one (at pc,
+ * run as expand_dry() does), at this offset: does it fit this call as
+ * well? (Then which call it interrupted is ambiguous.)
+ */
+static int fits_again(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc, uint64_t ret,
+		      const struct ae_df_state *regs, const struct ae_memfn_mem *mem,
+		      uint64_t limit, struct expansion *x, const struct ae_smk *w)
+{
+	struct ae_smk k = *w;
+
+	k.pos = g->pos;
+	return !expand_dry(g, emu, pc, ret, regs, mem, limit, x, &k) && x->nmatch;
+}
+
 /* The AE_EV_EXPAND event of instruction d, NULL if none. */
 static const struct ae_rev *expand_event(const struct ae_dinsn *d)
 {
@@ -2296,30 +2331,22 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	 */
 	/* the watch: the marker placed in a call before this one, with
 	 * nothing read since its handler returned, fits this one too? */
-	if (g->xw.active && g->xw.pos == g->pos) {
-		struct ae_smk w = g->xw.k;
-
-		w.pos = g->pos;
-		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
-			snprintf(err, sizeof(err),
-				 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
-				 (unsigned long long)w.index);
-			return rerr(g, pc, err);
-		}
+	if (g->xw.active && g->xw.pos == g->pos &&
+	    fits_again(g, emu, pc, ret, &regs, &mem, limit, &x, &g->xw.k)) {
+		snprintf(err, sizeof(err),
+			 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
+			 (unsigned long long)g->xw.k.index);
+		return rerr(g, pc, err);
 	}
 	g->xw.active = 0;
 	/* the same for a switch point, with no marker taken since: which
 	 * call was switched out is ambiguous */
-	if (g->xsw.active && g->xsw.pos == g->pos && (next_mk(g), g->mi == g->xsw.mi)) {
-		struct ae_smk w = g->xsw.k;
-
-		w.pos = g->pos;
-		if (!expand_dry(g, emu, pc, ret, &regs, &mem, limit, &x, &w) && x.nmatch) {
-			g->st.switches_unplaced++;
-			if (g->debug)
-				fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
-					g->name, (unsigned long long)w.index);
-		}
+	if (g->xsw.active && g->xsw.pos == g->pos && (next_mk(g), g->mi == g->xsw.mi) &&
+	    fits_again(g, emu, pc, ret, &regs, &mem, limit, &x, &g->xsw.k)) {
+		g->st.switches_unplaced++;
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
+				g->name, (unsigned long long)g->xsw.k.index);
 	}
 	g->xsw.active = 0;
 	x.stop = UINT64_MAX;
@@ -2382,13 +2409,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		    mk_ip(g, k) < x.lo || mk_ip(g, k) > x.hi)
 			continue;
 		/* a fault there came after instructions emitted after it */
-		if (k->m.arg2 == SIGSEGV || k->m.arg2 == SIGBUS ||
-		    k->m.arg2 == SIGFPE || k->m.arg2 == SIGILL) {
-			snprintf(err, sizeof(err),
-				 "signal %u (a fault) inside an expanded library routine at %#llx, taken at its entry: not regenerated exactly (build with aecc -fno-ae-memfn)",
-				 k->m.arg2, (unsigned long long)mk_ip(g, k));
-			return rerr(g, pc, err);
-		}
+		if (routine_fault(g, pc, k, ", taken at its entry"))
+			return -1;
 		g->st.expanded_late++;
 	}
 	/*
@@ -2420,20 +2442,9 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 				 (unsigned long long)ip);
 			return rerr(g, pc, msg);
 		}
-		/*
-		 * A fault there: the routine stopped at an instruction the
-		 * emulation on accessible memory cannot find (and may never
-		 * return); what it emitted past the fault never ran.
-		 */
-		if (k->m.arg2 == SIGSEGV || k->m.arg2 == SIGBUS ||
-		    k->m.arg2 == SIGFPE || k->m.arg2 == SIGILL) {
-			char msg[160];
-
-			snprintf(msg, sizeof(msg),
-				 "signal %u (a fault) inside an expanded library routine at %#llx: not regenerated exactly (build with aecc -fno-ae-memfn)",
-				 k->m.arg2, (unsigned long long)ip);
-			return rerr(g, pc, msg);
-		}
+		/* what it emitted past the fault never ran */
+		if (routine_fault(g, pc, k, ""))
+			return -1;
 		if (g->debug)
 			fprintf(stderr, "aetrace: %ssignal interrupted the expanded routine at %#llx\n",
 				g->name, (unsigned long long)ip);
