@@ -455,16 +455,22 @@ int main(int argc, char **argv)
 			if (pick--)
 				continue;
 			ci = rnd() % ncpu;
-			if (run_slice(ci, &tasks[i], at_signals ? UINT64_MAX : 1 + rnd() % (3 * subbuf)))
+			if (run_slice(ci, &tasks[i], at_signals ? UINT64_MAX : 1 + rnd() % (3 * subbuf))) {
+				fprintf(stderr, "capmix: %s: writing a sub-buffer failed\n", argv[ai]);
 				return 1;
+			}
 			break;
 		}
 	}
 	for (int c = 0; c < ncpu; c++)
-		if ((cpus[c].len || cpus[c].nmk) && flush_cpu(&cpus[c], c))
+		if ((cpus[c].len || cpus[c].nmk) && flush_cpu(&cpus[c], c)) {
+			fprintf(stderr, "capmix: %s: writing cpu %d's last sub-buffer failed\n", argv[ai], c);
 			return 1;
-	if (ae_writer_close(w, NULL) || close(fd))
+		}
+	if (ae_writer_close(w, NULL) || close(fd)) {
+		fprintf(stderr, "capmix: %s: closing failed\n", argv[ai]);
 		return 1;
+	}
 	if (schedf && fclose(schedf))
 		return 1;
 	for (size_t i = 0; i < ntasks; i++)

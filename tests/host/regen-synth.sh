@@ -183,6 +183,8 @@ rm -rf stubsp stubref
 rc=$?
 check "switch points in witness stubs, between signals at one offset: sig_stub's trace unchanged ($(grep -c SWITCH_IN <("$B/schedlog" print stub.zst)) switch-ins)" \
 	'[ $rc -eq 0 ] && [ -n "$(ls stubref)" ] && [ "$(swsums stubsp)" = "$(swsums stubref)" ]'
+# (capmix's own account, and the input's markers, when it went wrong)
+[ -s mix.err ] && { sed 's/^/# capmix: /' mix.err; "$B/schedlog" print sig_stub.zst | awk '{ n[$5]++ } END { for (k in n) printf "# sig_stub.zst: %d %s\n", n[k], k }'; }
 
 # switch points that only the fixes in analysis/regen.c take right, each
 # check failing with its fix reverted: faults of tests/data/sw_points.c
