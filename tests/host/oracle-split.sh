@@ -30,8 +30,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/oracle-split.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 env0="env -i PATH=/usr/bin:/bin LC_ALL=C"
 
-# Files of a --split DIR matching PATTERN, oldest tid first.
-files() { ls "$1" | grep -- "$2" | sort -t. -k2,2n | sed "s|^|$1/|"; }
+# Files of a --split DIR matching PATTERN, in the order their tasks were
+# created (DIR.forks, from --forks; tid order breaks when pids wrap).
+files() {
+	local t
+	for t in $(awk 'NR == 1 { print $1 } { print $2 }' "$1.forks"); do
+		ls "$1" | grep -- "$2" | grep "^[0-9]*\\.$t\\." | sed "s|^|$1/|"
+	done
+}
 # addr of the Nth-last I line of FILE
 last_addr() { grep '^I' "$1" | tail -n "$2" | head -1 | sed 's/^I *\([0-9a-f]*\),.*/\1/'; }
 first_addr() { grep -m1 '^I' "$1" | sed 's/^I *\([0-9a-f]*\),.*/\1/'; }
@@ -60,7 +66,7 @@ check "--split with -o: exit 2 with a message" test $rc = 2 -a -s "$work/e2"
 d=$work/fe
 mkdir -p "$d"
 n=120
-$env0 "$step" --split "$d" -- "$wl/forkexec.orig" "$wl/leaf.orig" $n >"$d.out" 2>"$d.err"
+$env0 "$step" --split "$d" --forks "$d.forks" -- "$wl/forkexec.orig" "$wl/leaf.orig" $n >"$d.out" 2>"$d.err"
 rc=$?
 check "forkexec under --split: exit 0, both leaves ran" \
 	test $rc = 0 -a "$(grep -c '^leaf:' "$d.out")" = 2
@@ -105,7 +111,7 @@ check "each forked child's file ends in a syscall (execve) and continues as leaf
 # pingpong: the child starts right after the parent's fork syscall.
 d=$work/pp
 mkdir -p "$d"
-$env0 "$step" --split "$d" -- "$wl/pingpong.orig" 30 >/dev/null 2>"$d.err"
+$env0 "$step" --split "$d" --forks "$d.forks" -- "$wl/pingpong.orig" 30 >/dev/null 2>"$d.err"
 rc=$?
 mapfile -t pp < <(files "$d" '\.pingpong\.orig\.lackey$')
 check "pingpong under --split: exit $rc, ${#pp[@]} files" test $rc = 0 -a ${#pp[@]} = 2
@@ -129,7 +135,7 @@ wk=$(printf '%x' "0x$(ae_sym_addr "$wl/threads.orig" work)")
 for r in 1 2; do
 	d=$work/th$r
 	mkdir -p "$d"
-	$env0 "$step" --split "$d" -- "$wl/threads.orig" 60 >/dev/null 2>"$d.err"
+	$env0 "$step" --split "$d" --forks "$d.forks" -- "$wl/threads.orig" 60 >/dev/null 2>"$d.err"
 	echo $? >"$d.rc"
 done
 mapfile -t th1 < <(files "$work/th1" '\.threads\.orig\.lackey$')
