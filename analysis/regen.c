@@ -1178,6 +1178,36 @@ static inline void switch_after(struct ae_regen *g, uint64_t next, int seq)
 		place_switch(g, next, 1);
 }
 
+/*
+ * Before the system call at pc: a switch point whose ip is next, the
+ * instruction after it, is a task switched out in the call. The call
+ * completes (returns to user mode) in the slice it was switched in to,
+ * so it is taken there, after the point: a signal that woke the task is
+ * delivered first, at pc when it restarts an SA_RESTART call (which
+ * then runs once, after the handler, as in a standalone capture and the
+ * stepper), and the call's own markers (a fork's, an exec's) follow.
+ * Those the call's records after it lead to (seq) are such points too,
+ * as in switch_after(), and so are those in a witness stub right after
+ * it whose %rcx is their ip: the return address the syscall instruction
+ * left, so switched out in the call, not amid the stub (which writes
+ * its bytes later). A task preempted right after the call returned is
+ * indistinguishable and taken the same way. Returns 1 if one was taken
+ * (pc is re-examined).
+ */
+static int switched_in_call(struct ae_regen *g, uint64_t pc, uint64_t next, int seq)
+{
+	struct ae_smk *k;
+
+	wait_markers_here(g);
+	if (!switches_left(g) || !(k = next_mk(g)) || k->pos != g->pos || !is_switch(k) ||
+	    mk_ip(g, k) != next || other_sp(g, k))
+		return 0;
+	if (!seq && k->m.cx != k->m.ip && after_its_bytes(g, k, next))
+		return 0;
+	place_switch(g, pc, 1);
+	return 1;
+}
+
 /* Was the task killed at this offset with ip next: in the bytes an
  * instruction writes after it runs, before the first was written? */
 static int killed_before(struct ae_regen *g, uint64_t next)
@@ -2494,7 +2524,8 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		r = at_insn(g, pc, 1);
 		if (r < 0)
 			return g->stop ? 0 : -1;
-		if (r > 0)
+		if (r > 0 || (d->kind == AE_K_SYSCALL &&
+			      switched_in_call(g, pc, pc + d->len, writes_bytes(d, 1))))
 			continue;
 		skip = g->args_at_call;
 		g->args_at_call = 0;

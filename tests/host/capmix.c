@@ -11,7 +11,8 @@
  * that of the inputs, task for task.
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
- *          [--switch-again] [--switch-after-sigreturn CX] OUT NCPU SUBBUF SEED IN...
+ *          [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall]
+ *          OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
  *   --switch-at-signals: slices end only where a task took a signal,
@@ -32,6 +33,11 @@
  *   again after each SIGRETURN, the SWITCH_IN carrying the last SIGNAL's ip
  *   and sp and its cx plus CX, as for a task preempted once its handler
  *   returned, CX on in a loop that counts in %rcx.
+ *   --blocked-in-syscall: with --switch-at-signals, the SWITCH_IN before
+ *   a SIGNAL at a restarted system call (its cx, the return address the
+ *   syscall instruction left, is its ip + 2) carries the ip after the
+ *   call, as the kernel's does for a task that blocked in the call: the
+ *   signal woke it, and only its delivery moves %rip back onto the call.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -86,7 +92,7 @@ static uint64_t now = 1000;
 static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
-static int at_signals, switch_again, after_sigret;
+static int at_signals, switch_again, after_sigret, blocked_in_syscall;
 static long long sigret_cx;
 static uint64_t nsub, bad_done;
 
@@ -336,6 +342,9 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 				t->cuts = t->cut == i ? t->cuts + 1 : 1;
 				t->cut = i;
 				t->resume = *k;
+				if (blocked_in_syscall && k->type == TRBUF_MK_SIGNAL &&
+				    k->cx == k->ip + 2)
+					t->resume.ip = k->cx;
 				break;
 			}
 			due_markers(c, ci, t, 1);
@@ -407,12 +416,14 @@ int main(int argc, char **argv)
 			sigret_cx = strtoll(argv[ai + 1], NULL, 0);
 		else if (!strcmp(argv[ai], "--switch-again") && (switch_again = 1))
 			ai--;
+		else if (!strcmp(argv[ai], "--blocked-in-syscall") && (blocked_in_syscall = 1))
+			ai--;
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);

@@ -25,7 +25,7 @@ for t in "$B/aecc" "$B/aerun" "$B/aetrace" "$B/schedlog" "$mix" "$tm"; do
 	[ -x "$t" ] || { echo "ok 1 - regen-synth # SKIP $t not built"; exit 0; }
 done
 d=$(mktemp -d "${TMPDIR:-/tmp}/regen-synth.XXXXXX")
-trap 'rm -rf "$d"' EXIT
+[ -n "${AE_KEEP:-}" ] || trap 'rm -rf "$d"' EXIT
 cd "$d"
 progs="interp signal_async setjmp_nested recursion"
 for p in $progs; do
@@ -185,6 +185,31 @@ check "switch points in witness stubs, between signals at one offset: sig_stub's
 	'[ $rc -eq 0 ] && [ -n "$(ls stubref)" ] && [ "$(swsums stubsp)" = "$(swsums stubref)" ]'
 # (capmix's own account, and the input's markers, when it went wrong)
 [ -s mix.err ] && { sed 's/^/# capmix: /' mix.err; "$B/schedlog" print sig_stub.zst | awk '{ n[$5]++ } END { for (k in n) printf "# sig_stub.zst: %d %s\n", n[k], k }'; }
+
+# a task blocked in an SA_RESTART system call (tests/data/sig_restart.c's
+# read) that a signal woke: its SWITCH_IN names the ip after the call, as
+# the kernel's does, and the SIGNAL the call, which its delivery moved
+# %rip back onto (capmix --blocked-in-syscall). The call completes in the
+# slice the task returns in: the handler first, then the call once, as
+# in the standalone capture (taken before the switch, the call came
+# before the handler and the handler at the next system call, silently).
+"$B/aecc" -O2 -o sig_restart "$top/tests/data/sig_restart.c" || exit 1
+"$B/aerun" -q -o sig_restart.zst -- ./sig_restart >/dev/null 2>&1
+rm -rf rsref rssp
+"$B/aetrace" regen --split rsref sig_restart.zst sig_restart 2>/dev/null
+nrs=0 bad=
+for seed in 41 42 43; do
+	"$mix" --switch-at-signals --blocked-in-syscall rs.zst 2 256 $seed sig_restart.zst 2>mix.err &&
+		"$B/aetrace" regen --split rssp rs.zst sig_restart 2>err && [ ! -s err ] &&
+		[ "$(swsums rssp)" = "$(swsums rsref)" ] || { bad=$seed; break; }
+	rm -rf rssp
+	# (SWITCH_INs after a restarted call, before its SIGNAL)
+	nrs=$((nrs + $("$B/schedlog" print rs.zst | awk '$5 == "SWITCH_IN" { ip = $7; next }
+		$5 == "SIGNAL" && ip != $7 && "cx=" substr(ip, 4) == $NF { n++ } { ip = "" } END { print n + 0 }')))
+done
+check "a task woken in an SA_RESTART call by a signal: the handler, then the call ($nrs switch points after the call, 3 seeds${bad:+; not with seed $bad}): sig_restart's trace unchanged" \
+	'[ -z "$bad" ] && [ $nrs -ge 9 ] && [ -n "$(ls rsref)" ]'
+sed 's/^/# /' err mix.err | head -3
 
 # switch points that only the fixes in analysis/regen.c take right, each
 # check failing with its fix reverted: faults of tests/data/sw_points.c
