@@ -226,10 +226,29 @@ static int add_foreign(uint64_t len)
 	return 0;
 }
 
+/*
+ * The driver closes a sub-buffer early once its marker area is half full
+ * (a signal storm at one offset); capmix does at MK_CAP markers, which
+ * keeps a MARKERS chunk far below AE_CHUNK_MAX_LEN. werr: that flush
+ * failed.
+ */
+#ifndef MK_CAP
+#define MK_CAP	16384
+#endif
+static int werr;
+
+static int flush_cpu(struct cpu *c, int ci);
+
 static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *t,
 		       const struct trbuf_marker *src)
 {
 	struct trbuf_marker m;
+
+	if (c->nmk >= MK_CAP && type != TRBUF_MK_SUBBUF) {
+		if (flush_cpu(c, ci))
+			werr = 1;
+		put_marker(c, ci, TRBUF_MK_SUBBUF, t, NULL);
+	}
 
 	if (src)
 		m = *src;
@@ -478,6 +497,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "capmix: %s: writing cpu %d's last sub-buffer failed\n", argv[ai], c);
 			return 1;
 		}
+	if (werr) {
+		fprintf(stderr, "capmix: %s: writing a sub-buffer its markers filled failed\n", argv[ai]);
+		return 1;
+	}
 	if (ae_writer_close(w, NULL) || close(fd)) {
 		fprintf(stderr, "capmix: %s: closing failed\n", argv[ai]);
 		return 1;
