@@ -307,6 +307,11 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 	if (end == AE_END_CAPTURE)
 		fprintf(stderr, "aetrace: note: task %d/%d (%s): tracing stopped while it ran (the capture ended, or it was untraced): its trace ends after %llu instructions\n",
 			t->pid, t->tid, t->prog ? t->prog : "?", (unsigned long long)st->insns);
+	/* nor is a handler's place that the markers could not tell */
+	if (st->expanded_late)
+		fprintf(stderr, "aetrace: note: task %d/%d (%s): %llu signals inside expanded library routines are delivered at the call's entry or end, not at the instruction they interrupted (aecc -fno-ae-memfn traces those routines exactly)\n",
+			t->pid, t->tid, t->prog ? t->prog : "?",
+			(unsigned long long)st->expanded_late);
 	for (pp = &o->splits; *pp; pp = &(*pp)->next) {
 		struct split *s = *pp;
 
