@@ -496,6 +496,11 @@ struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
 		break;
 	case X86_INS_SYSCALL:
 		d->kind = AE_K_SYSCALL;
+		d->enters_kernel = 1;
+		break;
+	case X86_INS_INT:
+		d->enters_kernel = x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
+				   x->operands[0].imm == 0x80;
 		break;
 	case X86_INS_UD2: case X86_INS_HLT:
 		d->kind = AE_K_STOP;

@@ -30,6 +30,7 @@ struct ae_dinsn {
 	uint8_t len;
 	uint8_t kind;
 	uint8_t scale;
+	uint8_t enters_kernel;	/* syscall, or int $0x80 (the i386 entry) */
 	uint16_t nev;
 	uint64_t target;
 	int64_t disp;

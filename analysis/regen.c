@@ -1179,7 +1179,8 @@ static inline void switch_after(struct ae_regen *g, uint64_t next, int seq)
 }
 
 /*
- * Before the system call at pc: a switch point whose ip is next, the
+ * Before the system call at pc (syscall, int $0x80; after the records
+ * written before it, if any): a switch point whose ip is next, the
  * instruction after it, is a task switched out in the call. The call
  * completes (returns to user mode) in the slice it was switched in to,
  * so it is taken there, after the point: a signal that woke the task is
@@ -2133,6 +2134,26 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 }
 
 /*
+ * expand_target() on the routine's memory and on alt, the same with
+ * another fill of the bytes the trace does not give (the copied ones, a
+ * compare's equal ones): a step is taken only if both runs find it, else
+ * a register the marker carries (%rcx) holds such a byte there, whose
+ * real value may fit another step, or none. UINT64_MAX: not placed.
+ */
+static uint64_t place_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
+			     uint64_t ret, const struct ae_df_state *regs,
+			     const struct ae_memfn_mem *mem, const struct ae_memfn_mem *alt,
+			     uint64_t limit, struct expansion *x)
+{
+	uint64_t step = expand_target(g, emu, pc, ret, regs, mem, limit, x);
+
+	if (step == UINT64_MAX ||
+	    expand_target(g, emu, pc, ret, regs, alt, limit, x) != step)
+		return UINT64_MAX;
+	return step;
+}
+
+/*
  * A fault delivered at gather d (at pc), after its AE_VAL_VSIB record
  * (vsib): the CPU has loaded the element that faulted's predecessors,
  * perhaps others, and cleared their mask bits; the restart loads the
@@ -2193,12 +2214,16 @@ static int routine_fault(struct ae_regen *g, uint64_t pc, struct ae_smk *k, cons
  */
 static int fits_again(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc, uint64_t ret,
 		      const struct ae_df_state *regs, const struct ae_memfn_mem *mem,
-		      uint64_t limit, struct expansion *x, const struct ae_smk *w)
+		      const struct ae_memfn_mem *alt, uint64_t limit, struct expansion *x,
+		      const struct ae_smk *w)
 {
 	struct ae_smk k = *w;
 
 	k.pos = g->pos;
-	return !expand_dry(g, emu, pc, ret, regs, mem, limit, x, &k) && x->nmatch;
+	/* (on either memory, alt NULL if none: which bytes the real one
+	 * had is unknown) */
+	return (!expand_dry(g, emu, pc, ret, regs, mem, limit, x, &k) && x->nmatch) ||
+	       (alt && !expand_dry(g, emu, pc, ret, regs, alt, limit, x, &k) && x->nmatch);
 }
 
 /* The AE_EV_EXPAND event of instruction d, NULL if none. */
@@ -2260,7 +2285,7 @@ static uint64_t expanded_bytes(int kind, const struct ae_df_state *regs, uint64_
 static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint64_t *next)
 {
 	struct ae_memfn_emu *emu = ae_program_memfn(g->p);
-	struct ae_memfn_mem mem = { .fill = 1 };
+	struct ae_memfn_mem mem = { .fill = 1 }, alt;
 	struct expansion x = { .g = g, .entry = pc, .lo = UINT64_MAX };
 	uint32_t cmp_res = 0;
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
@@ -2268,7 +2293,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	struct ae_smk *end;
 	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0;
 	char err[200];
-	int r;
+	int r, place;
 
 	if (!emu)
 		return rerr(g, pc, "cannot expand a library routine");
@@ -2343,6 +2368,15 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		limit = regs.v[2];
 		break;
 	}
+	/* the other memory place_target() checks steps on; none where
+	 * marks alone decide the run against a result record (strlen,
+	 * stpcpy, memchr: their markers are taken at the entry) */
+	alt = mem;
+	if (ae_memfn_is_cmp(e->a))
+		place = !ae_memfn_cmp_refill(emu, e->a, regs.v[7], regs.v[6],
+					     e->a == AE_MEMFN_STRCMP ? 0 : regs.v[2], res, &alt);
+	else
+		place = !mem.nmarks && (alt.fill = mem.fill == 1 ? 2 : 1);
 	if (limit >= 1ull << 47)
 		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
 	if (expanded_bytes(e->a, &regs, limit) > AE_MEMFN_MAX_BYTES) {
@@ -2362,7 +2396,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	/* the watch: the marker placed in a call before this one, with
 	 * nothing read since its handler returned, fits this one too? */
 	if (g->xw.active && g->xw.pos == g->pos &&
-	    fits_again(g, emu, pc, ret, &regs, &mem, limit, &x, &g->xw.k)) {
+	    fits_again(g, emu, pc, ret, &regs, &mem, place ? &alt : NULL, limit, &x, &g->xw.k)) {
 		snprintf(err, sizeof(err),
 			 "marker %llu was placed in an expanded call that another one at its offset fits as well: not regenerated exactly (build with aecc -fno-ae-memfn)",
 			 (unsigned long long)g->xw.k.index);
@@ -2372,7 +2406,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	/* the same for a switch point, with no marker taken since: which
 	 * call was switched out is ambiguous */
 	if (g->xsw.active && g->xsw.pos == g->pos && (next_mk(g), g->mi == g->xsw.mi) &&
-	    fits_again(g, emu, pc, ret, &regs, &mem, limit, &x, &g->xsw.k)) {
+	    fits_again(g, emu, pc, ret, &regs, &mem, place ? &alt : NULL, limit, &x,
+		       &g->xsw.k)) {
 		g->st.switches_unplaced++;
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
@@ -2383,12 +2418,9 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	for (;;) {
 		struct ae_df_state rr = regs;
 
-		/* Only where the synthetic memory is the fill alone (no
-		 * routine whose registers depend on bytes it marks: a loaded
-		 * byte would tell steps apart that the real bytes do not), and
-		 * for calls small enough to run thrice per signal. */
-		x.stop = !mem.nmarks && !ae_memfn_is_cmp(e->a) && limit <= (16ull << 20) ?
-			 expand_target(g, emu, pc, ret, &regs, &mem, limit, &x) : UINT64_MAX;
+		/* (for calls small enough to run four times per signal) */
+		x.stop = place && limit <= (16ull << 20) ?
+			 place_target(g, emu, pc, ret, &regs, &mem, &alt, limit, &x) : UINT64_MAX;
 		x.step = 0;
 		g->in_emu = 1;
 		r = ae_memfn_emu_run(emu, pc, ret, &rr, &mem, limit, expand_insn, &x, err, sizeof(err));
@@ -2431,8 +2463,10 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
 	/* signals inside a routine whose result record comes before its
 	 * ret were taken at its entry, to read the result behind their
-	 * handlers' bytes: not placed */
-	for (; mi < mi_res; mi++) {
+	 * handlers' bytes: not placed (but a compare's record comes before
+	 * its body, after the entry's scan of both areas, which is not the
+	 * program's: those came at the entry) */
+	for (; mi < mi_res && !ae_memfn_is_cmp(e->a); mi++) {
 		struct ae_smk *k = mk(g, mi);
 
 		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != pos0 ||
@@ -2524,7 +2558,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		r = at_insn(g, pc, 1);
 		if (r < 0)
 			return g->stop ? 0 : -1;
-		if (r > 0 || (d->kind == AE_K_SYSCALL &&
+		if (r > 0 || (d->enters_kernel &&
 			      switched_in_call(g, pc, pc + d->len, writes_bytes(d, 1))))
 			continue;
 		skip = g->args_at_call;
@@ -2544,9 +2578,13 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		}
 		if (iv.vsib && gather_fault(g, d, pc, iv.vsib))
 			return g->stop ? 0 : -1;
-		/* (a rep instruction's are taken amid its iterations) */
+		/* (a rep instruction's are taken amid its iterations; a system
+		 * call's switch points after its records too) */
 		r = 0;
-		while (g->pos != at && !iv.have_rep && (r = after_records(g, pc)) > 0)
+		while (g->pos != at && !iv.have_rep &&
+		       ((r = after_records(g, pc)) > 0 ||
+			(!r && d->enters_kernel &&
+			 switched_in_call(g, pc, pc + d->len, writes_bytes(d, 1)))))
 			;
 		if (r < 0)
 			return g->stop ? 0 : -1;

@@ -12,7 +12,7 @@
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
  *          [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall]
- *          OUT NCPU SUBBUF SEED IN...
+ *          [--blocked-at IP] OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
  *   --switch-at-signals: slices end only where a task took a signal,
@@ -38,6 +38,8 @@
  *   syscall instruction left, is its ip + 2) carries the ip after the
  *   call, as the kernel's does for a task that blocked in the call: the
  *   signal woke it, and only its delivery moves %rip back onto the call.
+ *   --blocked-at IP: the same for a SIGNAL at IP, a 2-byte int $0x80
+ *   (which leaves %rcx alone).
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -93,6 +95,7 @@ static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
 static int at_signals, switch_again, after_sigret, blocked_in_syscall;
+static uint64_t blocked_at;
 static long long sigret_cx;
 static uint64_t nsub, bad_done;
 
@@ -165,6 +168,11 @@ static int load(const char *path, int32_t shift)
 			t->pid = ev.pid + shift;
 			t->first = 1;
 			t->ready = !prior;	/* after an exec: once the EXEC is placed */
+			/* (its registers: the regenerator knows %rsp from the
+			 * start, as with the driver's START) */
+			t->resume.ip = ev.m->ip;
+			t->resume.sp = ev.m->sp;
+			t->resume.cx = ev.m->cx;
 			break;
 		}
 		case TRBUF_MK_FORK:
@@ -361,9 +369,10 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 				t->cuts = t->cut == i ? t->cuts + 1 : 1;
 				t->cut = i;
 				t->resume = *k;
-				if (blocked_in_syscall && k->type == TRBUF_MK_SIGNAL &&
-				    k->cx == k->ip + 2)
-					t->resume.ip = k->cx;
+				if (k->type == TRBUF_MK_SIGNAL &&
+				    ((blocked_in_syscall && k->cx == k->ip + 2) ||
+				     (blocked_at && k->ip == blocked_at)))
+					t->resume.ip = k->ip + 2;
 				break;
 			}
 			due_markers(c, ci, t, 1);
@@ -437,12 +446,14 @@ int main(int argc, char **argv)
 			ai--;
 		else if (!strcmp(argv[ai], "--blocked-in-syscall") && (blocked_in_syscall = 1))
 			ai--;
+		else if (!strcmp(argv[ai], "--blocked-at") && ai + 1 < argc)
+			blocked_at = strtoull(argv[ai + 1], NULL, 0);
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] [--blocked-at IP] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);

@@ -189,26 +189,46 @@ check "switch points in witness stubs, between signals at one offset: sig_stub's
 # a task blocked in an SA_RESTART system call (tests/data/sig_restart.c's
 # read) that a signal woke: its SWITCH_IN names the ip after the call, as
 # the kernel's does, and the SIGNAL the call, which its delivery moved
-# %rip back onto (capmix --blocked-in-syscall). The call completes in the
-# slice the task returns in: the handler first, then the call once, as
-# in the standalone capture (taken before the switch, the call came
-# before the handler and the handler at the next system call, silently).
-"$B/aecc" -O2 -o sig_restart "$top/tests/data/sig_restart.c" || exit 1
-"$B/aerun" -q -o sig_restart.zst -- ./sig_restart >/dev/null 2>&1
-rm -rf rsref rssp
-"$B/aetrace" regen --split rsref sig_restart.zst sig_restart 2>/dev/null
-nrs=0 bad=
-for seed in 41 42 43; do
-	"$mix" --switch-at-signals --blocked-in-syscall rs.zst 2 256 $seed sig_restart.zst 2>mix.err &&
-		"$B/aetrace" regen --split rssp rs.zst sig_restart 2>err && [ ! -s err ] &&
-		[ "$(swsums rssp)" = "$(swsums rsref)" ] || { bad=$seed; break; }
-	rm -rf rssp
-	# (SWITCH_INs after a restarted call, before its SIGNAL)
-	nrs=$((nrs + $("$B/schedlog" print rs.zst | awk '$5 == "SWITCH_IN" { ip = $7; next }
-		$5 == "SIGNAL" && ip != $7 && "cx=" substr(ip, 4) == $NF { n++ } { ip = "" } END { print n + 0 }')))
+# %rip back onto (capmix --blocked-in-syscall, --blocked-at). The call
+# completes in the slice the task returns in: the handler first, then
+# the call once, as in the standalone capture (taken before the switch,
+# the call came before the handler and the handler at the next system
+# call, silently). The read through libc, through a function whose data
+# trace records registers before its syscall (entry, -fae-data), and
+# through int $0x80; --per-cpu, each slice begins as switch_points.py
+# expects.
+nrs=0 bad= resumed=0 rbad=0
+for how in libc entry int80; do
+	flags=-O2
+	[ $how = entry ] && flags="-fae-data -O2"
+	# shellcheck disable=SC2086
+	"$B/aecc" $flags -o sr_$how "$top/tests/data/sig_restart.c" || exit 1
+	"$B/aerun" -q -o sr_$how.zst -- ./sr_$how $how >/dev/null 2>&1
+	rm -rf rsref
+	"$B/aetrace" regen --split rsref sr_$how.zst sr_$how 2>/dev/null
+	ip=$("$B/schedlog" print sr_$how.zst | awk '$5 == "SIGNAL" { sub("ip=", "", $7); print $7; exit }')
+	after=$(printf '%#x' $((${ip:-0} + 2)))
+	for seed in 41 42 43; do
+		rm -rf rssp rspc
+		if ! "$mix" --switch-at-signals --blocked-in-syscall --blocked-at "${ip:-0}" rs.zst 2 256 $seed \
+			sr_$how.zst 2>mix.err ||
+		   ! "$B/aetrace" regen --split rssp rs.zst sr_$how 2>err || [ -s err ] ||
+		   [ -z "$(ls rsref)" ] || [ "$(swsums rssp)" != "$(swsums rsref)" ]; then
+			bad="$bad $how:$seed"
+			continue
+		fi
+		# (SWITCH_INs after the call, right before its SIGNAL)
+		nrs=$((nrs + $("$B/schedlog" print rs.zst | awk -v a="ip=$after" -v s="ip=$ip" '
+			$5 == "ROLLBACK" || $5 == "SUBBUF" { next }
+			$5 == "SWITCH_IN" { last = $7; next }
+			$5 == "SIGNAL" && last == a && $7 == s { n++ } { last = "" } END { print n + 0 }')))
+		read -r rn rb < <(per_cpu_resumed rs.zst rspc sr_$how)
+		resumed=$((resumed + ${rn:-0})) rbad=$((rbad + ${rb:-1}))
+		sed 's/^/# /' swbad | head -2
+	done
 done
-check "a task woken in an SA_RESTART call by a signal: the handler, then the call ($nrs switch points after the call, 3 seeds${bad:+; not with seed $bad}): sig_restart's trace unchanged" \
-	'[ -z "$bad" ] && [ $nrs -ge 9 ] && [ -n "$(ls rsref)" ]'
+check "a task woken in an SA_RESTART call by a signal: the handler, then the call ($nrs switch points after the call; read through libc, a function with records before its syscall, int \$0x80; 3 seeds each${bad:+; not:$bad}): sig_restart's trace unchanged, $resumed --per-cpu slices begin as the markers say" \
+	'[ -z "$bad" ] && [ $nrs -ge 27 ] && [ $rbad = 0 ] && [ $resumed -ge 27 ]'
 sed 's/^/# /' err mix.err | head -3
 
 # switch points that only the fixes in analysis/regen.c take right, each

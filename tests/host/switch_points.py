@@ -6,9 +6,11 @@
 # one, must be followed by the first instruction of that SIGNAL's handler
 # (after the switch line; t= is the SWITCH_IN's time); one right before
 # the task's EXIT by no instruction of it. A SWITCH_IN whose ip follows a
-# syscall instruction (the task was switched out in the call) is
-# followed by that call first: a call completes in the slice it returns
-# in (and exit's never returns). (Those before a SIGRETURN are
+# system call instruction (syscall, int $0x80: the task was switched out
+# in the call) is followed by that call first (in the twin's function of
+# that name): a call completes in the slice it returns in (and exit's
+# never returns); but where the SIGNAL after it names the call itself, a
+# restarted one, by the handler, the call after it. (Those before a SIGRETURN are
 # not checked here: the --split comparison covers them.) The handler comes from outside the regenerator: the SIGNAL
 # marker (schedlog print), named by the program's symbols (nm PROG) and
 # found in the twin's (nm PROG.orig), PROG in the current directory.
@@ -17,6 +19,7 @@ import re
 import subprocess
 import sys
 import glob
+from functools import lru_cache
 
 pcdir, capture = sys.argv[1], sys.argv[2]
 out = subprocess.run(["schedlog", "print", capture], capture_output=True, text=True,
@@ -45,11 +48,16 @@ for task, ms in marks.items():
         if pkind == "SIGNAL" and re.search(r" ip=\S+ sp=\S+", pline).group(0) == regs:
             # (its call, if any, was before the SIGNAL)
             expect[ns] = ("SIGNAL", int(re.search(r"arg=(0x[0-9a-f]+)", pline).group(1), 16), None)
-        elif nkind == "SIGNAL" and i + 2 < len(ms) and ms[i + 2][1] == "SWITCH_IN" and \
-                re.search(r" ip=\S+ sp=\S+", ms[i + 2][2]).group(0) == regs:
-            expect[ns] = ("EXIT", None, ip)     # (switched out again in its delivery: nothing ran)
         elif nkind == "SIGNAL":
-            expect[ns] = ("SIGNAL", int(re.search(r"arg=(0x[0-9a-f]+)", nline).group(1), 16), ip)
+            # (one at the call itself restarts it: the call after the handler)
+            cip = None if int(re.search(r" ip=(\S+)", nline).group(1), 16) == ip - 2 else ip
+            if i + 2 < len(ms) and ms[i + 2][1] == "SWITCH_IN" and \
+                    re.search(r" ip=\S+ sp=\S+", ms[i + 2][2]).group(0) == \
+                    re.search(r" ip=\S+ sp=\S+", nline).group(0):
+                expect[ns] = ("EXIT", None, cip)    # (switched out again in its delivery: nothing ran)
+            else:
+                expect[ns] = ("SIGNAL", int(re.search(r"arg=(0x[0-9a-f]+)", nline).group(1), 16),
+                              cip)
         elif nkind == "EXIT":
             expect[ns] = ("EXIT", None, ip)
 
@@ -74,11 +82,50 @@ def twin_entry(prog, addr):
     return syms[prog][1].get(name) if name else None
 
 
-def syscall_at(path, start):
-    out = subprocess.run(["objdump", "-d", "--start-address=%#x" % start,
-                          "--stop-address=%#x" % (start + 2), path],
+funcs = {}
+
+
+def func_of(prog, addr):
+    """(name, start) of the function symbol of PROG that holds addr"""
+    if prog not in funcs:
+        funcs[prog] = sorted((int(f[0], 16), f[2]) for f in
+                             (x.split() for x in subprocess.run(
+                                 ["nm", prog], capture_output=True, text=True).stdout.split("\n"))
+                             if len(f) == 3 and f[1] in "tTW")
+    best = None
+    for start, name in funcs[prog]:
+        if start > addr:
+            break
+        best = (name, start)
+    return best
+
+
+@lru_cache(maxsize=None)
+def call_before(prog, ip):
+    """The system call (syscall, int $0x80) that ends at ip in PROG, found
+    by disassembling its function up to ip: (function, start), or None"""
+    fn = func_of(prog, ip - 2)
+    if fn is None:
+        return None
+    out = subprocess.run(["objdump", "-d", "--start-address=%#x" % fn[1],
+                          "--stop-address=%#x" % ip, prog],
                          capture_output=True, text=True).stdout
-    return re.search(r"\tsyscall", out) is not None
+    last = [x for x in out.split("\n") if re.match(r"^ *[0-9a-f]+:\t", x)][-1:]
+    if last and int(last[0].split(":")[0], 16) == ip - 2 and \
+            re.search(r"\t(syscall|int +\$0x80)", last[0]):
+        return fn
+    return None
+
+
+@lru_cache(maxsize=None)
+def is_call_in(prog, addr, fname):
+    """is the twin's instruction at addr a system call in function fname?"""
+    fn = func_of(prog + ".orig", addr)
+    out = subprocess.run(["objdump", "-d", "--start-address=%#x" % addr,
+                          "--stop-address=%#x" % (addr + 2), prog + ".orig"],
+                         capture_output=True, text=True).stdout
+    return fn is not None and fn[0] == fname and \
+        re.search(r"\t(syscall|int +\$0x80)", out) is not None
 
 
 resumed = bad = 0
@@ -105,9 +152,10 @@ for path in sorted(glob.glob(pcdir + "/cpu*.lackey")):
         kind, handler, ip = expect[ns]
         # (switched out in a system call: the call, in the twin, first)
         call, nocall = "", False
-        if ip is not None and syscall_at(f[6], ip - 2):
-            call = "its system call, then "
-            nocall = not insns or not syscall_at(f[6] + ".orig", insns[0])
+        fn = call_before(f[6], ip) if ip is not None else None
+        if fn is not None:
+            call = "its system call (in %s), then " % fn[0]
+            nocall = not insns or not is_call_in(f[6], insns[0], fn[0])
             insns = insns[1:]
         first = insns[0] if insns else None
         want = twin_entry(f[6], handler) if kind == "SIGNAL" else None
