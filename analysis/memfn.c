@@ -381,22 +381,6 @@ static uint64_t cmp_scan(struct ae_memfn_emu *e, const struct ae_memfn_mem *m, i
 	return k | bl << 48 | br << 56;
 }
 
-int ae_memfn_cmp_refill(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, uint64_t n,
-			uint64_t stop, struct ae_memfn_mem *m)
-{
-	uint8_t own = m->fill;
-
-	for (int f = 1; f < 256; f++) {
-		if (f == own)
-			continue;
-		m->fill = f;
-		if (cmp_scan(e, m, kind, l, r, n, AE_MEMFN_STOP_K(stop)) == stop)
-			return 0;
-	}
-	m->fill = own;
-	return -1;
-}
-
 int ae_memfn_cmp_mem(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, uint64_t n,
 		     uint64_t stop, struct ae_memfn_mem *m, uint64_t *limit, uint32_t *result,
 		     char *err, size_t errlen)

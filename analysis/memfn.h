@@ -77,15 +77,4 @@ int ae_memfn_cmp_mem(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, u
 		     uint64_t stop, struct ae_memfn_mem *m, uint64_t *limit, uint32_t *result,
 		     char *err, size_t errlen);
 
-/*
- * Another synthetic memory for the same compare: *m (from
- * ae_memfn_cmp_mem()) with a fill other than its own under which the
- * compare still stops as `stop` records. The bytes before the stop are
- * the only ones the trace does not give, so a register whose value
- * differs between the two runs holds such a byte. Returns 0, or -1 (m
- * unchanged) if no other fill does.
- */
-int ae_memfn_cmp_refill(struct ae_memfn_emu *e, int kind, uint64_t l, uint64_t r, uint64_t n,
-			uint64_t stop, struct ae_memfn_mem *m);
-
 #endif

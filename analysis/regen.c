@@ -2135,10 +2135,10 @@ static uint64_t expand_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint
 
 /*
  * expand_target() on the routine's memory and on alt, the same with
- * another fill of the bytes the trace does not give (the copied ones, a
- * compare's equal ones): a step is taken only if both runs find it, else
- * a register the marker carries (%rcx) holds such a byte there, whose
- * real value may fit another step, or none. UINT64_MAX: not placed.
+ * another fill of the bytes the trace does not give (the copied ones):
+ * a step is taken only if both runs find it, else a register the marker
+ * carries (%rcx) holds such a byte there, whose real value may fit
+ * another step, or none. UINT64_MAX: not placed.
  */
 static uint64_t place_target(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 			     uint64_t ret, const struct ae_df_state *regs,
@@ -2368,15 +2368,16 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		limit = regs.v[2];
 		break;
 	}
-	/* the other memory place_target() checks steps on; none where
-	 * marks alone decide the run against a result record (strlen,
-	 * stpcpy, memchr: their markers are taken at the entry) */
+	/* Only where the synthetic memory is the fill alone (no routine
+	 * whose registers depend on bytes it marks: a loaded byte would
+	 * tell steps apart that the real bytes do not), and alt, the other
+	 * memory place_target() checks steps on, another fill (every bit
+	 * flipped; for memchr, not its byte) */
 	alt = mem;
-	if (ae_memfn_is_cmp(e->a))
-		place = !ae_memfn_cmp_refill(emu, e->a, regs.v[7], regs.v[6],
-					     e->a == AE_MEMFN_STRCMP ? 0 : regs.v[2], res, &alt);
-	else
-		place = !mem.nmarks && (alt.fill = mem.fill == 1 ? 2 : 1);
+	alt.fill = ~mem.fill;
+	if (e->a == AE_MEMFN_MEMCHR && alt.fill == (uint8_t)regs.v[6])
+		alt.fill ^= 0x80;
+	place = !mem.nmarks && !ae_memfn_is_cmp(e->a);
 	if (limit >= 1ull << 47)
 		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
 	if (expanded_bytes(e->a, &regs, limit) > AE_MEMFN_MAX_BYTES) {
@@ -2463,10 +2464,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		return rerr(g, pc, "corrupt trace: the expanded routine returned another result than recorded");
 	/* signals inside a routine whose result record comes before its
 	 * ret were taken at its entry, to read the result behind their
-	 * handlers' bytes: not placed (but a compare's record comes before
-	 * its body, after the entry's scan of both areas, which is not the
-	 * program's: those came at the entry) */
-	for (; mi < mi_res && !ae_memfn_is_cmp(e->a); mi++) {
+	 * handlers' bytes: not placed */
+	for (; mi < mi_res; mi++) {
 		struct ae_smk *k = mk(g, mi);
 
 		if (!k || k->m.type != TRBUF_MK_SIGNAL || k->pos != pos0 ||

@@ -10,9 +10,6 @@
 #     before TLS exists) and keep room in .bss for the value cache's TLS
 #     (patches/0003); with -fae-data, what runs before TLS exists gets no
 #     value cache (musl's own list of it, NOSSP_OBJS),
-#   - keep memcmp's, strcmp's and strncmp's index in %rcx, which a SIGNAL
-#     marker carries, so that aetrace delivers a signal inside their loop
-#     at its iteration (patches/0004),
 #   - delete the x86_64 assembly that has a generic C fallback (string and
 #     math), so those functions are compiled (and instrumented) by $MUSL_CC,
 #   - check with objdump that no instruction in the result writes r15 except

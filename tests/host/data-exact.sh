@@ -736,71 +736,6 @@ sig_run() {
 	fi
 }
 
-# sigcmp: tests/data/signal_cmp.c, SIGALRM amid expanded memcmp, strcmp
-# and strncmp, whose loops keep their index in %rcx (the traced musl's
-# patches/0004): each handler regenerated inside a compare's loop must
-# follow as many of its `add $0x1,%rcx` as the handler's load of
-# count[%rcx] says the native run had done, none may be delivered at the
-# call's end (aetrace stats), and there must be some.
-sigcmp() {
-	local d=$work/signal_cmp count h r late at
-	sig_run signal_cmp || return
-	count=$(nm -S "$d/p" | awk '$4 == "count" { print $1, $2 }')
-	h="$(nm "$d/p.orig" | awk '$3 == "on_alarm" { print $1 }') $(nm "$d/p.orig" | awk '$3 == "__restore_rt" { print $1 }')"
-	read -r at late < <("$aetrace" stats "$d/t.zst" "$d/p" 2>/dev/null |
-		sed -n 's/^expanded signals *\([0-9]*\) at their instruction, \([0-9]*\) at the call.s entry or end$/\1 \2/p')
-	# each compare: entry, end, its loop's increment (in the twin)
-	# shellcheck disable=SC2086
-	r=$(python3 - "$d/regen" $count $h $(for f in memcmp strcmp strncmp; do
-		read -r lo sz < <(nm -S "$d/p.orig" | awk -v f=$f '$4 == f { print $1, $2 }')
-		inc=$(objdump -d --start-address=0x$lo --stop-address=$((0x$lo + 0x$sz)) "$d/p.orig" |
-			sed -n 's/^ *\([0-9a-f]*\):.*add *\$0x1,%rcx$/\1/p' | head -1)
-		echo "$lo $sz ${inc:-0}"; done) <<'PY'
-import sys
-count, csz, handler, restorer = (int(x, 16) for x in sys.argv[2:6])
-fns = [tuple(int(x, 16) for x in sys.argv[i:i + 3]) for i in (6, 9, 12)]
-cur = None      # (function, increments) of the compare running
-n = bad = 0
-inh = False     # in the handler, its load not seen yet
-for line in open(sys.argv[1]):
-    if line.startswith("I  "):
-        a = int(line[3:].split(",")[0], 16)
-        if a == handler:
-            inh, pending = True, cur
-            continue
-        if restorer <= a < restorer + 16:
-            inh = False
-            continue
-        if inh:
-            continue
-        for f in fns:
-            if a == f[0]:
-                cur = [f, 0]
-            elif a == f[2] and cur and cur[0] == f:
-                cur[1] += 1
-        if cur and not cur[0][0] <= a < cur[0][0] + cur[0][1]:
-            cur = None
-        continue
-    if inh and line.startswith(" L") and count <= int(line[3:].split(",")[0], 16) < count + csz:
-        c = int(line[3:].split(",")[0], 16) - count
-        if pending:
-            n += 1
-            if pending[1] != c:
-                bad += 1
-                if bad <= 3:
-                    print("# handler after %d increments of the compare at %#x, its %%rcx says %d" %
-                          (pending[1], pending[0][0], c), file=sys.stderr)
-            pending = None
-print(n, bad)
-PY
-)
-	if [ "${r% *}" -ge 20 ] 2>/dev/null && [ "${r#* }" = 0 ] && [ "${late:-x}" = 0 ] && [ "${at:-0}" -ge "${r% *}" ]; then
-		echo "ok - signal_cmp: ${r% *} handlers inside compares' loops, each after the iterations its %rcx says ($at expanded signals at their instruction, 0 at a call's entry or end)" >>"$d/res"
-	else
-		echo "not ok - signal_cmp: handlers inside compares: ${r:-none} (placed, wrong); aetrace stats: ${at:-?} at their instruction, ${late:-?} at a call's entry or end" >>"$d/res"
-	fi
-}
-
 # sigstub: tests/data/sig_stub.c, SIGALRM every 100 us in a loop whose
 # back edge writes a witness: each handler's load of probe[cnt % 4096]
 # must follow the store into arr of the iteration it interrupted (cnt - 1
@@ -1071,14 +1006,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigcmp sigstub sigrecur vcsig vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog regen_step kinds gather vclow sigmemfn sigcmp sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigcmp) sigcmp ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigcmp) name=signal_cmp ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
