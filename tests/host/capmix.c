@@ -240,23 +240,29 @@ static int add_foreign(uint64_t len)
  * keeps a MARKERS chunk far below AE_CHUNK_MAX_LEN. werr: that flush
  * failed.
  */
-#ifndef MK_CAP
 #define MK_CAP	16384
-#endif
 static int werr;
 
 static int flush_cpu(struct cpu *c, int ci);
+static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *t,
+		       const struct trbuf_marker *src);
+
+/* Write CPU ci's sub-buffer and open the next: returns 0 or -1. */
+static int close_subbuf(struct cpu *c, int ci, const struct task *t)
+{
+	if (flush_cpu(c, ci))
+		return -1;
+	put_marker(c, ci, TRBUF_MK_SUBBUF, t, NULL);
+	return 0;
+}
 
 static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *t,
 		       const struct trbuf_marker *src)
 {
 	struct trbuf_marker m;
 
-	if (c->nmk >= MK_CAP && type != TRBUF_MK_SUBBUF) {
-		if (flush_cpu(c, ci))
-			werr = 1;
-		put_marker(c, ci, TRBUF_MK_SUBBUF, t, NULL);
-	}
+	if (c->nmk >= MK_CAP && type != TRBUF_MK_SUBBUF && close_subbuf(c, ci, t))
+		werr = 1;
 
 	if (src)
 		m = *src;
@@ -413,11 +419,8 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 		c->len += k;
 		t->done += k;
 		n -= k;
-		if (c->len == subbuf) {
-			if (flush_cpu(c, ci))
-				return -1;
-			put_marker(c, ci, TRBUF_MK_SUBBUF, t, NULL);
-		}
+		if (c->len == subbuf && close_subbuf(c, ci, t))
+			return -1;
 	}
 	return 0;
 }

@@ -62,13 +62,20 @@ for task, ms in marks.items():
             expect[ns] = ("EXIT", None, ip)
 
 
+@lru_cache(maxsize=None)
+def nm(path):
+    """(address, type, name) of each symbol nm lists in path"""
+    return [(int(f[0], 16), f[1], f[2]) for f in
+            (x.split() for x in subprocess.run(["nm", path], capture_output=True,
+                                              text=True).stdout.split("\n"))
+            if len(f) == 3]
+
+
 def symbols(path):
     res = {}
-    for line in subprocess.run(["nm", path], capture_output=True, text=True).stdout.split("\n"):
-        f = line.split()
-        if len(f) == 3:
-            res.setdefault(int(f[0], 16), f[2])
-            res.setdefault(f[2], int(f[0], 16))
+    for addr, _, name in nm(path):
+        res.setdefault(addr, name)
+        res.setdefault(name, addr)
     return res
 
 
@@ -88,10 +95,7 @@ funcs = {}
 def func_of(prog, addr):
     """(name, start) of the function symbol of PROG that holds addr"""
     if prog not in funcs:
-        funcs[prog] = sorted((int(f[0], 16), f[2]) for f in
-                             (x.split() for x in subprocess.run(
-                                 ["nm", prog], capture_output=True, text=True).stdout.split("\n"))
-                             if len(f) == 3 and f[1] in "tTW")
+        funcs[prog] = sorted((addr, name) for addr, kind, name in nm(prog) if kind in "tTW")
     best = None
     for start, name in funcs[prog]:
         if start > addr:
