@@ -272,7 +272,14 @@ static int cmd_stats(int argc, char **argv)
 		sum.expanded_late += x->st.expanded_late;
 		sum.switches += x->st.switches;
 		sum.switches_unplaced += x->st.switches_unplaced;
+		sum.switches_ambiguous += x->st.switches_ambiguous;
 	}
+	/* a slice whose end was taken at its switch point's ip, which later
+	 * bytes showed ambiguous, ended near it after all */
+	if (sum.switches_ambiguous > s.slice_ends[AE_SLICE_END_SWITCH])
+		sum.switches_ambiguous = s.slice_ends[AE_SLICE_END_SWITCH];
+	s.slice_ends[AE_SLICE_END_SWITCH] -= sum.switches_ambiguous;
+	s.slice_ends[AE_SLICE_END_NEAR] += sum.switches_ambiguous;
 	printf("tasks            %zu\n", s.n);
 	printf("instructions     %llu\n", (unsigned long long)sum.insns);
 	printf("basic blocks     %llu\n", (unsigned long long)sum.blocks);

@@ -1048,6 +1048,7 @@ static void switch_revisited(struct ae_regen *g, uint64_t pc)
 		   g->ds.v[AE_DF_RSP] == g->sww.sp) {
 		g->sww.active = 0;
 		g->st.switches_unplaced++;
+		g->st.switches_ambiguous++;
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sthe last switch point's ip %#llx is reached again at offset %llu with its %%rsp: not placed\n",
 				g->name, (unsigned long long)pc, (unsigned long long)g->pos);
@@ -2410,6 +2411,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	    fits_again(g, emu, pc, ret, &regs, &mem, place ? &alt : NULL, limit, &x,
 		       &g->xsw.k)) {
 		g->st.switches_unplaced++;
+		g->st.switches_ambiguous++;
 		if (g->debug)
 			fprintf(stderr, "aetrace: %sswitch point (marker %llu) placed in an expanded call fits the next one at its offset too: not placed\n",
 				g->name, (unsigned long long)g->xsw.k.index);

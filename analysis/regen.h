@@ -55,6 +55,9 @@ struct ae_regen_stats {
 				 * or after it: not at their instruction */
 	uint64_t switches;	/* switch points reached (ae_regen_ops.switched) */
 	uint64_t switches_unplaced;	/* of those: taken at the next byte, not at their ip */
+	uint64_t switches_ambiguous;	/* of those: taken at their ip, found
+					 * ambiguous later (their slice's end
+					 * was reported at a switch point) */
 };
 
 struct ae_regen;

@@ -319,7 +319,8 @@ twfirst=$(awk -v t="t=$tns" 'FNR == 1 { on = 0 } /^# switch/ { if (on) exit; on 
 nsw=$("$B/schedlog" print tw2.zst | grep SWITCH_IN | grep -vc ' ip=0 ')
 check "a switch point at leaf()'s entry, reached twice at its offset with its %rsp: at the first call, counted as not at its ip ($(grep '^switch points' twstats | tr -s ' '))" \
 	'same_trace tw2.zst swp_twice.ref && [ "$twfirst" = "$(printf "%08x" $((0x${lo:-0})))" ] &&
-	 grep -q "^switch points  *$nsw reached, 1 of them not at their ip" twstats'
+	 grep -q "^switch points  *$nsw reached, 1 of them not at their ip" twstats &&
+	 grep -q "^slice ends  *$((nsw - 1)) at a switch point, 1 near one" twstats'
 # nest: the handler's fault at the ip of the one that ran it, at its
 # offset, with another %rsp; switched out after the first SIGNAL and
 # again at the second's ip (capmix --switch-again): that point is the
