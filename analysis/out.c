@@ -85,7 +85,17 @@ static void ob_put(struct obuf *b, const char *s, size_t n)
 {
 	if (b->n + n > sizeof(b->buf))
 		ob_flush(b);
-	memcpy(b->buf + b->n, s, n);
+	/* (--format=bin's records, one per instruction and data access,
+	 * copied as fmt_insn() and fmt_mem() wrote them, field by field:
+	 * not a call of memcpy, and no load spanning two of their stores,
+	 * which the CPU cannot forward) */
+	if (n == 9 || n == 11) {
+		memcpy(b->buf + b->n, s, 8);
+		b->buf[b->n + 8] = s[8];
+		if (n == 11)
+			memcpy(b->buf + b->n + 9, s + 9, 2);
+	} else
+		memcpy(b->buf + b->n, s, n);
 	b->n += n;
 }
 

@@ -169,7 +169,7 @@ static int task_insn(void *ctx, uint64_t addr, unsigned int size)
 	struct task *t = ctx;
 	struct sr *r = t->sr;
 
-	return r->o->insn ? r->o->insn(r->o->ctx, &t->info, addr, size) : 0;
+	return r->o->insn(r->o->ctx, &t->info, addr, size);
 }
 
 static void co_wait(void *ctx)
@@ -403,7 +403,7 @@ static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 	t->info.tid = tid;
 	t->info.cpu = -1;
 	t->sr = r;
-	t->sink.insn = task_insn;
+	t->sink.insn = r->o->insn ? task_insn : NULL;
 	t->sink.mem = r->o->mem ? task_mem : NULL;
 	t->sink.vex = r->o->vex;
 	t->sink.ctx = t;

@@ -36,50 +36,11 @@ tests/real/lua.sh
 tests/real/bzip2.sh
 tests/real/gen-input.sh 65536 > "$tmp/in"
 
-# The -fae-data builds, cached in build/bench-data/NAME-HASH (hash of the
-# compiler, its runtimes and musl-data).
-key=$(cat "$aecc" build/instrument/libae.a build/instrument/libaert.a \
-	build/musl-data/lib/libc.a "$0" 2>/dev/null | sha256sum | cut -c1-16)
-# data_build NAME [-fno-ae-vcache]
-data_build() {
-	local name=$1 vc=${2:-} out=$top/build/bench-data/$1${2:+-novc}-$key f objs=() dsc
-	local cache=${AE_CACHE:-$HOME/.cache/aetrace}
-	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
-	if [ -x "$out/p" ]; then echo "$out/p"; return; fi
-	case $name in
-	lua) dsc=$(ls "$cache"/src/lua5.4_5.4.4*.dsc | tail -n 1) ;;
-	bzip2) dsc=$(ls "$cache"/src/bzip2_1.0.8*.dsc | tail -n 1) ;;
-	esac
-	rm -rf "$out" && mkdir -p "$out"
-	if ! (dpkg-source --no-check --no-copy -x "$dsc" "$out/src" &&
-	      if [ "$name" = lua ]; then
-		cd "$out/src/src" &&
-		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > lua5.4-deb-multiarch.h &&
-		for f in l*.c; do
-			case $f in lua.c|luac.c) continue ;; esac
-			"$aecc" -fae-data $vc "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
-			objs+=("${f%.c}.o")
-		done &&
-		"$aecc" -fae-data $vc "${F[@]}" -c lua.c -o lua.o &&
-		"$aecc" -fae-data -o "$out/p" lua.o "${objs[@]}" -lm
-	      else
-		cd "$out/src" && printf '#!/bin/sh\nexec %s -fae-data %s "$@"\n' "$aecc" "$vc" >cc-data &&
-		chmod +x cc-data &&
-		make libbz2.a bzip2.o CC="$out/src/cc-data" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
-		"$aecc" -fae-data -o "$out/p" bzip2.o libbz2.a
-	      fi) >"$out.log" 2>&1; then
-		echo "data-bench: $name -fae-data build failed (log: $out.log)" >&2
-		rm -f "$out/p"
-		return 1
-	fi
-	rm -rf "$out/src"
-	echo "$out/p"
-}
 echo "  BUILD   lua, bzip2 with -fae-data, and without the value cache"
-dlua=$(data_build lua)
-dbz=$(data_build bzip2)
-dluanv=$(data_build lua -fno-ae-vcache)
-dbznv=$(data_build bzip2 -fno-ae-vcache)
+dlua=$(bench/data-build.sh lua)
+dbz=$(bench/data-build.sh bzip2)
+dluanv=$(bench/data-build.sh lua -fno-ae-vcache)
+dbznv=$(bench/data-build.sh bzip2 -fno-ae-vcache)
 
 rows=$tmp/rows
 : >"$rows"
