@@ -85,18 +85,16 @@ static void ob_put(struct obuf *b, const char *s, size_t n)
 {
 	if (b->n + n > sizeof(b->buf))
 		ob_flush(b);
-	/* (--format=bin's records, one per instruction and data access,
-	 * copied as fmt_insn() and fmt_mem() wrote them, field by field:
-	 * not a call of memcpy, and no load spanning two of their stores,
-	 * which the CPU cannot forward) */
-	if (n == 9 || n == 11) {
-		memcpy(b->buf + b->n, s, 8);
-		b->buf[b->n + 8] = s[8];
-		if (n == 11)
-			memcpy(b->buf + b->n + 9, s + 9, 2);
-	} else
-		memcpy(b->buf + b->n, s, n);
+	memcpy(b->buf + b->n, s, n);
 	b->n += n;
+}
+
+/* Room for n more bytes at the end of b's buffer: where to write them. */
+static char *ob_room(struct obuf *b, size_t n)
+{
+	if (b->n + n > sizeof(b->buf))
+		ob_flush(b);
+	return b->buf + b->n;
 }
 
 /* One instruction in the output format; returns its length. */
@@ -250,45 +248,48 @@ static struct obuf *cpu_buf_of(struct ae_out *o, const struct ae_task_info *t)
 	return b;
 }
 
+/*
+ * Task t's record of n bytes at p, which fmt_insn() or fmt_mem() wrote
+ * where ob_room() said in the single output's buffer (or in a line of
+ * their caller's when there is none), goes to each of its outputs:
+ * formatted once, in place, as every instruction is one.
+ */
+static int out_rec(struct ae_out *o, const struct ae_task_info *t, const char *p, size_t n)
+{
+	struct obuf *b;
+
+	if (o->all)
+		o->all->n += n;
+	if (o->o.split_dir && (b = split_buf(o, t)))
+		ob_put(b, p, n);
+	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
+		ob_put(b, p, n);
+	return o->err;
+}
+
 static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size)
 {
 	struct ae_out *o = ctx;
-	char line[40];
-	size_t n;
-	struct obuf *b;
+	char line[40], *p;
 
 	if (o->o.thread && t->tid != o->o.thread)
 		return 0;
 	if (o->o.original_only && t->program && !ae_is_original(t->program, addr))
 		return 0;
-	n = fmt_insn(o, line, addr, size);
-	if (o->all)
-		ob_put(o->all, line, n);
-	if (o->o.split_dir && (b = split_buf(o, t)))
-		ob_put(b, line, n);
-	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
-		ob_put(b, line, n);
-	return o->err;
+	p = o->all ? ob_room(o->all, sizeof(line)) : line;
+	return out_rec(o, t, p, fmt_insn(o, p, addr, size));
 }
 
 static int out_mem(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
 		   unsigned int size)
 {
 	struct ae_out *o = ctx;
-	char line[96];
-	size_t n;
-	struct obuf *b;
+	char line[96], *p;
 
 	if (o->o.thread && t->tid != o->o.thread)
 		return 0;
-	n = fmt_mem(o, line, acc, addr, size);
-	if (o->all)
-		ob_put(o->all, line, n);
-	if (o->o.split_dir && (b = split_buf(o, t)))
-		ob_put(b, line, n);
-	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
-		ob_put(b, line, n);
-	return o->err;
+	p = o->all ? ob_room(o->all, sizeof(line)) : line;
+	return out_rec(o, t, p, fmt_mem(o, p, acc, addr, size));
 }
 
 static void out_switch(void *ctx, const struct ae_task_info *t, uint64_t time_ns)

@@ -464,8 +464,8 @@ static struct ae_dinsn *new_dinsn(struct ae_program *p)
 	return &p->dpool[p->npool - 1][p->dused++];
 }
 
-/* Decoded twin instruction at addr (cached), or NULL. */
-struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
+/* ae_decode() the first time: decode and cache the instruction at addr. */
+struct ae_dinsn *ae_decode_new(struct ae_program *p, uint64_t addr)
 {
 	struct ae_dinsn *d;
 	const uint8_t *code;

@@ -93,7 +93,16 @@ uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_r
  * .ae_vcupd entry), AE_VC_SLOTS for a store into the address cache, or
  * -1. */
 int ae_vc_update_at(const struct ae_program *p, uint64_t prog_addr);
-struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr);
+/* The twin's instruction at addr, decoded once and cached; NULL when addr
+ * is outside its code or no instruction decodes there. */
+struct ae_dinsn *ae_decode_new(struct ae_program *p, uint64_t addr);
+static inline struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
+{
+	/* (the regenerator asks once per instruction it runs: inline) */
+	if (addr >= p->orig.text_lo && addr < p->orig.text_hi && p->tab[addr - p->orig.text_lo])
+		return p->tab[addr - p->orig.text_lo];
+	return ae_decode_new(p, addr);
+}
 int ae_is_original(struct ae_program *p, uint64_t addr);
 /* The data-flow view of decoded instruction d at addr (cached), or NULL
  * when data tracing cannot follow it or memory ran out. */
