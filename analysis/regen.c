@@ -116,6 +116,9 @@ struct ae_regen {
 				 * its argument records (AE_EV_ARGS_AT_CALL) */
 	int expanding;		/* inside expand(): a signal's %rsp is the
 				 * routine's, not the one ds holds */
+	uint64_t mk_keep;	/* markers from this index on are still read
+				 * (expand(): those taken by the handlers of
+				 * signals at its entry); UINT64_MAX: none */
 	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
 	struct vclast vcl;
 	uint64_t ld_addr;	/* the last instruction's first access */
@@ -1114,7 +1117,7 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 	}
 	wait_markers_here(g);
 	ae_tstream_consumed(g->s, g->pos);
-	ae_tstream_markers_done(g->s, g->mi);
+	ae_tstream_markers_done(g->s, g->mi < g->mk_keep ? g->mi : g->mk_keep);
 	if (revisited(g, pc))
 		return -1;
 	switch_revisited(g, pc);
@@ -2320,7 +2323,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	struct ae_smk *end;
-	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0;
+	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0, keep = 0;
 	char err[200];
 	int r, place;
 
@@ -2347,6 +2350,11 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 			return rerr(g, pc, "the task was killed inside an expanded library routine (before its result record): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		mi = g->mi;
 		pos0 = g->pos;
+		/* (the handlers consume() runs must not let go of the
+		 * markers read below) */
+		keep = g->mk_keep;
+		if (mi < g->mk_keep)
+			g->mk_keep = mi;
 		if (consume(g, e->width, &res, pc))
 			return -1;
 		mi_res = g->mi;
@@ -2506,6 +2514,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 			return -1;
 		g->st.expanded_late++;
 	}
+	if (e->width)
+		g->mk_keep = keep;
 	/*
 	 * A signal that interrupted the routine (its bytes come next, its ip
 	 * lies among the routine's instructions) runs before the return:
@@ -2707,7 +2717,9 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 		g->ops = *ops;
 	g->pos = s->base;
 	g->mi = s->mk_base;
+	g->mk_keep = UINT64_MAX;
 	g->debug = getenv("AETRACE_DEBUG") != NULL;
+	s->eager = g->debug;
 	/* a data-traced program's register records must be read even when
 	 * only instructions are wanted (calls' records come at returns) */
 	g->data = p->data_objs > 0;

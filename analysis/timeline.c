@@ -324,9 +324,19 @@ static int load_trace_markers(const char *path, struct trbuf_marker **mk, size_t
 	return r < 0 ? -1 : 0;
 }
 
+/* A regenerated slice, with its program's name: the one it points at is
+ * gone once ae_sysregen() returns. */
+struct counted_slice {
+	struct ae_slice_info si;
+	char prog[16];
+};
+
+_Static_assert(sizeof(((struct counted_slice *)0)->prog) == sizeof(((struct ae_slice *)0)->comm),
+	       "a program's name is a slice's comm");
+
 /* Instructions per slice from sysregen, gathered in marker order. */
 struct insn_counts {
-	struct ae_slice_info *s;
+	struct counted_slice *s;
 	size_t n, cap;
 	int oom;
 };
@@ -337,7 +347,7 @@ static void on_slice(void *ctx, const struct ae_slice_info *si)
 
 	if (ic->n == ic->cap) {
 		size_t cap = ic->cap ? ic->cap * 2 : 256;
-		struct ae_slice_info *p = realloc(ic->s, cap * sizeof(*p));
+		struct counted_slice *p = realloc(ic->s, cap * sizeof(*p));
 
 		if (!p) {
 			ic->oom = 1;
@@ -346,7 +356,12 @@ static void on_slice(void *ctx, const struct ae_slice_info *si)
 		ic->s = p;
 		ic->cap = cap;
 	}
-	ic->s[ic->n++] = *si;
+	ic->s[ic->n].si = *si;
+	/* (a program's name, as the BPF log's comm: its first 15 bytes) */
+	snprintf(ic->s[ic->n].prog, sizeof(ic->s[ic->n].prog), "%s",
+		 si->task.prog ? si->task.prog : "");
+	ic->s[ic->n].si.task.prog = NULL;
+	ic->n++;
 }
 
 /*
@@ -373,7 +388,7 @@ static int add_insns(struct slices *v, const char *trace, const char *sched, cha
 		fprintf(stderr, "aetrace timeline: %s: warning: some tasks did not regenerate; their slices lack instruction counts\n",
 			trace);
 	for (i = 0; i < ic.n; i++) {
-		const struct ae_slice_info *si = &ic.s[i];
+		const struct ae_slice_info *si = &ic.s[i].si;
 		size_t lo = 0, hi = v->n;
 
 		while (lo < hi) {
@@ -390,8 +405,8 @@ static int add_insns(struct slices *v, const char *trace, const char *sched, cha
 			struct ae_slice *d = &v->s[lo - 1];
 
 			d->insns += si->insns;
-			if (!d->comm[0] && si->task.prog)	/* no BPF log: the program's name */
-				snprintf(d->comm, sizeof(d->comm), "%s", si->task.prog);
+			if (!d->comm[0])	/* no BPF log: the program's name */
+				memcpy(d->comm, ic.s[i].prog, sizeof(d->comm));
 		} else if (si->insns)
 			unplaced++;
 	}

@@ -40,7 +40,7 @@ void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi)
 {
 	uint64_t drop = mi - s->mk_base;
 
-	if (drop < 256 || drop > s->nmk)
+	if (!drop || (drop < 256 && !s->eager) || drop > s->nmk)
 		return;
 	memmove(s->mk, s->mk + drop, (s->nmk - drop) * sizeof(*s->mk));
 	s->nmk -= drop;

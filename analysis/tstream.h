@@ -45,6 +45,9 @@ struct ae_tstream {
 	uint64_t open_sig[64];	/* SIGNAL indexes waiting for their SIGRETURN */
 	int nopen;
 	int final;		/* 0 open; 1 complete (EXIT, EXEC); 2 the capture ended */
+	int eager;		/* markers are let go of as soon as they are done
+				 * with, not 256 at a time (AETRACE_DEBUG: so
+				 * that one read after that fails every time) */
 };
 
 /*

@@ -466,6 +466,9 @@ sigmemfn() {
 			echo "not ok - signal_memfn: regenerated, but no signal landed inside an expanded routine" >>"$d/res"
 		fi
 		# those not at their instruction are said, with aetrace stats' count
+		# (AETRACE_DEBUG lets go of each marker as soon as it is taken:
+		# those of signals at a call's entry are read after their
+		# handlers ran, and a regenerator that let them go counts fewer)
 		late=$(grep -c 'signal interrupted the expanded routine' "$d/err")
 		note=$(sed -n 's/^aetrace: note: task .*: \([0-9]*\) signals inside expanded library routines are delivered at the call.s entry or end.*/\1/p' "$d/err")
 		stat=$("$aetrace" stats "$d/t.zst" "$d/i/p" 2>/dev/null | sed -n 's/^expanded signals .*, \([0-9]*\) at the call.s entry or end$/\1/p')

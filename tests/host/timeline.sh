@@ -128,6 +128,12 @@ if [ -x bin/aecc ] && [ -x bin/aerun ] && bin/aecc -O2 -o "$w/interp" tests/corp
 	sum=$(python3 -c 'import json,sys; x=[e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"]=="X"]; print(sum(e["args"].get("instructions",0) for e in x), all(e["args"]["comm"]=="interp" for e in x))' "$w/i.json" 2>/dev/null)
 	check "timeline --trace: slice instruction counts add up to aetrace regen's $nins, named after the program ($sum)" \
 		'[ $rc -eq 0 ] && [ "$sum" = "$nins True" ] && [ "$nins" -gt 1000 ]'
+	# (the names come from the regenerator, which has freed its programs
+	# when the counts are added: memcheck sees a read of one)
+	timeout 600 valgrind -q --error-exitcode=9 $ae timeline --trace "$w/cap.zst" "$w/interp" \
+		-o "$w/v.json" 2>"$w/verr"
+	check "timeline --trace under valgrind memcheck: no invalid read or leak of a name" \
+		'[ $? -eq 0 ] && cmp -s "$w/i.json" "$w/v.json"'
 	$ae timeline --sched "$w/cap.zst" --trace "$w/cap.zst" "$w/interp" -o "$w/i.svg" 2>"$w/err" &&
 		xmllint --noout "$w/i.svg" && grep -q "interp [0-9]*/[0-9]* $nins insns" "$w/i.svg"
 	check "SVG slice labels carry the instruction count" '[ $? -eq 0 ]'
