@@ -550,7 +550,8 @@ struct ae_dinsn *ae_decode_new(struct ae_program *p, uint64_t addr)
 	return d;
 }
 
-const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, uint64_t addr)
+/* ae_decode_df() the first time */
+const struct ae_df_op *ae_decode_df_new(struct ae_program *p, struct ae_dinsn *d, uint64_t addr)
 {
 	const uint8_t *code;
 	size_t size = d->len;

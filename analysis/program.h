@@ -106,7 +106,12 @@ static inline struct ae_dinsn *ae_decode(struct ae_program *p, uint64_t addr)
 int ae_is_original(struct ae_program *p, uint64_t addr);
 /* The data-flow view of decoded instruction d at addr (cached), or NULL
  * when data tracing cannot follow it or memory ran out. */
-const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d, uint64_t addr);
+const struct ae_df_op *ae_decode_df_new(struct ae_program *p, struct ae_dinsn *d, uint64_t addr);
+static inline const struct ae_df_op *ae_decode_df(struct ae_program *p, struct ae_dinsn *d,
+						 uint64_t addr)
+{
+	return d->df ? d->df : ae_decode_df_new(p, d, addr);
+}
 
 /* The program's library-routine expander (memfn.h), made on first use;
  * NULL after a message. */
