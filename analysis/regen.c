@@ -95,6 +95,9 @@ struct ae_regen {
 	 * the regeneration follows it (a data trace's known %rcx, a rep
 	 * the handler interrupted: rep_cut, for the next delivery) */
 	uint64_t level_cx[MAX_LEVELS];
+	/* that handler interrupted an expanded routine past its entry and
+	 * was delivered there (xentry): it may not leave by longjmp */
+	uint8_t level_xin[MAX_LEVELS];
 	int rep_cut;
 	uint64_t kill_edge;	/* a kill cut the sequence of the edge to it */
 	uint64_t kill_skip;	/* 1 + offset a kill last skipped a witness at */
@@ -116,6 +119,8 @@ struct ae_regen {
 				 * its argument records (AE_EV_ARGS_AT_CALL) */
 	int expanding;		/* inside expand(): a signal's %rsp is the
 				 * routine's, not the one ds holds */
+	uint64_t xentry;	/* expand(): the routine whose entry's signals
+				 * consume() delivers (its twin entry), or 0 */
 	uint64_t mk_keep;	/* markers from this index on are still read
 				 * (expand(): those taken by the handlers of
 				 * signals at its entry); UINT64_MAX: none */
@@ -480,7 +485,7 @@ static int deliver(struct ae_regen *g)
 	int args_at_call = g->args_at_call;
 	struct ae_df_state saved_ds;
 	struct vclast vcl;
-	uint64_t ld_addr, sig_ip, sig_sp;
+	uint64_t ld_addr, sig_ip, sig_sp, xentry;
 	uint8_t vsib[sizeof(g->vsib)];
 	int ret, vslot, expanding;
 
@@ -538,6 +543,7 @@ static int deliver(struct ae_regen *g)
 	g->level_ip[g->level + 1] = mk_ip(g, k);
 	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
 				    m->cx : ~0ull;
+	g->level_xin[g->level + 1] = g->xentry && mk_ip(g, k) != g->xentry;
 	g->rep_cut = 0;
 	g->mi++;
 	g->st.signals++;
@@ -559,6 +565,8 @@ static int deliver(struct ae_regen *g)
 	g->level_depth[g->level] = depth;
 	expanding = g->expanding;
 	g->expanding = 0;
+	xentry = g->xentry;
+	g->xentry = 0;
 	/* switched out while the kernel delivered it (its hook waits for
 	 * room): the task's ip was still the interrupted one, the handler's
 	 * first instruction is where it resumes */
@@ -567,6 +575,7 @@ static int deliver(struct ae_regen *g)
 		switch_here(g, 1);
 	ret = run(g, handler);
 	g->expanding = expanding;
+	g->xentry = xentry;
 	g->level--;
 	if (ret < 0 || g->stop)
 		return ret;
@@ -1967,6 +1976,12 @@ static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 		/* a longjmp out of a signal handler */
 		for (l = g->level; l > 0 && g->n < g->level_depth[l]; l--)
 			;
+		/* out of one delivered at an expanded routine's entry, which
+		 * it had interrupted: the routine's instructions before the
+		 * signal were never emitted (they come after the handler) */
+		for (int i = l + 1; i <= g->level; i++)
+			if (g->level_xin[i])
+				return rerr(g, pc, "a signal handler left an expanded library routine it interrupted by longjmp (the routine's instructions come after the handler, whose result record they wait for): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		if (l < g->level) {
 			g->level = l;
 			g->unwind_pc = target;
@@ -2323,7 +2338,7 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	uint32_t need = ae_memfn_args(e->a) | (1u << AE_DF_RSP);
 	struct ae_df_state regs = g->ds;
 	struct ae_smk *end;
-	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0, keep = 0;
+	uint64_t res = 0, limit, ret, mi = 0, mi_res = 0, pos0 = 0, keep = 0, xentry;
 	char err[200];
 	int r, place;
 
@@ -2355,7 +2370,11 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		keep = g->mk_keep;
 		if (mi < g->mk_keep)
 			g->mk_keep = mi;
-		if (consume(g, e->width, &res, pc))
+		xentry = g->xentry;
+		g->xentry = pc;
+		r = consume(g, e->width, &res, pc);
+		g->xentry = xentry;
+		if (r)
 			return -1;
 		mi_res = g->mi;
 		count_plain(g, e->width);

@@ -324,11 +324,23 @@ EOF
 	expect_error "a fault inside an expanded strlen whose handler returns" \
 		"signal 11 .a fault. inside an expanded library routine at 0x[0-9a-f]+, taken at its entry" \
 		"$top/bin/aetrace" regen --format=lackey sfault.zst sfault
+	# the same handler leaving by siglongjmp: the routine's instructions
+	# before the fault would come after the handler, which never
+	# returns (a review: the regeneration had none of them, silently)
+	sed -e 's|#include <string.h>|#include <string.h>\n#include <setjmp.h>\nstatic sigjmp_buf jb;|' \
+	    -e 's|^static void on_segv.*|static void on_segv(int s) { (void)s; siglongjmp(jb, 1); }|' \
+	    -e 's|n = strlen(buf + 4000);|n = sigsetjmp(jb, 1) ? 0 : strlen(buf + 4000);|' sfault.c >sfaultlj.c
+	"$top/bin/aecc" -fae-data -O2 -o sfaultlj sfaultlj.c &&
+		"$top/bin/aerun" -q -o sfaultlj.zst -- ./sfaultlj >/dev/null
+	expect_error "a fault inside an expanded strlen whose handler leaves by siglongjmp" \
+		"a signal handler left an expanded library routine it interrupted by longjmp" \
+		"$top/bin/aetrace" regen --format=lackey sfaultlj.zst sfaultlj
 else
 	ok "fault inside an expanded routine # SKIP no data-traced musl or the program did not build"
 	ok "fault inside an expanded memmove # SKIP no data-traced musl or the program did not build"
 	ok "a fault that fits two expanded calls # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
+	ok "a fault inside an expanded strlen, siglongjmp # SKIP no data-traced musl or the program did not build"
 fi
 # A gather that faults at its fifth element, on the page after the first
 # four (tests/data/gather_fault.c span): the CPU loaded some before the
