@@ -37,10 +37,10 @@ tests/real/bzip2.sh
 tests/real/gen-input.sh 65536 > "$tmp/in"
 
 echo "  BUILD   lua, bzip2 with -fae-data, and without the value cache"
-dlua=$(bench/data-build.sh lua)
-dbz=$(bench/data-build.sh bzip2)
-dluanv=$(bench/data-build.sh lua -fno-ae-vcache)
-dbznv=$(bench/data-build.sh bzip2 -fno-ae-vcache)
+dlua=$(tests/real/data-build.sh lua)
+dbz=$(tests/real/data-build.sh bzip2)
+dluanv=$(tests/real/data-build.sh lua -fno-ae-vcache)
+dbznv=$(tests/real/data-build.sh bzip2 -fno-ae-vcache)
 
 rows=$tmp/rows
 : >"$rows"

@@ -4,7 +4,7 @@
 # (aerun) and for the same capture re-cut into a 2-CPU whole-system capture
 # with 4 KiB sub-buffers (build/tests/capmix: the demultiplexer and the
 # per-task coroutines at work), and for a capture of the same run of Lua
-# built with aecc -fae-data (bench/data-build.sh), whose regeneration
+# built with aecc -fae-data (tests/real/data-build.sh), whose regeneration
 # also emulates the registers and writes every data access. Output:
 # --format=bin to /dev/null, and `aetrace stats` (no output). Best of
 # BENCH_ROUNDS (default 5) runs.
@@ -23,7 +23,7 @@ bin/aerun -q -o "$tmp/t.zst" -- "$lua" tests/real/queens.lua "$n" 1 >/dev/null
 build/tests/capmix "$tmp/m.zst" 2 4096 1 "$tmp/t.zst"
 insns=$(bin/aetrace stats "$tmp/t.zst" "$lua" | awk '/^instructions/ { print $2 }')
 bytes=$(stat -c %s "$tmp/t.zst")
-dlua=$(bench/data-build.sh lua)
+dlua=$(tests/real/data-build.sh lua)
 bin/aerun -q -o "$tmp/d.zst" -- "$dlua" tests/real/queens.lua "$n" 1 >/dev/null
 dinsns=$(bin/aetrace stats "$tmp/d.zst" "$dlua" | awk '/^instructions/ { print $2 }')
 drefs=$(bin/aetrace regen --format=lackey "$tmp/d.zst" "$dlua" | grep -c '^ [LSM]')

@@ -248,8 +248,7 @@ formats() {
 # same run (bzip2 on 2 KiB). Lackey on the twin alone runs them
 # differently (strlen on differently aligned argv strings, AT_RANDOM).
 real() {
-	local name=$1 d=$work/$1 cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc f objs=() r
-	local F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
+	local name=$1 d=$work/$1 cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc p r
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
 	case $name in
@@ -260,26 +259,11 @@ real() {
 		echo "ok - $name with -fae-data # SKIP no Debian source in $cache/src (make deps)" >>"$d/res"
 		return
 	fi
-	if ! (dpkg-source --no-check --no-copy -x "$dsc" "$d/src" &&
-	      if [ "$name" = lua ]; then
-		cd "$d/src/src" &&
-		echo '#define DEB_HOST_MULTIARCH "x86_64-linux-gnu"' > lua5.4-deb-multiarch.h &&
-		for f in l*.c; do
-			case $f in lua.c|luac.c) continue ;; esac
-			"$aecc" -fae-data "${F[@]}" -c "$f" -o "${f%.c}.o" || exit 1
-			objs+=("${f%.c}.o")
-		done &&
-		"$aecc" -fae-data "${F[@]}" -c lua.c -o lua.o &&
-		"$aecc" -fae-data -o "$d/i/p" lua.o "${objs[@]}" -lm
-	      else
-		cd "$d/src" && printf '#!/bin/sh\nexec %s -fae-data "$@"\n' "$aecc" >cc-data &&
-		chmod +x cc-data &&
-		make libbz2.a bzip2.o CC="$d/src/cc-data" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
-		"$aecc" -fae-data -o "$d/i/p" bzip2.o libbz2.a
-	      fi) >"$d/build.log" 2>&1; then
+	if ! p=$("$top/tests/real/data-build.sh" "$name" 2>"$d/build.log"); then
 		{ echo "not ok - $name: build with -fae-data failed"; tail -5 "$d/build.log" | sed 's/^/# /'; } >>"$d/res"
 		return
 	fi
+	cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig"
 	cp "$d/i/p.orig" "$d/o/p"
 	# input files by relative name, copied beside both programs: argv (on
 	# the stack) must not hold the clone's path, so that the stepper's
@@ -317,7 +301,7 @@ real() {
 	else
 		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
-	rm -rf "$d/src" "$d/t.zst" "$d/regen"
+	rm -rf "$d/t.zst" "$d/regen"
 }
 
 # kinds: tests/data/access_kinds.c (x87, SSE/AVX, atomics, strings, bt,

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The bench's -fae-data builds of Lua and bzip2 (issue 12): the Debian
-# sources tests/real/ fetches, compiled with aecc -fae-data (and FLAG, if
-# given, e.g. -fno-ae-vcache) and linked with the data-traced musl.
-# Cached in build/bench-data/NAME[-novc]-HASH (hash of the compiler, its
-# runtimes, musl-data and this script). Prints the program's path (its
-# twin is beside it, PATH.orig); the build's log is PATH's directory.log.
-# usage: bench/data-build.sh lua|bzip2 [-fno-ae-vcache]
+# Lua and bzip2 built with aecc -fae-data (issue 12), for data-exact and
+# the benches: the Debian sources tests/real/ fetches, compiled with
+# aecc -fae-data (and FLAG, if given, e.g. -fno-ae-vcache) and linked
+# with the data-traced musl. Cached in build/real-data/NAME[-novc]-HASH
+# (hash of the compiler, its runtimes, musl-data and this script). Prints
+# the program's path (its twin is beside it, PATH.orig); the build's log
+# is PATH's directory.log.
+# usage: tests/real/data-build.sh lua|bzip2 [-fno-ae-vcache]
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-name=${1:?usage: bench/data-build.sh lua|bzip2 [-fno-ae-vcache]}
+name=${1:?usage: tests/real/data-build.sh lua|bzip2 [-fno-ae-vcache]}
 vc=${2:-}
 case $name in
 lua|bzip2) ;;
@@ -21,8 +22,12 @@ aecc=$top/bin/aecc
 tests/real/"$name".sh >&2
 
 key=$(cat "$aecc" build/instrument/libae.a build/instrument/libaert.a \
-	build/musl-data/lib/libc.a "$0" 2>/dev/null | sha256sum | cut -c1-16)
-out=$top/build/bench-data/$name${vc:+-novc}-$key
+	build/musl-data/lib/libc.a tests/real/data-build.sh 2>/dev/null | sha256sum | cut -c1-16)
+out=$top/build/real-data/$name${vc:+-novc}-$key
+mkdir -p "${out%/*}"
+# (one build at a time: data-exact and a bench may ask at once)
+exec 9>"$out.lock"
+flock 9
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
 F=(-O2 -std=gnu99 -DLUA_COMPAT_5_3 -DLUA_USE_POSIX "-Dluai_makeseed(L)=0u")
 if [ -x "$out/p" ]; then echo "$out/p"; exit 0; fi
