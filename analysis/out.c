@@ -267,29 +267,38 @@ static int out_rec(struct ae_out *o, const struct ae_task_info *t, const char *p
 	return o->err;
 }
 
-static int out_insn(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size)
-{
-	struct ae_out *o = ctx;
-	char line[40], *p;
-
-	if (o->o.thread && t->tid != o->o.thread)
-		return 0;
-	if (o->o.original_only && t->program && !ae_is_original(t->program, addr))
-		return 0;
-	p = o->all ? ob_room(o->all, sizeof(line)) : line;
-	return out_rec(o, t, p, fmt_insn(o, p, addr, size));
-}
-
-static int out_mem(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
-		   unsigned int size)
+static int out_recs(void *ctx, const struct ae_task_info *t, const struct ae_rec *r, size_t n)
 {
 	struct ae_out *o = ctx;
 	char line[96], *p;
 
 	if (o->o.thread && t->tid != o->o.thread)
 		return 0;
-	p = o->all ? ob_room(o->all, sizeof(line)) : line;
-	return out_rec(o, t, p, fmt_mem(o, p, acc, addr, size));
+	if (o->all && !o->o.split_dir && !o->o.cpu_dir) {
+		/* one output (the common case): straight into its buffer */
+		for (; n; n--, r++) {
+			if (!r->acc && o->o.original_only && t->program &&
+			    !ae_is_original(t->program, r->addr))
+				continue;
+			p = ob_room(o->all, sizeof(line));
+			o->all->n += r->acc ? fmt_mem(o, p, r->acc, r->addr, r->size) :
+					      fmt_insn(o, p, r->addr, r->size);
+		}
+		return o->err;
+	}
+	for (size_t i = 0; i < n; i++, r++) {
+		size_t len;
+
+		if (!r->acc && o->o.original_only && t->program &&
+		    !ae_is_original(t->program, r->addr))
+			continue;
+		p = o->all ? ob_room(o->all, sizeof(line)) : line;
+		len = r->acc ? fmt_mem(o, p, r->acc, r->addr, r->size) :
+			       fmt_insn(o, p, r->addr, r->size);
+		if (out_rec(o, t, p, len))
+			return -1;
+	}
+	return 0;
 }
 
 static void out_switch(void *ctx, const struct ae_task_info *t, uint64_t time_ns)
@@ -362,8 +371,8 @@ int ae_out_open(struct ae_out **op, const struct ae_out_opts *oo)
 
 void ae_out_hooks(struct ae_out *o, struct ae_sysregen_opts *so)
 {
-	so->insn = out_insn;
-	so->mem = out_mem;
+	so->recs = out_recs;
+	so->mem = 1;
 	so->vex = o->o.lackey_compat;
 	so->switch_in = out_switch;
 	so->task_end = out_task_end;

@@ -32,10 +32,15 @@ struct ae_dinsn {
 	uint8_t scale;
 	uint8_t enters_kernel;	/* syscall, or int $0x80 (the i386 entry) */
 	uint16_t nev;
+	uint8_t no_sp;		/* writes neither %rsp nor %rbp (known once
+				 * the regenerator decoded its data flow) */
 	uint64_t target;
 	int64_t disp;
 	const struct ae_rev *ev;
 	struct ae_df_op *df;	/* data tracing: decoded on first use */
+	/* the instructions at the fall-through and at target, once the
+	 * regenerator went there (straight-line code skips the table) */
+	struct ae_dinsn *fall, *jump;
 };
 
 struct ae_amap {

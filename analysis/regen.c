@@ -124,6 +124,9 @@ struct ae_regen {
 	uint64_t mk_keep;	/* markers from this index on are still read
 				 * (expand(): those taken by the handlers of
 				 * signals at its entry); UINT64_MAX: none */
+	struct ae_rec rec[AE_REC_BATCH];	/* records not yet in the sink */
+	unsigned int nrec;
+	int sink_stop;		/* the sink asked to stop */
 	struct vcache *vc;	/* the thread's value cache (NULL: all zero) */
 	struct vclast vcl;
 	uint64_t ld_addr;	/* the last instruction's first access */
@@ -177,6 +180,46 @@ static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
 }
 
 /* Push return address a; call: the call instruction (data tracing). */
+/* Hands the task's records to the sink. Returns 0, or -1 once the sink
+ * asked to stop (the records after that are dropped). */
+static int sink_flush(struct ae_regen *g)
+{
+	unsigned int n = g->nrec;
+
+	g->nrec = 0;
+	if (n && !g->sink_stop && g->sink->recs(g->sink->ctx, g->rec, n))
+		g->sink_stop = 1;
+	return g->sink_stop ? -1 : 0;
+}
+
+/* One record (g->sink->recs is set). Returns 0, or -1 to stop. */
+static inline int put_rec(struct ae_regen *g, uint32_t acc, uint64_t addr, uint32_t size)
+{
+	struct ae_rec *r;
+
+	if (g->nrec == AE_REC_BATCH && sink_flush(g)) {
+		g->stop = AE_END_STOPPED;
+		return -1;
+	}
+	r = &g->rec[g->nrec++];
+	r->addr = addr;
+	r->size = size;
+	r->acc = acc;
+	return 0;
+}
+
+static int want_mem(const struct ae_regen *g)
+{
+	return g->sink->recs && g->sink->mem;
+}
+
+/* Other tasks run while this one waits: its records go first. */
+static void ops_wait(struct ae_regen *g)
+{
+	sink_flush(g);
+	g->ops.wait(g->ops.ctx);
+}
+
 static int push(struct ae_regen *g, uint64_t a, int call)
 {
 	if (g->n == g->cap) {
@@ -308,11 +351,9 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const 
 	g->ld_addr = n > 0 ? a[0].addr : 0;
 	if (op->kind == AE_DF_BTREG && !g->sink->vex)
 		n = 0;		/* VEX's phantom stack records: no real access */
-	for (int i = 0; g->sink->mem && i < n; i++)
-		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
-			g->stop = AE_END_STOPPED;
+	for (int i = 0; want_mem(g) && i < n; i++)
+		if (put_rec(g, a[i].acc, a[i].addr, a[i].size))
 			return -1;
-		}
 	ae_df_step(op, pc, &g->ds);
 	return 0;
 }
@@ -394,8 +435,10 @@ static void take_switch(struct ae_regen *g, int placed)
 		fprintf(stderr, "aetrace: %sswitch point (marker %llu) at offset %llu, ip %#llx%s\n",
 			g->name, (unsigned long long)index, (unsigned long long)g->pos,
 			(unsigned long long)k->m.ip, placed ? "" : ", not at its ip");
-	if (g->ops.switched)
+	if (g->ops.switched) {
+		sink_flush(g);
 		g->ops.switched(g->ops.ctx, index, placed);
+	}
 }
 
 static inline void wait_markers_here(struct ae_regen *g);
@@ -414,7 +457,7 @@ static int wait_more(struct ae_regen *g)
 {
 	if (g->s->final || !g->ops.wait)
 		return -1;
-	g->ops.wait(g->ops.ctx);
+	ops_wait(g);
 	return 0;
 }
 
@@ -880,11 +923,7 @@ static int witness(struct ae_regen *g, const struct ae_rev *e, uint64_t pc)
 static int emit(struct ae_regen *g, uint64_t pc, unsigned int len)
 {
 	g->st.insns++;
-	if (g->sink->insn && g->sink->insn(g->sink->ctx, pc, len)) {
-		g->stop = AE_END_STOPPED;
-		return -1;
-	}
-	return 0;
+	return g->sink->recs ? put_rec(g, 0, pc, len) : 0;
 }
 
 /* What a longjmp to setjmp record s restores (data tracing). */
@@ -987,7 +1026,7 @@ static inline void wait_markers_here(struct ae_regen *g)
 	       !mk_ip(g, k))
 		take_switch(g, 0);
 	while (g->pos == g->s->end && !g->s->final && g->ops.wait && !switch_pending(g))
-		g->ops.wait(g->ops.ctx);
+		ops_wait(g);
 }
 
 /*
@@ -1432,15 +1471,17 @@ static void sp_step(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc)
 {
 	const struct ae_df_op *op;
 
-	if (!(g->ds.known & SP_REGS))
+	if (!(g->ds.known & SP_REGS) || d->no_sp)
 		return;
 	op = ae_decode_df(g->p, d, pc);
 	if (!op) {
 		g->ds.known = 0;
 		return;
 	}
-	if (!(op->writes & SP_REGS) && op->kind != AE_DF_LEAVE)
+	if (!(op->writes & SP_REGS) && op->kind != AE_DF_LEAVE) {
+		d->no_sp = 1;
 		return;
+	}
 	ae_df_step(op, pc, &g->ds);
 	g->ds.known &= SP_REGS;
 	g->ds.fs_known = 0;
@@ -1822,7 +1863,7 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 		return -1;
 	while (k->m.type == TRBUF_MK_SIGNAL && k->end == UINT64_MAX && !g->s->final &&
 	       g->ops.wait) {
-		g->ops.wait(g->ops.ctx);
+		ops_wait(g);
 		k = next_mk(g);
 	}
 	if (k->m.type == TRBUF_MK_SIGNAL && k->end != UINT64_MAX)
@@ -1837,7 +1878,7 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 	 */
 	if (is_switch(k) && k->via_seq) {
 		while (g->pos == g->s->end && !g->s->final && g->ops.wait) {
-			g->ops.wait(g->ops.ctx);
+			ops_wait(g);
 			k = next_mk(g);
 			if (!k || k->pos != g->pos || !stops_at_ip(k))
 				return -1;
@@ -2114,7 +2155,7 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 	g->st.expanded_insns++;
 	if (emit(g, pc, d->len))
 		return -1;
-	if (!g->sink->mem)
+	if (!want_mem(g))
 		return 0;
 	op = ae_decode_df(g->p, d, pc);
 	if (!op) {
@@ -2127,10 +2168,8 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 		return rerr(g, pc, "an expanded routine's address needs a register the emulation lacks");
 	}
 	for (int i = 0; i < n; i++)
-		if (g->sink->mem(g->sink->ctx, a[i].acc, a[i].addr, a[i].size)) {
-			g->stop = AE_END_STOPPED;
+		if (put_rec(g, a[i].acc, a[i].addr, a[i].size))
 			return -1;
-		}
 	return 0;
 }
 
@@ -2601,16 +2640,48 @@ static int expand(struct ae_regen *g, uint64_t pc, const struct ae_rev *e, uint6
 	return r;
 }
 
+/* The instruction at pc, which runs after prev (at prev_pc). */
+static inline struct ae_dinsn *decode_next(struct ae_program *p, struct ae_dinsn *prev,
+					   uint64_t prev_pc, uint64_t pc)
+{
+	if (prev && pc == prev_pc + prev->len) {
+		if (!prev->fall)
+			prev->fall = ae_decode(p, pc);
+		return prev->fall;
+	}
+	if (prev && pc == prev->target && prev->kind != AE_K_PLAIN) {
+		if (!prev->jump)
+			prev->jump = ae_decode(p, pc);
+		return prev->jump;
+	}
+	return ae_decode(p, pc);
+}
+
 static int run_loop(struct ae_regen *g, uint64_t pc)
 {
+	struct ae_dinsn *d = NULL;
+	uint64_t d_pc = 0;
+
 	while (!g->stop) {
-		struct ae_dinsn *d = ae_decode(g->p, pc);
 		struct insn_vals iv = { 0 };
 		uint64_t next, at;
 		int r, skip;
 
+		d = decode_next(g->p, d, d_pc, pc);
+		d_pc = pc;
 		if (!d)
 			return rerr(g, pc, "execution left the twin's code");
+		/* most instructions: no byte to read, no marker to take, no
+		 * call's records to skip (what the steps below do for them) */
+		if (!d->nev && d->kind == AE_K_PLAIN && !d->enters_kernel && !g->args_at_call &&
+		    !g->vw.active && !g->sww.active && no_marker_here(g)) {
+			if (emit(g, pc, d->len) || (g->data && data_exec(g, d, pc, NULL)))
+				return g->stop ? 0 : -1;
+			if (!g->data)
+				sp_step(g, d, pc);
+			pc += d->len;
+			continue;
+		}
 		if (cmp_entry_fault(g, expand_event(d), pc))
 			return -1;
 		r = at_insn(g, pc, 1);
@@ -2865,6 +2936,9 @@ int ae_regen_run(struct ae_regen *g, uint64_t pc)
 {
 	int ret = regen_run(g, pc);
 
+	/* the last records go before anything another task writes next */
+	if (sink_flush(g) && ret >= 0)
+		ret = AE_END_STOPPED;
 	/* a vfork child's trace ends here: its parent may go on */
 	vc_vfork_done(g, ret);
 	return ret;
@@ -2896,7 +2970,7 @@ static int regen_run(struct ae_regen *g, uint64_t pc)
 		return rerr(g, 0, "regeneration ended early");
 	/* the end: every byte of the task must be consumed */
 	while (!g->s->final && g->ops.wait)
-		g->ops.wait(g->ops.ctx);
+		ops_wait(g);
 	if (g->pos != g->s->end) {
 		char msg[96];
 

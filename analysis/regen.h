@@ -21,13 +21,31 @@ struct ae_program;
 int ae_program_load(struct ae_program **pp, const char *prog);
 void ae_program_free(struct ae_program *p);
 
+/* One record of the regenerated stream: an instruction (acc 0), or a
+ * data access of the instruction before it (acc: enum ae_df_acc, lackey's
+ * L, S, M). */
+struct ae_rec {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t acc;
+};
+
+/* Records go to the sink in batches of at most this many. */
+#define AE_REC_BATCH 256
+
 struct ae_regen_sink {
-	/* one executed instruction; return non-zero to stop */
-	int (*insn)(void *ctx, uint64_t addr, unsigned int size);
-	/* one data access of the last instruction (enum ae_df_acc: lackey's
-	 * L, S, M), for programs built with -fae-data; NULL: instructions
-	 * only. Return non-zero to stop. */
-	int (*mem)(void *ctx, int acc, uint64_t addr, unsigned int size);
+	/*
+	 * The task's records, in execution order, n at a time. A task's
+	 * batch is handed over before it waits (when other tasks run),
+	 * before it reaches a switch point and when its regeneration ends,
+	 * so nothing another task writes comes between a record and the
+	 * ones before it. Return
+	 * non-zero to stop (the task stops within AE_REC_BATCH records).
+	 * NULL: none wanted (instructions are still counted).
+	 */
+	int (*recs)(void *ctx, const struct ae_rec *r, size_t n);
+	/* data accesses wanted too (programs built with -fae-data) */
+	int mem;
 	/* also the records valgrind (VEX) invents, which the CPU never
 	 * makes (--lackey-compat): a register-operand bt/bts/btr/btc's,
 	 * a gather's loads of its masked-off elements (from %rsp) */

@@ -164,12 +164,12 @@ static void tfail(struct task *t, const char *fmt, ...)
 	t->sr->failed = 1;
 }
 
-static int task_insn(void *ctx, uint64_t addr, unsigned int size)
+static int task_recs(void *ctx, const struct ae_rec *rec, size_t n)
 {
 	struct task *t = ctx;
 	struct sr *r = t->sr;
 
-	return r->o->insn(r->o->ctx, &t->info, addr, size);
+	return r->o->recs(r->o->ctx, &t->info, rec, n);
 }
 
 static void co_wait(void *ctx)
@@ -385,14 +385,6 @@ static void resume_ready(struct sr *r)
 			resume(r, t);
 }
 
-static int task_mem(void *ctx, int acc, uint64_t addr, unsigned int size)
-{
-	struct task *t = ctx;
-	struct sr *r = t->sr;
-
-	return r->o->mem(r->o->ctx, &t->info, acc, addr, size);
-}
-
 static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
@@ -403,8 +395,8 @@ static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 	t->info.tid = tid;
 	t->info.cpu = -1;
 	t->sr = r;
-	t->sink.insn = r->o->insn ? task_insn : NULL;
-	t->sink.mem = r->o->mem ? task_mem : NULL;
+	t->sink.recs = r->o->recs ? task_recs : NULL;
+	t->sink.mem = r->o->mem;
 	t->sink.vex = r->o->vex;
 	t->sink.ctx = t;
 	t->next = r->tasks;

@@ -47,11 +47,10 @@ struct ae_sysregen_opts {
 	const char *sched;		/* NULL: the trace's MARKERS chunks */
 	char **progs;			/* instrumented programs (PROG.orig beside) */
 	int nprogs;
-	/* every instruction of every task; non-zero stops that task */
-	int (*insn)(void *ctx, const struct ae_task_info *t, uint64_t addr, unsigned int size);
-	/* a data access of the task's last instruction (NULL: none wanted) */
-	int (*mem)(void *ctx, const struct ae_task_info *t, int acc, uint64_t addr,
-		   unsigned int size);
+	/* every task's records, in order, in batches (struct
+	 * ae_regen_sink's recs); non-zero stops that task. NULL: none. */
+	int (*recs)(void *ctx, const struct ae_task_info *t, const struct ae_rec *r, size_t n);
+	int mem;		/* struct ae_regen_sink's mem: data accesses too */
 	int vex;		/* struct ae_regen_sink's vex */
 	/* a switch-in of a task on a CPU (before its instructions) */
 	void (*switch_in)(void *ctx, const struct ae_task_info *t, uint64_t time_ns);
