@@ -14,12 +14,34 @@ if [ ! -x "$AECC" ]; then
 fi
 export AECC
 
+# The recipe script's arguments: aecc flags for every compile and link.
+# -fae-data (data addresses too, linked with build/musl-data) builds
+# build/real/NAME-data, and with -fno-ae-vcache (its own code's register
+# records written whole) build/real/NAME-data-novc.
+real_flags=()
+real_suffix=
+for f in "$@"; do
+	case $f in
+	-fae-data|-fno-ae-vcache) real_flags+=("$f") ;;
+	*) echo "tests/real: unknown flag $f (-fae-data, -fno-ae-vcache)" >&2; exit 2 ;;
+	esac
+done
+case " ${real_flags[*]} " in
+*" -fae-data "*) real_suffix=-data ;;
+*" -fno-ae-vcache "*) echo "tests/real: -fno-ae-vcache needs -fae-data" >&2; exit 2 ;;
+esac
+case " ${real_flags[*]} " in *" -fno-ae-vcache "*) real_suffix+=-novc ;; esac
+if [ -n "$real_suffix" ] && [ ! -e "$top/build/musl-data/lib/libc.a" ]; then
+	make -C "$top" --no-print-directory musl-data >&2
+fi
+
 # real_hash FILE...: hash of the recipe files given, the compiler (its
 # content and that of $AECC_DEPS, default the runtime libae.a and
-# libaert.a) and the musl build in use.
+# libaert.a), the flags and the musl build in use.
 real_hash() {
 	{
 		cat "$@" "$real_dir/common.sh"
+		echo "flags=${real_flags[*]}"
 		echo "aecc=${AECC##*/}"	# by content below, not by the clone's path
 		sha256sum < "$(readlink -f "$AECC")"
 		# aecc links the tracing runtime into every program.
@@ -27,7 +49,7 @@ real_hash() {
 			$top/build/instrument/libaert.a}; do
 			if [ -e "$f" ]; then sha256sum < "$f"; fi
 		done
-		readlink -f "$top/build/musl"
+		readlink -f "$top/build/musl${real_suffix:+-data}"
 	} | sha256sum | cut -c1-16
 }
 
@@ -49,9 +71,10 @@ real_source() {
 
 # real_build NAME RECIPE-FUNCTION FILE...: run the recipe function (in the
 # unpacked source tree, with $out the result directory) unless the result
-# for this hash is cached; point build/real/NAME at it. Quiet, logged.
+# for this hash is cached; point build/real/NAME (with the flags' suffix)
+# at it. Quiet, logged.
 real_build() {
-	local name=$1 fn=$2 hash out log work
+	local name=$1$real_suffix fn=$2 hash out log work
 	shift 2
 	hash=$(real_hash "$@")
 	out=$cache/$name-$hash
@@ -60,7 +83,7 @@ real_build() {
 	exec 8>"$cache/$name.lock"
 	flock 8
 	if [ ! -e "$out/.stamp" ]; then
-		printf '  %-7s %s\n' REAL "$name with $AECC -> $out (log: $log)"
+		printf '  %-7s %s\n' REAL "$name with $AECC${real_flags[*]:+ ${real_flags[*]}} -> $out (log: $log)"
 		work=$out.tmp
 		rm -rf "$work" "$out"
 		mkdir -p "$out"

@@ -2,6 +2,7 @@
 # Build Lua 5.4.4 (Debian's lua5.4 source, its patches applied) with $AECC:
 # build/real/lua/lua (instrumented) and build/real/lua/lua.orig (twin).
 # Static, POSIX target (no readline, no dlopen). Cached by hash.
+# usage: tests/real/lua.sh [-fae-data [-fno-ae-vcache]] (common.sh)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,13 +27,13 @@ lua_recipe() {
 	for f in l*.c; do
 		case $f in lua.c|luac.c) continue ;; esac
 		echo "CC $f"
-		"$AECC" "${lua_cflags[@]}" -c "$f" -o "${f%.c}.o"
+		"$AECC" "${real_flags[@]}" "${lua_cflags[@]}" -c "$f" -o "${f%.c}.o"
 		objs+=("${f%.c}.o")
 	done
 	rm -f liblua.a
 	ar rcs liblua.a "${objs[@]}"
-	"$AECC" "${lua_cflags[@]}" -c lua.c -o lua.o
-	"$AECC" -o "$out/lua" lua.o liblua.a -lm
+	"$AECC" "${real_flags[@]}" "${lua_cflags[@]}" -c lua.c -o lua.o
+	"$AECC" "${real_flags[@]}" -o "$out/lua" lua.o liblua.a -lm
 	test -x "$out/lua" && test -x "$out/lua.orig"
 }
 
