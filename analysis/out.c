@@ -166,6 +166,8 @@ static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 	for (s = o->splits; s; s = s->next)
 		if (s->tid == t->tid && s->image == t->image)
 			return s->b;
+	if (o->err)
+		return NULL;	/* (a file failed to open: said once) */
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
@@ -205,7 +207,7 @@ static struct obuf *cpu_buf(struct ae_out *o, int cpu)
 		memset(w + o->ncpu, 0, (cpu + 1 - o->ncpu) * sizeof(*w));
 		o->ncpu = cpu + 1;
 	}
-	if (!o->cpu[cpu]) {
+	if (!o->cpu[cpu] && !o->err) {
 		snprintf(path, sizeof(path), "%s/cpu%d.%s", o->o.cpu_dir, cpu,
 			 o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
 		o->cpu[cpu] = ob_open(path);
@@ -257,14 +259,22 @@ static struct obuf *cpu_buf_of(struct ae_out *o, const struct ae_task_info *t)
 static int out_rec(struct ae_out *o, const struct ae_task_info *t, const char *p, size_t n)
 {
 	struct obuf *b;
+	int err = o->err;
 
-	if (o->all)
+	if (o->all) {
 		o->all->n += n;
-	if (o->o.split_dir && (b = split_buf(o, t)))
+		err |= o->all->err != 0;
+	}
+	if (o->o.split_dir && (b = split_buf(o, t))) {
 		ob_put(b, p, n);
-	if (o->o.cpu_dir && (b = cpu_buf_of(o, t)))
+		err |= b->err != 0;
+	}
+	if (o->o.cpu_dir && (b = cpu_buf_of(o, t))) {
 		ob_put(b, p, n);
-	return o->err;
+		err |= b->err != 0;
+	}
+	/* a failed write (a full disk) stops the task */
+	return err;
 }
 
 static int out_recs(void *ctx, const struct ae_task_info *t, const struct ae_rec *r, size_t n)
@@ -284,7 +294,7 @@ static int out_recs(void *ctx, const struct ae_task_info *t, const struct ae_rec
 			o->all->n += r->acc ? fmt_mem(o, p, r->acc, r->addr, r->size) :
 					      fmt_insn(o, p, r->addr, r->size);
 		}
-		return o->err;
+		return o->err || o->all->err;
 	}
 	for (size_t i = 0; i < n; i++, r++) {
 		size_t len;

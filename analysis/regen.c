@@ -179,7 +179,6 @@ static int rerr(struct ae_regen *g, uint64_t pc, const char *msg)
 	return -1;
 }
 
-/* Push return address a; call: the call instruction (data tracing). */
 /* Hands the task's records to the sink. Returns 0, or -1 once the sink
  * asked to stop (the records after that are dropped). */
 static int sink_flush(struct ae_regen *g)
@@ -192,12 +191,13 @@ static int sink_flush(struct ae_regen *g)
 	return g->sink_stop ? -1 : 0;
 }
 
-/* One record (g->sink->recs is set). Returns 0, or -1 to stop. */
+/* One record (g->sink->recs is set). Returns 0, or -1 to stop: the
+ * sink refused this batch or an earlier one (handed over at a wait). */
 static inline int put_rec(struct ae_regen *g, uint32_t acc, uint64_t addr, uint32_t size)
 {
 	struct ae_rec *r;
 
-	if (g->nrec == AE_REC_BATCH && sink_flush(g)) {
+	if ((g->nrec == AE_REC_BATCH || g->sink_stop) && sink_flush(g)) {
 		g->stop = AE_END_STOPPED;
 		return -1;
 	}
@@ -220,6 +220,7 @@ static void ops_wait(struct ae_regen *g)
 	g->ops.wait(g->ops.ctx);
 }
 
+/* Push return address a; call: the call instruction (data tracing). */
 static int push(struct ae_regen *g, uint64_t a, int call)
 {
 	if (g->n == g->cap) {

@@ -40,7 +40,7 @@ struct ae_regen_sink {
 	 * before it reaches a switch point and when its regeneration ends,
 	 * so nothing another task writes comes between a record and the
 	 * ones before it. Return
-	 * non-zero to stop (the task stops within AE_REC_BATCH records).
+	 * non-zero to stop: the task stops at its next record.
 	 * NULL: none wanted (instructions are still counted).
 	 */
 	int (*recs)(void *ctx, const struct ae_rec *r, size_t n);

@@ -76,6 +76,8 @@ struct sr {
 	ucontext_t main;
 	struct task *cur;
 	int failed;
+	int stopped;			/* the output refused a task's records
+					 * (a failed write): read no further */
 	struct task **cpu_owner;
 	uint32_t ncpu;
 	uint64_t now;
@@ -336,6 +338,8 @@ static void co_main(unsigned int lo, unsigned int hi)
 		t->end = ret;
 		if (ret < 0)
 			t->failed = t->sr->failed = 1;
+		if (ret == AE_END_STOPPED)
+			t->sr->stopped = 1;
 	}
 	t->state = t->failed ? T_FAILED : T_DONE;
 	if (t->sr->o->task_end)
@@ -824,7 +828,7 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 		ret = -1;
 		goto out;
 	}
-	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
+	while (!r.stopped && (ret = schedlog_demux_next(d, &ev)) == 1) {
 		if (ev.kind == SCHEDLOG_EV_MARKER)
 			ret = on_marker(&r, &ev);
 		else
@@ -832,8 +836,8 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 		if (ret < 0)
 			break;
 	}
-	if (ret < 0)
-		goto out;	/* the rest of the capture cannot be read */
+	if (ret < 0 || r.stopped)
+		goto out;	/* the rest cannot be read, or is not wanted */
 finish:
 	/* the capture ended: tasks still running end here */
 	for (struct task *t = r.tasks; t; t = t->next) {

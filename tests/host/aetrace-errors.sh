@@ -148,6 +148,28 @@ for cut in 7 $((size / 3)) $((size - 9)); do
 	expect_error "trace cut at byte $cut of $size" "offset" "$top/bin/aetrace" regen cut.zst p
 done
 
+# A full disk: the regeneration stops at the first failed write (a flipped
+# byte near the trace's end, megabytes of output later, goes unread) and
+# says which file; the rest of the capture is not read (no task of it is
+# said to be unknown). The old code regenerated to the end.
+"$top/bin/aerun" -q -o q.zst -- ./q >/dev/null || exit 1
+qlen=$("$top/build/tests/trace_mutate" --data-len q.zst)
+"$top/build/tests/trace_mutate" q.zst qm.zst $((qlen - 200)) 0x55 || exit 1
+"$top/bin/aetrace" regen qm.zst q 2>err >/dev/null
+if grep -q "corrupt trace" err; then
+	expect_error "output on a full disk: stops there" '^aetrace: writing /dev/full: No space left' \
+		"$top/bin/aetrace" regen -o /dev/full qm.zst q
+	if [ "$(wc -l < err)" -ne 1 ]; then
+		not_ok "... and says nothing else"
+		sed 's/^/# /' err | head -3
+	else
+		ok "... and says nothing else"
+	fi
+else
+	not_ok "output on a full disk: the flipped byte near the end is not detected"
+	not_ok "... and says nothing else"
+fi
+
 # Flipped witness bytes: each run must end in an error naming the trace
 # offset, or (if the flip happens to be consistent) in a trace that is not
 # the good one. It must never crash or hang.
