@@ -285,7 +285,9 @@ static int out_recs(void *ctx, const struct ae_task_info *t, const struct ae_rec
 	if (o->o.thread && t->tid != o->o.thread)
 		return 0;
 	if (o->all && !o->o.split_dir && !o->o.cpu_dir) {
-		/* one output (the common case): straight into its buffer */
+		/* one output (the common case): straight into its buffer
+		 * (this loop apart from the one below, which goes through
+		 * out_rec(), measured 7% faster on instruction traces) */
 		for (; n; n--, r++) {
 			if (!r->acc && o->o.original_only && t->program &&
 			    !ae_is_original(t->program, r->addr))

@@ -48,7 +48,8 @@ struct ae_sysregen_opts {
 	char **progs;			/* instrumented programs (PROG.orig beside) */
 	int nprogs;
 	/* every task's records, in order, in batches (struct
-	 * ae_regen_sink's recs); non-zero stops that task. NULL: none. */
+	 * ae_regen_sink's recs); non-zero (a failed write) stops the
+	 * regeneration. NULL: none. */
 	int (*recs)(void *ctx, const struct ae_task_info *t, const struct ae_rec *r, size_t n);
 	int mem;		/* struct ae_regen_sink's mem: data accesses too */
 	int vex;		/* struct ae_regen_sink's vex */
