@@ -47,7 +47,9 @@ static void usage(FILE *f)
 "          tcp://host:port (stream to bdump-recv)\n"
 "  SCHED   file receiving the raw array of struct trbuf_marker\n"
 "options:\n"
-"  -l LEVEL        zstd level (default 1)\n"
+"  -l LEVEL        zstd level, -64 (fastest) .. 22 (default 1); while traced\n"
+"                  tasks wait for bdump, it goes lower (pacing)\n"
+"  --fixed-level   no pacing: every sub-buffer at LEVEL\n"
 "  -T THREADS      zstd worker threads (default 0: compress in this thread)\n"
 "  -f MS           flush interval: close sub-buffers and flush the stream (default 1000)\n"
 "  -d SECONDS      stop after this long (default: until SIGINT/SIGTERM)\n"
@@ -86,7 +88,9 @@ struct out {
 static int out_open(struct out *o, const char *trace, const char *sched,
 		    const struct bdump_opts *opt, char *err, size_t errlen)
 {
-	struct ae_writer_opts wo = { .level = opt->level, .threads = opt->threads };
+	/* --from forwards chunks as they are: nothing to pace */
+	struct ae_writer_opts wo = { .level = opt->level, .threads = opt->threads,
+				     .adapt = opt->adapt && !opt->from };
 	int ret;
 
 	memset(o, 0, sizeof(*o));
@@ -212,6 +216,7 @@ static void human(char *b, size_t n, double v)
 struct stats {
 	uint64_t raw, subbufs, markers, chunks;
 	uint64_t unclosed;	/* CPUs whose last sub-buffer stayed open at the end */
+	struct ae_writer_pacing pacing;	/* at the end */
 };
 
 /* What the capture lost: the source's drops and the sub-buffers left open. */
@@ -226,14 +231,16 @@ static void progress(const struct out *o, const struct stats *st, double t0,
 	char r[16], c[16];
 	uint64_t out = ae_writer_out_bytes(o->w);
 	double el = now_s() - t0;
+	struct ae_writer_pacing p;
 
+	ae_writer_pacing(o->w, &p);
 	human(r, sizeof(r), st->raw);
 	human(c, sizeof(c), out);
-	fprintf(stderr, "%sbdump: raw %s compressed %s %.1f MB/s ratio %.1f sub-buffers %llu markers %llu drops %llu%s",
+	fprintf(stderr, "%sbdump: raw %s compressed %s %.1f MB/s ratio %.1f sub-buffers %llu markers %llu drops %llu level %d%s",
 		final ? "" : "\r", r, c, el > 0 ? st->raw / el / 1e6 : 0.0,
 		out ? (double)st->raw / out : 0.0, (unsigned long long)st->subbufs,
 		(unsigned long long)st->markers, (unsigned long long)drops_of(src, st),
-		final ? "\n" : "   ");
+		p.level, final ? "\n" : "   ");
 }
 
 static int drain_markers(struct bdump_source *src, struct out *o, struct stats *st)
@@ -262,6 +269,7 @@ static int take_subbuf(struct bdump_source *src, struct out *o, struct stats *st
 {
 	int ret = drain_markers(src, o, st);
 
+	ae_writer_pace(o->w, sb->pace);
 	if (!ret)
 		ret = ae_writer_chunk(o->w, AE_CHUNK_DATA, sb->cpu, sb->seq, sb->data, sb->len, 0);
 	if (!ret)
@@ -503,23 +511,29 @@ written:
 		progress(&o, &st, t0, src, 1);
 	else if (show)
 		fputc('\n', stderr);
+	ae_writer_pacing(o.w, &st.pacing);
 	ret = out_close(&o, failed, &out_bytes, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "bdump: %s\n", err);
 		failed = 1;
 	}
 	if (!opt->quiet) {
+		struct ae_writer_pacing *p = &st.pacing;
 		struct rusage ru;
 		double el = now_s() - t0;
 
 		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "bdump: %s%s: %llu sub-buffers, %llu raw bytes -> %llu compressed (ratio %.1f), %llu markers, %llu drops, %.2f s, %.1f MB/s, cpu %.2f s\n",
+		fprintf(stderr, "bdump: %s%s: %llu sub-buffers, %llu raw bytes -> %llu compressed (ratio %.1f), %llu markers, %llu drops, %.2f s, %.1f MB/s, cpu %.2f s",
 			failed ? "FAILED " : "", trace, (unsigned long long)st.subbufs,
 			(unsigned long long)st.raw, (unsigned long long)out_bytes,
 			out_bytes ? (double)st.raw / out_bytes : 0.0, (unsigned long long)st.markers,
 			(unsigned long long)drops_of(src, &st), el, el > 0 ? st.raw / el / 1e6 : 0,
 			ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+		if (p->down || p->up)
+			fprintf(stderr, ", zstd level %d paced down to %d (steps: %u down, %u up; level %d at the end)",
+				opt->level, p->low, p->down, p->up, p->level);
+		fputc('\n', stderr);
 	}
 	src->close(src);
 	return failed;
@@ -536,10 +550,11 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },
 		{ "bpf-sched", required_argument, NULL, 'B' },
 		{ "ready", required_argument, NULL, 'R' },
+		{ "fixed-level", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct bdump_opts opt = { .level = 1, .flush_ms = 1000, .device = "/dev/trbuf",
+	struct bdump_opts opt = { .level = 1, .adapt = 1, .flush_ms = 1000, .device = "/dev/trbuf",
 				  .net_buffer = 256u << 20 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	int c, check = 0, ret;
@@ -551,8 +566,12 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'l':
 			opt.level = strtol(optarg, &end, 10);
-			if (*end || opt.level < -5 || opt.level > 22)
+			if (*end || end == optarg || !opt.level ||
+			    opt.level < AE_WRITER_LEVEL_MIN || opt.level > AE_WRITER_LEVEL_MAX)
 				goto bad_arg;
+			break;
+		case 'L':
+			opt.adapt = 0;
 			break;
 		case 'T':
 			opt.threads = strtol(optarg, &end, 10);

@@ -7,6 +7,7 @@
 
 struct bdump_opts {
 	int level;
+	int adapt;		/* pacing (ae_writer_pace), off with --fixed-level */
 	int threads;
 	int flush_ms;
 	double duration;

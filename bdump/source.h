@@ -19,6 +19,12 @@ struct bdump_subbuf {
 	uint64_t seq;
 	const void *data;
 	uint32_t len;
+	/*
+	 * How the producer stands (ae_writer_pace()): AE_PACE_BEHIND when
+	 * it waited for a free sub-buffer since the last one or half the
+	 * buffer is full, AE_PACE_IDLE when next() waited for this one.
+	 */
+	enum ae_pace pace;
 };
 
 struct bdump_source {

@@ -26,6 +26,7 @@ struct synth_source {
 	int nr_mk;
 	struct timespec t0;
 	double due;		/* rate limit: seconds after t0 of the next one */
+	int slept;		/* next() waited for the one to come */
 };
 
 static uint64_t mix64(uint64_t x)
@@ -159,6 +160,7 @@ static int synth_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 {
 	struct synth_source *ss = (struct synth_source *)s;
 	uint64_t g = ss->next_g;
+	enum ae_pace pace = AE_PACE_STEADY;
 	uint32_t cpu, len;
 	uint64_t seq;
 
@@ -179,8 +181,15 @@ static int synth_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 			if (w * 1000 > timeout_ms)
 				w = timeout_ms / 1000.0;
 			nanosleep(&(struct timespec){ (time_t)w, (long)((w - (time_t)w) * 1e9) }, NULL);
+			ss->slept = 1;
 			return 0;
 		}
+		/* more than 50 ms late: a real producer would have waited */
+		if (el > ss->due + 0.05)
+			pace = AE_PACE_BEHIND;
+		else if (ss->slept)
+			pace = AE_PACE_IDLE;
+		ss->slept = 0;
 		ss->due = (el > ss->due + 0.05 ? el : ss->due) + (double)ss->sp.subbuf / ss->sp.rate;
 	}
 	cpu = g % ss->sp.cpus;
@@ -188,7 +197,8 @@ static int synth_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 	len = synth_len(&ss->sp, cpu, seq);
 	synth_fill(&ss->sp, cpu, seq, ss->buf, len);
 	synth_markers(ss, cpu, seq, len);
-	*sb = (struct bdump_subbuf){ .cpu = cpu, .seq = seq, .data = ss->buf, .len = len };
+	*sb = (struct bdump_subbuf){ .cpu = cpu, .seq = seq, .data = ss->buf, .len = len,
+				     .pace = pace };
 	ss->next_g++;
 	return 1;
 }

@@ -27,7 +27,35 @@ struct trbuf_source {
 	uint8_t *map;
 	struct trbuf_marker *mk;	/* markers of the last sub-buffer taken */
 	size_t nmk, mk_taken, mk_cap;
+	uint64_t taken;			/* sub-buffers handed to bdump */
+	uint64_t full0;			/* the driver's subbufs_full at the start */
+	uint64_t overflow_waits;	/* the driver's count at the last one */
+	int waited;			/* found none since the last one */
 };
+
+/*
+ * How the traced tasks stand (source.h): did one sleep for a free
+ * sub-buffer since the last one, or are half of them full? Idle when
+ * bdump found none since the last one (also when this one came with
+ * others at a flush).
+ */
+static enum ae_pace trbuf_pace(struct trbuf_source *ts)
+{
+	uint64_t total = (uint64_t)ts->info.nr_cpus * ts->info.nr_subbufs;
+	struct trbuf_status st;
+	enum ae_pace pace = ts->waited ? AE_PACE_IDLE : AE_PACE_STEADY;
+
+	ts->waited = 0;
+
+	if (ioctl(ts->fd, TRBUF_IOC_STATUS, &st))
+		return pace;
+	if (st.overflow_waits != ts->overflow_waits ||
+	    (st.subbufs_full - ts->full0 > ts->taken &&
+	     st.subbufs_full - ts->full0 - ts->taken > total / 2))
+		pace = AE_PACE_BEHIND;
+	ts->overflow_waits = st.overflow_waits;
+	return pace;
+}
 
 /* Fetch every marker of the handed-out sub-buffer @k into ts->mk. */
 static int fetch_markers(struct trbuf_source *ts, const struct trbuf_subbuf *k)
@@ -75,10 +103,13 @@ static int trbuf_next(struct bdump_source *s, struct bdump_subbuf *sb, int timeo
 				return ret;
 			*sb = (struct bdump_subbuf){ .cpu = k.cpu, .index = k.index,
 				.seq = k.seq, .data = ts->map + k.offset, .len = k.len };
+			ts->taken++;
+			sb->pace = trbuf_pace(ts);
 			return 1;
 		}
 		if (errno != EAGAIN)
 			return -errno;
+		ts->waited = 1;
 		if (tries || poll(&pfd, 1, timeout_ms) <= 0)
 			break;
 	}
@@ -137,6 +168,7 @@ static void trbuf_close(struct bdump_source *s)
 int bdump_source_trbuf_open(struct bdump_source **sp, const char *dev)
 {
 	struct trbuf_source *ts = calloc(1, sizeof(*ts));
+	struct trbuf_status st;
 	int ret;
 
 	if (!ts)
@@ -161,6 +193,10 @@ int bdump_source_trbuf_open(struct bdump_source **sp, const char *dev)
 		munmap(ts->map, ts->info.map_size);
 		ret = -EEXIST;
 		goto err_close_fd;
+	}
+	if (!ioctl(ts->fd, TRBUF_IOC_STATUS, &st)) {
+		ts->full0 = st.subbufs_full;
+		ts->overflow_waits = st.overflow_waits;
 	}
 	ts->s.session = (struct ae_session){
 		.version = AE_FORMAT_VERSION, .mode = AE_MODE_KERNEL,

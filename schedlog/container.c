@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <isa-l/crc.h>
 #include <zstd.h>
@@ -58,7 +59,19 @@ struct ae_writer {
 	void *frame;		/* output of one large payload's frame */
 	size_t frame_cap;
 	int threads;
-	int level;
+	int level;		/* in use */
+	int top;		/* opened with: pacing goes no higher */
+	int low;		/* lowest in use so far */
+	uint32_t down, up;	/* steps taken */
+	int adapt;
+	int level_pending;	/* set while a streaming frame was open */
+	uint64_t paced_at;	/* in_bytes at the last step */
+	uint64_t pace_in;	/* in_bytes at the last ae_writer_pace() */
+	uint64_t calm;		/* bytes written since the last step or behind */
+	int idle_seen;		/* ... with an idle call among them */
+	int was_behind;		/* the last call said AE_PACE_BEHIND */
+	uint64_t zstd_ns;	/* recent time in zstd ... */
+	uint64_t sink_ns;	/* ... and in the sink (file, pipe, network) */
 	uint32_t frame_min;
 	int in_frame;		/* a streaming frame is open: to end before another */
 	uint64_t in_bytes;
@@ -66,6 +79,25 @@ struct ae_writer {
 	uint64_t chunks;
 	int err;		/* sticky: first failure */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + t.tv_nsec;
+}
+
+/* The sink, timed for pacing. */
+static int writer_sink(struct ae_writer *w, const void *buf, size_t len)
+{
+	uint64_t t = w->adapt ? now_ns() : 0;
+	int ret = w->sink(w->sink_ctx, buf, len);
+
+	if (w->adapt)
+		w->sink_ns += now_ns() - t;
+	return ret;
+}
 
 /* Default sink: write everything to the fd. */
 static int fd_sink(void *ctx, const void *buf, size_t len)
@@ -88,7 +120,8 @@ int ae_writer_open_sink(struct ae_writer **wp, ae_sink_fn sink, void *ctx,
 		return -ENOMEM;
 	w->fd = -1;
 	w->threads = threads;
-	w->level = level;
+	w->level = w->top = w->low = level;
+	w->adapt = o && o->adapt;
 	w->frame_min = o && o->frame_min ? o->frame_min : AE_WRITER_FRAME_MIN;
 	w->sink = sink;
 	w->sink_ctx = ctx;
@@ -144,13 +177,16 @@ static int writer_feed(struct ae_writer *w, const void *src, size_t len,
 
 	for (;;) {
 		ZSTD_outBuffer out = { w->out, w->out_cap, 0 };
+		uint64_t t = w->adapt ? now_ns() : 0;
 		size_t rem = ZSTD_compressStream2(w->cctx, &out, &in, op);
 		int ret;
 
+		if (w->adapt)
+			w->zstd_ns += now_ns() - t;
 		if (ZSTD_isError(rem))
 			return -EIO;
 		if (out.pos) {
-			ret = w->sink(w->sink_ctx, w->out, out.pos);
+			ret = writer_sink(w, w->out, out.pos);
 			if (ret)
 				return ret;
 			w->out_bytes += out.pos;
@@ -197,16 +233,21 @@ static int writer_own_frame(struct ae_writer *w, size_t len)
 static int writer_frame(struct ae_writer *w, const struct ae_chunk_hdr *h,
 			const void *payload, size_t len)
 {
+	uint64_t t;
 	size_t n;
 	int ret;
 
 	ret = writer_feed(w, h, sizeof(*h), ZSTD_e_end);
 	if (ret)
 		return ret;
+	w->level_pending = 0;	/* that frame ended */
+	t = w->adapt ? now_ns() : 0;
 	n = ZSTD_compress2(w->cctx, w->frame, w->frame_cap, payload, len - 1);
+	if (w->adapt)
+		w->zstd_ns += now_ns() - t;
 	if (ZSTD_isError(n))
 		return -EIO;
-	ret = w->sink(w->sink_ctx, w->frame, n);
+	ret = writer_sink(w, w->frame, n);
 	if (ret)
 		return ret;
 	w->out_bytes += n;
@@ -230,7 +271,16 @@ int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 	if (writer_own_frame(w, len)) {
 		ret = writer_frame(w, &h, payload, len);
 	} else {
-		ret = writer_feed(w, &h, sizeof(h), ZSTD_e_continue);
+		/*
+		 * A level set while a single-threaded frame was open applies
+		 * from the next frame: end it after this header (never at a
+		 * chunk's end, as in writer_frame()).
+		 */
+		int end = w->level_pending && len;
+
+		ret = writer_feed(w, &h, sizeof(h), end ? ZSTD_e_end : ZSTD_e_continue);
+		if (end)
+			w->level_pending = 0;
 		if (!ret && len)
 			ret = writer_feed(w, payload, len, ZSTD_e_continue);
 	}
@@ -273,6 +323,94 @@ int ae_writer_close(struct ae_writer *w, uint64_t *out_bytes)
 	free(w->out);
 	free(w);
 	return ret;
+}
+
+/*
+ * One step down the pacing ladder: halving to 1 (19, 9, 4, 2, 1), then
+ * zstd's fast levels -1, -2, -4, ... AE_WRITER_LEVEL_MIN.
+ */
+static int pace_down(int level)
+{
+	if (level > 1)
+		return level / 2 > 1 ? level / 2 : 1;
+	if (level == 1)
+		return -1;
+	return level * 2 < AE_WRITER_LEVEL_MIN ? AE_WRITER_LEVEL_MIN : level * 2;
+}
+
+/* One step back up (... -2, -1, 1, 3, 7, 15), never above top. */
+static int pace_up(int level, int top)
+{
+	int up = level >= 1 ? 2 * level + 1 : level == -1 ? 1 : level / 2;
+
+	return up > top ? top : up;
+}
+
+static void writer_set_level(struct ae_writer *w, int level)
+{
+	size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+
+	if (ZSTD_isError(r))
+		return;		/* keeps the level it has */
+	w->level = level;
+	if (level < w->low)
+		w->low = level;
+	if (w->in_frame && !w->threads)
+		w->level_pending = 1;
+	w->paced_at = w->in_bytes;
+}
+
+static void writer_step(struct ae_writer *w, int level)
+{
+	if (level < w->level)
+		w->down++;
+	else
+		w->up++;
+	writer_set_level(w, level);
+	w->calm = 0;
+	w->idle_seen = 0;
+}
+
+int ae_writer_pace(struct ae_writer *w, enum ae_pace pace)
+{
+	int due;
+
+	if (!w->adapt)
+		return w->level;
+	if (!w->was_behind)
+		w->calm += w->in_bytes - w->pace_in;
+	if (pace == AE_PACE_BEHIND) {
+		w->calm = 0;
+		w->idle_seen = 0;
+	} else if (pace == AE_PACE_IDLE) {
+		w->idle_seen = 1;
+	}
+	due = w->in_bytes - w->paced_at >= AE_WRITER_PACE_BYTES;
+	if (pace == AE_PACE_BEHIND && due) {
+		/*
+		 * A lower level pays while zstd clearly takes the time; when
+		 * the sink does, fewer bytes (a higher level) help instead.
+		 */
+		if (w->zstd_ns >= 2 * w->sink_ns && w->level > AE_WRITER_LEVEL_MIN)
+			writer_step(w, pace_down(w->level));
+		else if (w->sink_ns > w->zstd_ns && w->level < w->top)
+			writer_step(w, pace_up(w->level, w->top));
+	} else if (pace != AE_PACE_BEHIND && w->idle_seen && w->level < w->top &&
+		   w->calm >= AE_WRITER_PACE_CALM) {
+		writer_step(w, pace_up(w->level, w->top));
+	}
+	/* recent time counts: each call keeps three quarters */
+	w->zstd_ns -= w->zstd_ns / 4;
+	w->sink_ns -= w->sink_ns / 4;
+	w->was_behind = pace == AE_PACE_BEHIND;
+	w->pace_in = w->in_bytes;
+	return w->level;
+}
+
+void ae_writer_pacing(const struct ae_writer *w, struct ae_writer_pacing *p)
+{
+	*p = (struct ae_writer_pacing){ .level = w->level, .low = w->low,
+					.down = w->down, .up = w->up };
 }
 
 uint64_t ae_writer_in_bytes(const struct ae_writer *w)

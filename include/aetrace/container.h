@@ -110,12 +110,47 @@ struct ae_writer;
  * hence the default (docs/ARCHITECTURE.md item 23).
  */
 #define AE_WRITER_FRAME_MIN	(2u << 20)
+/*
+ * The zstd levels a writer accepts: zstd's fast modes down to -64 (about
+ * 1.2 GB/s on one core of this project's machines, 1.2:1 on a data
+ * trace), up to zstd's strongest.
+ */
+#define AE_WRITER_LEVEL_MIN	(-64)
+#define AE_WRITER_LEVEL_MAX	22
 struct ae_writer_opts {
 	int level;		/* zstd level, default 1 */
 	int threads;		/* zstd worker threads, 0 = single threaded */
 	uint32_t frame_min;	/* 0: AE_WRITER_FRAME_MIN */
+	int adapt;		/* ae_writer_pace() may lower the level */
 };
 int ae_writer_open(struct ae_writer **wp, int fd, const struct ae_writer_opts *o);
+/*
+ * Pacing (zstd's --adapt, for a writer that must keep up with a producer
+ * that waits for it: aerun's traced program, trbuf's traced tasks). Before
+ * a chunk, the caller says how its producer stands: AE_PACE_BEHIND (it
+ * waits for the writer, or its queue grows), AE_PACE_IDLE (the writer
+ * waited for data since the last chunk) or AE_PACE_STEADY. Behind steps
+ * the level, at most once per AE_WRITER_PACE_BYTES written: down (19,
+ * 9, 4, 2, 1, -1, -2, -4 ... AE_WRITER_LEVEL_MIN) while zstd takes at
+ * least twice the writer's recent time in the sink, up while the sink
+ * takes more than zstd (behind a slow network or disk, a lower level
+ * would only write more bytes); each call keeps three quarters of the
+ * times before it. AE_WRITER_PACE_CALM bytes without a behind call and
+ * with an idle one raise it one step, never above the level opened
+ * with. Without opts.adapt, nothing changes. Returns the level the next
+ * chunk is compressed at.
+ */
+enum ae_pace { AE_PACE_IDLE = -1, AE_PACE_STEADY = 0, AE_PACE_BEHIND = 1 };
+#define AE_WRITER_PACE_BYTES	(4u << 20)
+#define AE_WRITER_PACE_CALM	(16u << 20)
+int ae_writer_pace(struct ae_writer *w, enum ae_pace pace);
+/* What pacing did so far (for summaries). */
+struct ae_writer_pacing {
+	int level;		/* the next chunk's */
+	int low;		/* the lowest any chunk was compressed at */
+	uint32_t down, up;	/* steps taken each way */
+};
+void ae_writer_pacing(const struct ae_writer *w, struct ae_writer_pacing *p);
 /* Append one chunk; flushes the zstd stream at the chunk end when `flush`. */
 int ae_writer_chunk(struct ae_writer *w, uint16_t type, uint16_t cpu,
 		    uint64_t seq, const void *payload, uint32_t len, int flush);

@@ -45,6 +45,7 @@ struct aerun_opts {
 	uint32_t subbuf_size;
 	uint32_t nr_subbufs;
 	int level;
+	int adapt;	/* pacing: lower the level while the program waits */
 	int threads;	/* zstd worker threads (-T) */
 	int quiet;
 	int verbose;
@@ -70,6 +71,7 @@ struct aerun_ring {
 	uint32_t *nr_mk;
 	uint32_t *q;			/* commit queue of sub-buffer indexes */
 	uint32_t qhead, qlen;
+	uint32_t waiting;		/* 1 while the tracer waits for a free sub-buffer */
 	int stop;
 	int err;			/* first writer error, -errno */
 	pthread_t thread;
@@ -124,6 +126,7 @@ struct aerun {
 	struct ae_writer *w;		/* NULL with --discard */
 	int out_fd;
 	uint64_t out_bytes;		/* written to out_fd, the stream end included */
+	struct ae_writer_pacing pacing;	/* what pacing did, at the end */
 	struct aerun_seqtab seqtab;	/* of the first program */
 	pid_t pid;			/* the first program's process */
 

@@ -5,7 +5,7 @@
  * (docs/INTERNALS.md, "Runtime entry", mode 2).
  *
  * usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]
- *              [-l level] [-T threads] [-q] [-v] [--] prog args...
+ *              [-l level] [--fixed-level] [-T threads] [-q] [-v] [--] prog args...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,13 +36,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: aerun [-o trace.zst | --discard] [--subbuf-size N] [--subbufs N]\n"
-		"             [-l level] [-T threads] [-q] [-v] [--] prog [args...]\n"
+		"             [-l level] [--fixed-level] [-T threads] [-q] [-v] [--] prog [args...]\n"
 		"  -o FILE          write the trace container to FILE (default trace.zst)\n"
 		"  --discard        recycle sub-buffers without writing them (dummy run)\n"
 		"  --subbuf-size N  sub-buffer size in bytes, K/M suffix (default 4M)\n"
 		"  --subbufs N      number of sub-buffers (default 8; each live traced thread\n"
 		"                   holds one, so more than the threads alive at once)\n"
-		"  -l LEVEL         zstd level, -7 (fastest) .. 22 (default 1)\n"
+		"  -l LEVEL         zstd level, -64 (fastest) .. 22 (default 1); while the\n"
+		"                   program waits for the writer, it goes lower (pacing)\n"
+		"  --fixed-level    no pacing: every sub-buffer at LEVEL, the program waits\n"
 		"  -T THREADS       zstd worker threads (default 0: compress in aerun's\n"
 		"                   thread; more overlap compression with the program)\n"
 		"  -q               no summary line;  -v  more detail (-vv: every rollback)\n");
@@ -103,11 +105,12 @@ static int resolve(const char *prog, char **out)
 
 static int parse_args(struct aerun_opts *o, int argc, char **argv)
 {
-	enum { OPT_DISCARD = 256, OPT_SUBBUF_SIZE, OPT_SUBBUFS };
+	enum { OPT_DISCARD = 256, OPT_SUBBUF_SIZE, OPT_SUBBUFS, OPT_FIXED_LEVEL };
 	static const struct option lopts[] = {
 		{ "discard", no_argument, NULL, OPT_DISCARD },
 		{ "subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE },
 		{ "subbufs", required_argument, NULL, OPT_SUBBUFS },
+		{ "fixed-level", no_argument, NULL, OPT_FIXED_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,6 +121,7 @@ static int parse_args(struct aerun_opts *o, int argc, char **argv)
 	o->subbuf_size = 4u << 20;
 	o->nr_subbufs = 8;
 	o->level = 1;
+	o->adapt = 1;
 	while ((c = getopt_long(argc, argv, "+o:l:T:qvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -143,15 +147,19 @@ static int parse_args(struct aerun_opts *o, int argc, char **argv)
 			}
 			o->nr_subbufs = v;
 			break;
+		case OPT_FIXED_LEVEL:
+			o->adapt = 0;
+			break;
 		case 'l':
 		{
 			char *end;
 			long l = strtol(optarg, &end, 10);
 
 			/* negative levels are zstd's fast modes */
-			if (*end || end == optarg || l < -7 || l > 22 || !l) {
-				fprintf(stderr, "aerun: -l '%s': need a zstd level from -7 (fastest) to 22, not 0\n",
-					optarg);
+			if (*end || end == optarg || l < AE_WRITER_LEVEL_MIN ||
+			    l > AE_WRITER_LEVEL_MAX || !l) {
+				fprintf(stderr, "aerun: -l '%s': need a zstd level from %d (fastest) to %d, other than 0\n",
+					optarg, AE_WRITER_LEVEL_MIN, AE_WRITER_LEVEL_MAX);
 				return -EINVAL;
 			}
 			o->level = (int)l;
@@ -459,6 +467,7 @@ static int finish_output(struct aerun *a)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_EXIT, 0, 0, &ex, sizeof(ex), 0);
 	if (!ret)
 		ret = ae_writer_chunk(a->w, AE_CHUNK_END, 0, 0, &end, sizeof(end), 1);
+	ae_writer_pacing(a->w, &a->pacing);
 	r = ae_writer_close(a->w, &a->out_bytes);
 	a->w = NULL;
 	ret = ret ? ret : r;
@@ -484,11 +493,15 @@ static void summary(struct aerun *a)
 	fprintf(stderr, "aerun: %s: %s, %llu witness bytes in %llu sub-buffers",
 		a->o.prog, st, (unsigned long long)a->raw_bytes,
 		(unsigned long long)a->commits);
-	if (a->o.out)
+	if (!a->o.out)
+		fprintf(stderr, " (discarded)");
+	else
 		fprintf(stderr, " -> %s %llu bytes (%.1f:1)", a->o.out,
 			(unsigned long long)out, out ? (double)a->raw_bytes / out : 0.0);
-	else
-		fprintf(stderr, " (discarded)");
+	if (a->o.out && (a->pacing.down || a->pacing.up))
+		fprintf(stderr, ", zstd level %d paced down to %d (steps: %u down, %u up; level %d at the end)",
+			a->o.level, a->pacing.low, a->pacing.down, a->pacing.up,
+			a->pacing.level);
 	fprintf(stderr, ", %llu signals, %llu rollbacks",
 		(unsigned long long)a->signals, (unsigned long long)a->rollbacks);
 	if (a->nr_tasks > 1)
@@ -536,6 +549,7 @@ int main(int argc, char **argv)
 			return AERUN_EXIT_FAIL;
 		}
 		wo.level = a.o.level;
+		wo.adapt = a.o.adapt;
 		wo.threads = a.o.threads;
 		ret = ae_writer_open(&a.w, a.out_fd, &wo);
 		if (!ret)

@@ -39,19 +39,40 @@ static void *aerun_writer_main(void *arg)
 {
 	struct aerun *a = arg;
 	struct aerun_ring *r = &a->ring;
-	int ret = 0;
+	int ret = 0, level_was = a->o.level, level;
+	uint32_t qlen_was = 0, waiting;
 
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
+		enum ae_pace pace = AE_PACE_STEADY;
 		uint32_t i;
 
+		if (!r->qlen && !r->stop)
+			pace = AE_PACE_IDLE;
 		while (!r->qlen && !r->stop)
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (!r->qlen)
 			break;
+		/*
+		 * Behind: a thread stopped for a free sub-buffer, or a quarter
+		 * of the pool queued and more than at the last chunk (the
+		 * program committed more than one while the writer wrote one).
+		 * A queue that keeps its length or drains is kept up with.
+		 */
+		waiting = r->waiting;
+		if (waiting || (r->qlen > qlen_was && r->qlen > r->n / 4))
+			pace = AE_PACE_BEHIND;
+		qlen_was = r->qlen;
 		i = r->q[r->qhead];
 		pthread_mutex_unlock(&r->lock);
 
+		level = ae_writer_pace(a->w, pace);
+		if (level != level_was && a->o.verbose)
+			fprintf(stderr, "aerun: zstd level %d after %llu MB (%s)\n", level,
+				(unsigned long long)(ae_writer_in_bytes(a->w) >> 20),
+				pace == AE_PACE_IDLE ? "the writer waited" :
+				waiting ? "the program waited" : "the queue grew");
+		level_was = level;
 		if (!ret)
 			ret = aerun_write_markers(a, r->mk[i], r->nr_mk[i]);
 		if (!ret)
@@ -177,7 +198,9 @@ int aerun_ring_next(struct aerun *a, struct aerun_task *t)
 			err = r->err ? r->err : -ENOSPC;
 			break;
 		}
+		r->waiting++;
 		pthread_cond_wait(&r->cond, &r->lock);
+		r->waiting--;
 	}
 	pthread_mutex_unlock(&r->lock);
 	return err;

@@ -34,6 +34,62 @@ if "$AERUN" -q -l -5 -o "$tmp/fast.zst" "$PROD" 1 >/dev/null 2>&1 &&
 else
 	not_ok "zstd fast level -5 writes a capture the checker accepts"
 fi
+expect "zstd level -65: exit 2, value named" 2 "\-l '-65'" "$AERUN" -l -65 -o "$tmp/l.zst" "$PROD" 1
+if "$AERUN" -q -l -64 -o "$tmp/fast.zst" "$PROD" 1000 >/dev/null 2>&1 &&
+	"$CHECK" "$tmp/fast.zst" >/dev/null 2>&1; then
+	ok "zstd fastest level -64 writes a capture the checker accepts"
+else
+	not_ok "zstd fastest level -64 writes a capture the checker accepts"
+fi
+# Pacing: a producer that writes 128 MB at memory speed outruns a level-9
+# writer, which goes lower while the producer waits (two sub-buffers: the
+# queue cannot grow, the program waiting says it); the capture is whole
+# across the level changes. --fixed-level keeps level 9 (and is slower).
+"$AERUN" -l 9 --subbufs 2 -o "$tmp/pace.zst" "$PROD" 1000000 >/dev/null 2>"$tmp/e"
+if grep -q "zstd level 9 paced down to -*[0-9]* (steps: [1-9][0-9]* down" "$tmp/e" &&
+	"$CHECK" "$tmp/pace.zst" >"$tmp/c" 2>&1 && grep -q "blocks=1000000 " "$tmp/c"; then
+	ok "a writer behind the program paces down ($(grep -o 'zstd level 9 paced[^)]*)' "$tmp/e")), the capture whole"
+else
+	not_ok "a writer behind the program paces down, the capture whole" "$(cat "$tmp/e" "$tmp/c")"
+fi
+"$AERUN" -l 9 --fixed-level -o "$tmp/fixed.zst" "$PROD" 1000000 >/dev/null 2>"$tmp/e"
+if ! grep -q "paced" "$tmp/e" && grep -q "exit 0" "$tmp/e" &&
+	"$CHECK" "$tmp/fixed.zst" >"$tmp/c" 2>&1 && grep -q "blocks=1000000 " "$tmp/c" &&
+	[ "$(stat -c %s "$tmp/fixed.zst")" -lt "$(stat -c %s "$tmp/pace.zst")" ]; then
+	ok "--fixed-level: level 9 throughout (a smaller file), the capture whole"
+else
+	not_ok "--fixed-level: level 9 throughout, the capture whole" "$(cat "$tmp/e" "$tmp/c")"
+fi
+# A producer a little faster than level 9 (1 MiB every 2.5 ms at most),
+# with 64 sub-buffers of 1 MiB: the queue grows long before the program
+# would wait, and that alone must take the level down.
+"$AERUN" -v -l 9 --subbufs 64 --subbuf-size 1M -o "$tmp/grew.zst" "$PROD" 600000 0 0 2500 0 >/dev/null 2>"$tmp/e"
+if grep -q "zstd level 4 after [0-9]* MB (the queue grew)" "$tmp/e" &&
+	"$CHECK" "$tmp/grew.zst" >"$tmp/c" 2>&1 && grep -q "blocks=600000 " "$tmp/c"; then
+	ok "a queue that grows paces down before the program waits ($(grep -o 'zstd level 9 paced[^)]*)' "$tmp/e"))"
+else
+	not_ok "a queue that grows paces down before the program waits" "$(cat "$tmp/e" "$tmp/c")"
+fi
+# A producer that slows down (300000 blocks at memory speed, then 1 MiB
+# every 20 ms): level 9 goes down while the program waits, and back up
+# once the writer waits for it. One that is slow throughout leaves level 1
+# alone.
+"$AERUN" -v -l 9 -o "$tmp/pace2.zst" "$PROD" 600000 0 0 20000 300000 >/dev/null 2>"$tmp/e"
+if grep -q "zstd level [-0-9]* after [0-9]* MB (the program waited)" "$tmp/e" &&
+	grep -q "zstd level [-0-9]* after [0-9]* MB (the writer waited)" "$tmp/e" &&
+	grep -q "paced down to -*[0-9]* (steps: [0-9]* down, [1-9][0-9]* up" "$tmp/e" &&
+	"$CHECK" "$tmp/pace2.zst" >"$tmp/c" 2>&1 && grep -q "blocks=600000 " "$tmp/c"; then
+	ok "a producer that slows down: the level goes down, then back up $(grep -o '(steps:[^)]*)' "$tmp/e")"
+else
+	not_ok "a producer that slows down: the level goes down, then back up" "$(cat "$tmp/e" "$tmp/c")"
+fi
+"$AERUN" -l 1 -o "$tmp/slow.zst" "$PROD" 300000 0 0 20000 0 >/dev/null 2>"$tmp/e"
+if ! grep -q "paced" "$tmp/e" && grep -q "exit 0" "$tmp/e" &&
+	"$CHECK" "$tmp/slow.zst" >"$tmp/c" 2>&1 && grep -q "blocks=300000 " "$tmp/c"; then
+	ok "a producer slower than the writer: level 1 throughout"
+else
+	not_ok "a producer slower than the writer: level 1 throughout" "$(cat "$tmp/e" "$tmp/c")"
+fi
 expect "zstd threads -1: exit 2, value named" 2 "\-T '-1'" "$AERUN" -T -1 -o "$tmp/t.zst" "$PROD" 1
 if "$AERUN" -q -T 2 -o "$tmp/t2.zst" "$PROD" 1 >/dev/null 2>&1 &&
 	"$CHECK" "$tmp/t2.zst" >/dev/null 2>&1; then

@@ -103,6 +103,28 @@ check "a payload of exactly frame_min bytes is a frame of its own, one byte less
 	'[ $("$ct" frames "$tmp/mixed5.zst" | wc -l) -eq 5 ] && [ $("$ct" frames "$tmp/mixed6.zst" | wc -l) -eq 3 ] &&
 	 "$ct" check "$tmp/mixed5.zst" 8 && "$ct" check "$tmp/mixed6.zst" 8'
 
+# Pacing (ae_writer_pace): the ladder down and back up, each level seen
+# in the chunks' compressed sizes, the file read back chunk for chunk;
+# streamed (a level change ends the frame after a chunk header), as frames
+# of their own, and with worker threads. A cut where a level change ended
+# a frame is still a clear error.
+for v in "0 0" "0 1" "2 0"; do
+	"$ct" pace "$tmp/pace.zst" $v > "$tmp/pace.out" 2>&1
+	prc=$?
+	check "pacing, threads ${v% *}, frame_min ${v#* }: $(tail -1 "$tmp/pace.out")" '[ $prc -eq 0 ]'
+	[ "$v" = "0 0" ] && cp "$tmp/pace.zst" "$tmp/pace-stream.zst"
+done
+bad=0
+pframes=$("$ct" frames "$tmp/pace-stream.zst")
+psize=$(stat -c %s "$tmp/pace-stream.zst")
+for e in $pframes; do
+	[ "$e" -ge "$psize" ] && continue
+	head -c "$e" "$tmp/pace-stream.zst" > "$tmp/trunc.zst"
+	clear_error "$tmp/trunc.zst" || { bad=$((bad + 1)); echo "# truncation at $e: $(cat "$tmp/err")"; }
+done
+check "pacing: $(echo "$pframes" | wc -l) frames (one more than the 16 steps), a cut at each frame end gives a clear error" \
+	'[ $bad -eq 0 ] && [ $(echo "$pframes" | wc -l) -eq 17 ]'
+
 # frame_min 1: every payload but the empty one is a frame (a 1-byte one
 # an empty frame and its byte in the stream). Every truncation point and
 # every flipped bit: a clear error, or (a flip zstd ignores) the same

@@ -140,4 +140,26 @@ kill -INT $pid; wait $pid
 "$bd" -q --synthetic-source $spec --ready /nonexistent/ready bad.zst bad.sched 2>bad.err
 check "--ready in a missing directory: status 1, the path named" \
 	'[ $? -eq 1 ] && grep -q -- "--ready /nonexistent/ready: No such file or directory" bad.err'
+# Pacing: a producer at 400 MB/s outruns zstd level 9 (about 130 MB/s on
+# this data), so the level goes down while it is behind and back up when
+# bdump waits for it, and the capture is whole; a producer at 50 MB/s
+# leaves level 9 alone; --fixed-level keeps level 9 and a smaller file.
+# Level -64 is the fastest accepted, -65 is refused.
+"$bd" -l 9 --synthetic-source bytes=128M,cpus=2,subbuf=1M,rate=400M,seed=4 pace.zst pace.sched 2>pace.err
+prc=$?
+check "pacing: level 9 behind a 400 MB/s producer goes down and up ($(grep -o 'zstd level 9 paced[^)]*)' pace.err)), the capture verifies" \
+	'[ $prc -eq 0 ] && grep -q "zstd level 9 paced down to -*[0-9]* (steps: [1-9][0-9]* down, [1-9][0-9]* up" pace.err &&
+	 "$bd" --check pace.zst pace.sched >/dev/null'
+"$bd" -l 9 --synthetic-source bytes=32M,cpus=2,subbuf=1M,rate=50M,seed=4 slow.zst slow.sched 2>slow.err
+prc=$?
+check "pacing: level 9 ahead of a 50 MB/s producer stays, the capture verifies" \
+	'[ $prc -eq 0 ] && ! grep -q paced slow.err && "$bd" --check slow.zst slow.sched >/dev/null'
+"$bd" -l 9 --fixed-level --synthetic-source bytes=128M,cpus=2,subbuf=1M,rate=400M,seed=4 fixed.zst fixed.sched 2>fixed.err
+check "--fixed-level: level 9 throughout (a smaller file), the capture verifies" \
+	'[ $? -eq 0 ] && ! grep -q paced fixed.err && "$bd" --check fixed.zst fixed.sched >/dev/null &&
+	 [ $(stat -c %s fixed.zst) -lt $(stat -c %s pace.zst) ]'
+"$bd" -q -l -64 --synthetic-source $spec fast.zst fast.sched
+check "-l -64: the capture verifies" '[ $? -eq 0 ] && "$bd" --check fast.zst fast.sched >/dev/null'
+"$bd" -q -l -65 --synthetic-source $spec bad.zst bad.sched 2>bad.err
+check "-l -65: status 2, the value named" '[ $? -eq 2 ] && grep -q -- "-65" bad.err'
 echo "1..$n"

@@ -24,6 +24,8 @@ NPROD=3 NTHR=3 NREC=${AE_BDVM_NREC:-60000} NPROG=2
 # full-ring end (bdump-vm-fullring.sh): records filling 3.1 to 3.9 of the
 # 4 KiB sub-buffers of a CPU's ring of 4
 FULL_NREC="1600 1700 1800 1900 2000"
+# pacing (bdump-vm-pace.sh): 24 MB of records against zstd level 12
+PACE_NREC=3000000
 prod=build/tests/host/bdump_vm_prod
 chk=build/tests/host/bdump_vm_check
 for f in bin/bdump bin/bdump-recv bin/aecc bin/aerun bin/aetrace $prod $chk; do
@@ -66,6 +68,7 @@ vm/run --smp 2 --timeout 300 -- bash -c "
 	$g $w/local $w/local/trace.zst $args; echo \"guest local: rc \$?\"
 	$g $w/net tcp://10.0.2.2:$port $args $w/secret; echo \"guest net: rc \$?\"
 	tests/host/bdump-vm-fullring.sh $w/full $FULL_NREC; echo \"guest full ring: rc \$?\"
+	tests/host/bdump-vm-pace.sh $w/pace $PACE_NREC; echo \"guest pace: rc \$?\"
 	" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log"
@@ -127,6 +130,16 @@ for nr in $FULL_NREC; do
 	check "full ring at bdump's end, $nr records: producer and bdump exit 0, producer never waited ($(cat "$d/status" 2>/dev/null)), all records ($(grep -o 'records [0-9]* missing [0-9]*' "$d/pat.out")), $nexit EXIT marker, 0 drops" \
 		'[ "$(cat "$d/status" 2>/dev/null)" = "0 0 0" ] && [ $prc -eq 0 ] && [ "$nexit" = 1 ] && grep -q " 0 drops" "$d/bdump.log"'
 done
+
+# Pacing on the real device: a producer the level-12 writer cannot keep up
+# with waits in the kernel, and bdump goes lower; every record is there.
+d=$w/pace
+sed "s/^/# pace bdump: /" "$d/bdump.log"
+"$chk" "$d/trace.zst" "$PACE_NREC" 1 "$(cat "$d/pid" 2>/dev/null)" >"$d/pat.out" 2>&1
+prc=$?
+check "pacing: the producer outruns level 12 and bdump goes lower ($(grep -o 'zstd level 12 paced[^)]*)' "$d/bdump.log")), all $PACE_NREC records ($(cat "$d/status" 2>/dev/null))" \
+	'[ "$(cat "$d/status" 2>/dev/null)" = "0 0" ] && [ $prc -eq 0 ] && grep -q "zstd level 12 paced down to " "$d/bdump.log" &&
+	 bin/bdump --check "$d/trace.zst" "$d/sched.bin" >/dev/null 2>&1'
 
 # A standalone trace (aerun -o) shipped by `bdump --from` through a pipe
 # and through bdump-recv still regenerates to the same instruction trace.

@@ -3,10 +3,12 @@
  * prod_main.c - driver of the aerun test producers (freestanding, no
  * libc, compiled with -ffixed-r15 like all traced code).
  *
- * usage: prod ITERS [STATUS [MINSIG]]
+ * usage: prod ITERS [STATUS [MINSIG [PAUSE_US [FROM]]]]
  *   writes blocks 0..ITERS-1 (prod.h), continuing until MINSIG SIGUSR1
  *   have been handled (each handler writes the handler pattern), then
  *   exits with STATUS, or kills itself with signal STATUS-128 if >= 128.
+ *   PAUSE_US: from block FROM on, sleep that long after every 8192
+ *   blocks (1 MiB of trace): a slower producer (aerun's pacing tests).
  * prod sp      prints the entry stack pointer and rdx, and whether fd 1023
  *              is open
  * prod fork    calls fork (aerun must refuse)
@@ -105,7 +107,7 @@ void prod_main(unsigned long *sp, unsigned long rdx)
 {
 	long argc = sp[0];
 	char **argv = (char **)(sp + 1);
-	unsigned long iters, status = 0, minsig = 0, i, cap;
+	unsigned long iters, status = 0, minsig = 0, pause_us = 0, from = 0, i, cap;
 	struct {
 		void *handler;
 		unsigned long flags;
@@ -115,7 +117,7 @@ void prod_main(unsigned long *sp, unsigned long rdx)
 		 (void *)prod_restorer, 0 };
 
 	if (argc < 2) {
-		out(2, "usage: prod ITERS [STATUS [MINSIG]] | prod sp | prod fork\n");
+		out(2, "usage: prod ITERS [STATUS [MINSIG [PAUSE_US [FROM]]]] | prod sp | prod fork\n");
 		quit(2);
 	}
 	if (streq(argv[1], "sp")) {
@@ -131,6 +133,10 @@ void prod_main(unsigned long *sp, unsigned long rdx)
 		status = num(argv[2]);
 	if (argc > 3)
 		minsig = num(argv[3]);
+	if (argc > 4)
+		pause_us = num(argv[4]);
+	if (argc > 5)
+		from = num(argv[5]);
 	if (sys(__NR_rt_sigaction, PROD_SIGNAL, (long)&sa, 0, 8) < 0) {
 		out(2, "prod: rt_sigaction failed\n");
 		quit(2);
@@ -141,6 +147,11 @@ void prod_main(unsigned long *sp, unsigned long rdx)
 		if (i >= cap)
 			quit(3);
 		prod_emit_block(i);
+		if (pause_us && i >= from && !(i % 8192)) {
+			long ts[2] = { pause_us / 1000000, pause_us % 1000000 * 1000 };
+
+			sys(__NR_nanosleep, (long)ts, 0, 0, 0);
+		}
 	}
 	if (status >= 128) {
 		sys(__NR_kill, sys(__NR_getpid, 0, 0, 0, 0), status - 128, 0, 0);
