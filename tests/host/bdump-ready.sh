@@ -12,3 +12,13 @@ bdump_ready() {
 	done
 	return 1
 }
+
+# trbuf_rings SUBBUF N: the driver's next buffer has N sub-buffers of
+# SUBBUF bytes on each possible CPU (it gives every one a ring of total /
+# CPUs).
+trbuf_rings() {
+	local p=/sys/module/trbuf/parameters ncpu
+	ncpu=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' \
+		/sys/devices/system/cpu/possible)
+	echo "$1" >$p/subbuf_size && echo $(($1 * $2 * ncpu)) >$p/total_size
+}

@@ -17,13 +17,8 @@ out=$1
 shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/host/bdump-ready.sh"
-p=/sys/module/trbuf/parameters
 [ -e /dev/trbuf ] || { echo "bdump-vm-fullring: /dev/trbuf missing" >&2; exit 3; }
-# the driver gives each possible CPU a ring (total / CPUs)
-ncpu=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' \
-	/sys/devices/system/cpu/possible)
-echo 4096 >$p/subbuf_size
-echo $((4096 * 4 * ncpu)) >$p/total_size
+trbuf_rings 4096 4
 for n in "$@"; do
 	o=$out/$n
 	rm -rf "$o" && mkdir -p "$o"

@@ -14,12 +14,8 @@ out=$1
 nrec=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/host/bdump-ready.sh"
-p=/sys/module/trbuf/parameters
 [ -e /dev/trbuf ] || { echo "bdump-vm-pace: /dev/trbuf missing" >&2; exit 3; }
-ncpu=$(awk -F, '{ n = 0; for (i = 1; i <= NF; i++) { split($i, r, "-"); n += (r[2] == "" ? 1 : r[2] - r[1] + 1) } print n }' \
-	/sys/devices/system/cpu/possible)
-echo 65536 >$p/subbuf_size
-echo $((65536 * 4 * ncpu)) >$p/total_size
+trbuf_rings 65536 4
 rm -rf "$out" && mkdir -p "$out"
 "$top/bin/bdump" -l 12 -f 100 --ready "$out/ready" "$out/trace.zst" "$out/sched.bin" 2>"$out/bdump.log" &
 bp=$!
