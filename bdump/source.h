@@ -22,7 +22,8 @@ struct bdump_subbuf {
 	/*
 	 * How the producer stands (ae_writer_pace()): AE_PACE_BEHIND when
 	 * it waited for a free sub-buffer since the last one or half the
-	 * buffer is full, AE_PACE_IDLE when next() waited for this one.
+	 * buffer is full, AE_PACE_IDLE when the source found none since
+	 * the last one.
 	 */
 	enum ae_pace pace;
 };

@@ -346,27 +346,32 @@ static int pace_up(int level, int top)
 	return up > top ? top : up;
 }
 
-static void writer_set_level(struct ae_writer *w, int level)
+/* Returns 0, or -1 when zstd refused the level (the old one stays). */
+static int writer_set_level(struct ae_writer *w, int level)
 {
 	size_t r = ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
 
 	if (ZSTD_isError(r))
-		return;		/* keeps the level it has */
+		return -1;
 	w->level = level;
 	if (level < w->low)
 		w->low = level;
 	if (w->in_frame && !w->threads)
 		w->level_pending = 1;
 	w->paced_at = w->in_bytes;
+	return 0;
 }
 
 static void writer_step(struct ae_writer *w, int level)
 {
-	if (level < w->level)
+	int down = level < w->level;
+
+	if (writer_set_level(w, level))
+		return;
+	if (down)
 		w->down++;
 	else
 		w->up++;
-	writer_set_level(w, level);
 	w->calm = 0;
 	w->idle_seen = 0;
 }
