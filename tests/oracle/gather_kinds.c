@@ -12,7 +12,9 @@
  * destination's old value (else "BAD" and status 1). tests/host/
  * oracle-data.sh compares these lines with ae-step --data's L records at
  * each gather instruction, so the stepper's addresses, sizes, order and
- * masking are checked against an independent source.
+ * masking are checked against an independent source. One gather crosses
+ * into a page nothing touched before, so that its fault stops it part
+ * done.
  *
  * No libc: glibc's static start-up runs EVEX string functions capstone 4
  * cannot decode (ae-step would stop there). Build:
@@ -327,6 +329,12 @@ static volatile int32_t ix_dd8[8] = { 5, 1, 9, 30, -2, 17, 40, 3 };
 static volatile int32_t mk_dd8[8] = { -1, 0, -1, INT32_MIN, 0x7fffffff, 0, -5, 0 };
 static volatile int32_t ix_s1[4] = { 0, 6, 13, 101 };	/* byte offsets, unaligned */
 static volatile int32_t mk_all4[4] = { -1, -1, -1, -1 };
+/* from the first page of pages[] into the second, which nothing touched
+ * before: the fault on element 4 stops the gather part done (the stepper
+ * must count it once, with all eight loads) */
+static volatile int32_t ix_cross[8] = { 0, 1, 2, 1023, 1024, 1025, 1030, 2047 };
+static volatile int32_t mk_all8[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+static uint8_t pages[8192] __attribute__((aligned(4096)));
 static volatile int32_t ix_dq4[4] = { 7, -1, 3, 12 };
 static volatile int64_t mk_dq4[4] = { -1, 1, INT64_MIN, -1 };
 static volatile int64_t ix_qd4[4] = { 2, 100, -4, 33 };
@@ -397,6 +405,12 @@ int kinds_main(void)
 	get(mk, mk_all4, 16);
 	dd_xmm_s1(tab, ix, mk, src, res);
 	report("vpgatherdd", tab, 1, ix, 4, 4, 4, 0xf, res, src);
+
+	pages[0] = 1;
+	get(ix, ix_cross, 32);
+	get(mk, mk_all8, 32);
+	dd_ymm(pages, ix, mk, src, res);
+	report("vpgatherdd", pages, 4, ix, 4, 4, 8, 0xff, res, src);
 
 	get(ix, ix_dq4, 16);
 	get(mk, mk_dq4, 32);

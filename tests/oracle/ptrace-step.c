@@ -255,6 +255,28 @@ static int data_fetch_of(struct stepper *s, pid_t pid, struct step_data *pd, uin
 	return err;
 }
 
+/*
+ * --data: did the step stop a gather part done? A page fault on one of
+ * its elements, taken after others loaded, returns to it with their mask
+ * bits cleared and the step trap already due, rip still on it (seen on
+ * this AMD machine). It runs again for the rest: one instruction, whose
+ * accesses are those @pd computed from the mask it began with, so
+ * neither emitted nor fetched again here.
+ */
+static long get_rip(pid_t pid);
+
+static int gather_restarts(struct stepper *s, pid_t pid, const struct step_data *pd,
+			   uint64_t pending)
+{
+	uint64_t rip;
+
+	if (!s->data || !pd->gather)
+		return 0;
+	errno = 0;
+	rip = get_rip(pid);
+	return !errno && rip == pending;
+}
+
 /* data_fetch_of() for the (single) tracee into s->pd. */
 static int data_fetch(struct stepper *s, uint64_t a)
 {
@@ -418,6 +440,8 @@ static int trace(struct stepper *s, uint64_t entry)
 				    si.si_code == SIGTRAP)
 					executed = 0;
 			}
+			if (executed && have_pending && gather_restarts(s, s->pid, &s->pd, pending))
+				continue;
 			if (executed && have_pending && emit(s, pending))
 				return -1;
 		} else {
@@ -687,6 +711,9 @@ static int task_stop(struct split *sp, struct task *t, int sig)
 			     (si.si_code == TRAP_BRKPT && (uint64_t)get_rip(t->tid) == t->pending)))
 				executed = 0;
 		}
+		if (executed && t->have_pending &&
+		    gather_restarts(sp->s, t->tid, &t->pd, t->pending))
+			return 0;
 		if (executed && t->have_pending && task_emit(sp, t, t->pending))
 			return -1;
 	} else {

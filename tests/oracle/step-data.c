@@ -16,6 +16,8 @@ struct step_rec {
 
 struct step_data {
 	int n;
+	int gather;	/* a gather: a page fault on an element may stop it
+			 * part done, rip still on it (ptrace-step.c) */
 	struct step_rec r[STEP_DATA_MAX];
 };
 
@@ -440,7 +442,8 @@ static int step_data_of(const cs_insn *in, const struct user_regs_struct *r, pid
 	char sop;
 
 	d->n = 0;
-	if (sd_gather_kind(in->id, &esz, &isz))
+	d->gather = sd_gather_kind(in->id, &esz, &isz);
+	if (d->gather)
 		return sd_gather(in, r, pid, esz, isz, d);
 	esz = sd_string(in->id, &sop);
 	/* "movsd"/"cmpsd" with an xmm operand (either side: a store to
