@@ -262,6 +262,8 @@ static int cmd_stats(int argc, char **argv)
 		for (int k = 0; k < 5; k++)
 			sum.vc_recs[k] += x->st.vc_recs[k];
 		sum.lc_hits += x->st.lc_hits;
+		sum.vc_groups += x->st.vc_groups;
+		sum.vc_group_hits += x->st.vc_group_hits;
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
 		sum.lc_signals += x->st.lc_signals;
@@ -298,6 +300,8 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.vc_recs[4]);
 	printf("address cache    %llu hits (value-cache records of 1 byte)\n",
 	       (unsigned long long)sum.lc_hits);
+	printf("groups           %llu bytes for %llu records that hit (value cache)\n",
+	       (unsigned long long)sum.vc_groups, (unsigned long long)sum.vc_group_hits);
 	printf("trace bytes      %llu\n", (unsigned long long)s.bytes);
 	printf("bytes/instr      %.4f\n", sum.insns ? (double)s.bytes / sum.insns : 0.0);
 	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",

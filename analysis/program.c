@@ -79,7 +79,10 @@ static int vc_event_bad(const struct ae_schema_obj *h, const struct ae_event *e)
 	     e->flag != AE_VAL_REG_VC_LOW))
 		return 0;
 	if (!(h->flags & AE_SCHEMA_F_DATA) || e->a > 15 ||
-	    (e->b & ~AE_VC_BY_ADDR) >= AE_VC_SLOTS ||
+	    (e->b & ~(AE_VC_BY_ADDR | AE_VC_GROUP(0x0f))) >= AE_VC_SLOTS ||
+	    (AE_VC_GROUP_OF(e->b) &&
+	     (e->kind != AE_EV_VAL || e->flag == AE_VAL_REG_VC_SEXT || by_addr ||
+	      AE_VC_GROUP_OF(e->b) < 2)) ||
 	    (by_addr && (e->kind != AE_EV_VAL_AFTER || e->flag == AE_VAL_REG_VC_LOW)))
 		return 1;
 	/* before an instruction: 64 bits or a low half; after: 64 bits, 32
@@ -92,6 +95,24 @@ static int vc_event_bad(const struct ae_schema_obj *h, const struct ae_event *e)
 	default:
 		return e->width != 4;
 	}
+}
+
+/* Is the group that event i of ev[0..n) begins (AE_VC_GROUP) incomplete:
+ * fewer records after it, before the same instruction, than it counts? */
+static int vc_group_bad(const struct ae_event *ev, uint32_t i, uint32_t n)
+{
+	uint32_t g = AE_VC_GROUP_OF(ev[i].b);
+
+	if (ev[i].kind != AE_EV_VAL || !g)
+		return 0;
+	if (g > n - i)
+		return 1;
+	for (uint32_t j = i + 1; j < i + g; j++)
+		if (ev[j].insn != ev[i].insn || ev[j].kind != AE_EV_VAL ||
+		    (ev[j].flag != AE_VAL_REG_VC && ev[j].flag != AE_VAL_REG_VC_LOW) ||
+		    AE_VC_GROUP_OF(ev[j].b))
+			return 1;
+	return 0;
 }
 
 static int load_maps(struct ae_program *p)
@@ -168,7 +189,7 @@ static int load_maps(struct ae_program *p)
 			    (ev[i].flag == AE_VAL_REG && (ev[i].kind == AE_EV_VAL ||
 							  ev[i].kind == AE_EV_VAL_AFTER) &&
 			     ev[i].a > 15) ||
-			    vc_event_bad(h, &ev[i]) ||
+			    vc_event_bad(h, &ev[i]) || vc_group_bad(ev, i, h->nev) ||
 			    (ev[i].kind == AE_EV_VAL_AFTER && ev[i].flag != AE_VAL_REPCNT_AFTER &&
 			     ev[i].flag != AE_VAL_REG && ev[i].flag != AE_VAL_REG_SEXT &&
 			     ev[i].flag != AE_VAL_REG_VC && ev[i].flag != AE_VAL_REG_VC_SEXT &&

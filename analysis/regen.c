@@ -260,7 +260,7 @@ static const char *const df_names[18] = {
 /* Data records written after instruction d at pc (at its return point,
  * for a call). Returns 0 or -1. */
 static int consume(struct ae_regen *g, unsigned int width, uint64_t *v, uint64_t pc);
-static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v);
+static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v, int t0);
 static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 {
 	for (int i = 0; d && i < d->nev; i++) {
@@ -275,7 +275,7 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		if (e->a > 15)
 			return rerr(g, pc, "register record names no register");
 		if (vcr) {
-			if (vc_value(g, e, pc, &v))
+			if (vc_value(g, e, pc, &v, -1))
 				return -1;
 		} else {
 			if (consume(g, e->width, &v, pc))
@@ -773,20 +773,48 @@ static void vc_put(struct ae_regen *g)
 		free(vc);
 }
 
+/* The cache a coded record reads (not one a vfork child may still
+ * change, not one tasks running at once left unknown), or NULL after an
+ * error. */
+static struct vcache *vc_coded(struct ae_regen *g, uint64_t pc)
+{
+	struct vcache *vc = vc_get(g);
+
+	if (!vc) {
+		rerr(g, pc, "out of memory");
+		return NULL;
+	}
+	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
+		if (wait_more(g)) {
+			rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
+			return NULL;
+		}
+	if (vc->unknown) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "a value coded against a value cache that is unknown (%s)",
+			 vc->unknown);
+		rerr(g, pc, msg);
+		return NULL;
+	}
+	return vc;
+}
+
 /* A register's value record coded against slot e->b of the thread's
  * value cache (AE_VAL_REG_VC, _SEXT, _LOW) or, with AE_VC_BY_ADDR, the
- * address cache's slot of the load just regenerated; updates them.
- * Returns 0 or -1. */
-static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v)
+ * address cache's slot of the load just regenerated; updates them. The
+ * first byte is read here, or is t0 (0..255) when a group's was. Returns
+ * 0 or -1. */
+static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uint64_t *v, int t0)
 {
 	int by_addr = !!(e->b & AE_VC_BY_ADDR);
-	uint32_t slot = e->b & ~AE_VC_BY_ADDR, lslot = ae_lc_slot(g->ld_addr);
+	uint32_t slot = AE_VC_SLOT_OF(e->b), lslot = ae_lc_slot(g->ld_addr);
 	struct vcache *vc;
-	uint64_t t, hi, old;
+	uint64_t t = (uint64_t)t0, hi, old;
 	int64_t d = 0;
 	unsigned int nb = 1;
 
-	if (consume(g, 1, &t, pc))
+	if (t0 < 0 && consume(g, 1, &t, pc))
 		return -1;
 	if (t == AE_VC_FULL) {
 		if (consume(g, e->width, v, pc))
@@ -816,23 +844,21 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 			 (unsigned long long)t);
 		return rerr(g, pc, msg);
 	}
-	vc = vc_get(g);
-	if (!vc)
-		return rerr(g, pc, "out of memory");
-	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
-		if (wait_more(g))
-			return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
-	old = vc->v[slot];
-	if (t != AE_VC_FULL) {
-		if (vc->unknown) {
-			char msg[200];
-
-			snprintf(msg, sizeof(msg), "a value coded against a value cache that is unknown (%s)",
-				 vc->unknown);
-			return rerr(g, pc, msg);
-		}
-		*v = t == AE_VC_BY_ADDR_HIT && by_addr ? vc->lc[lslot] : old + d;
+	if (t == AE_VC_FULL) {
+		vc = vc_get(g);
+		if (!vc)
+			return rerr(g, pc, "out of memory");
+		while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
+			if (wait_more(g))
+				return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
+	} else {
+		vc = vc_coded(g, pc);
+		if (!vc)
+			return -1;
 	}
+	old = vc->v[slot];
+	if (t != AE_VC_FULL)
+		*v = t == AE_VC_BY_ADDR_HIT && by_addr ? vc->lc[lslot] : old + d;
 	if (e->flag == AE_VAL_REG_VC_LOW) {
 		/* low halves: the slot's upper half stays */
 		*v &= 0xffffffffull;
@@ -1331,6 +1357,8 @@ static int dispatch_load(struct ae_regen *g, const struct ae_dinsn *d, uint64_t 
 static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 			  struct insn_vals *iv, int skip)
 {
+	unsigned int ghits = 0;	/* records of a group still to take as hits */
+
 	for (int i = 0; i < d->nev; i++) {
 		const struct ae_rev *e = &d->ev[i];
 		uint64_t v;
@@ -1363,17 +1391,47 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (e->kind != AE_EV_VAL)
 			continue;
 		if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_LOW) {
-			uint64_t at = g->pos;
+			uint64_t at = g->pos, t;
+			int t0 = -1;
 
 			if (e->a > 15)
 				return rerr(g, pc, "register record names no register");
-			if (vc_value(g, e, pc, &v))
+			if (AE_VC_GROUP_OF(e->b)) {
+				/* a group: how many of its records hit, if any */
+				if (consume(g, 1, &t, pc))
+					return -1;
+				t0 = (int)t;
+				for (unsigned int c = 1; c <= AE_VC_GROUP_OF(e->b); c++)
+					if (t == AE_VC_GROUP_HIT(c)) {
+						ghits = c;
+						t0 = -1;
+						g->st.value_bytes++;
+						g->st.vc_groups++;
+						g->st.vc_group_hits += c;
+					}
+				if (g->debug)
+					fprintf(stderr, "aetrace: %sgroup before %#llx: %u of %u hit\n",
+						g->name, (unsigned long long)pc, ghits,
+						AE_VC_GROUP_OF(e->b));
+			}
+			if (ghits) {
+				struct vcache *vc = vc_coded(g, pc);
+
+				if (!vc)
+					return -1;
+				v = vc->v[AE_VC_SLOT_OF(e->b)];
+				if (e->flag == AE_VAL_REG_VC_LOW)
+					v &= 0xffffffffull;
+				ghits--;
+			} else if (vc_value(g, e, pc, &v, t0)) {
 				return -1;
+			}
 			if (g->debug)
-				fprintf(stderr, "aetrace: %sreg %s = %#llx before %#llx, %llu bytes (value cache%s)\n",
+				fprintf(stderr, "aetrace: %sreg %s = %#llx before %#llx, %llu bytes (value cache%s%s)\n",
 					g->name, df_names[e->a], (unsigned long long)v,
 					(unsigned long long)pc, (unsigned long long)(g->pos - at),
-					e->flag == AE_VAL_REG_VC_LOW ? ", low half" : "");
+					e->flag == AE_VAL_REG_VC_LOW ? ", low half" : "",
+					g->pos == at ? ", group hit" : "");
 			ae_df_set(&g->ds, e->a, v, 8);
 			continue;
 		}

@@ -62,6 +62,8 @@ struct ae_regen_stats {
 	uint64_t value_recs[9];	/* plain value records, by width in bytes */
 	uint64_t vc_recs[5];	/* value-cache records of 1, 2, 3, 5 and 9 bytes */
 	uint64_t lc_hits;	/* of the 1-byte ones: address-cache hits */
+	uint64_t vc_groups;	/* groups whose first records hit (1 byte) */
+	uint64_t vc_group_hits;	/* the records those bytes stand for */
 	uint64_t signals;
 	uint64_t vc_signals;	/* came between a value-cache record and its store */
 	uint64_t lc_signals;	/* of those: the address cache's store to follow */

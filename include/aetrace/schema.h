@@ -45,8 +45,11 @@
 /* version 10: an object that carries AE_VAL_VSIB records (vector
  * gathers, which older versions of aecc refused) */
 #define AE_SCHEMA_VERSION_VSIB		10
+/* version 11: an object that carries AE_VC_GROUP records (older readers
+ * would take a group's first byte for its first record's) */
+#define AE_SCHEMA_VERSION_VC_GROUP	11
 /* the newest version this header describes */
-#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_VSIB
+#define AE_SCHEMA_VERSION_MAX		AE_SCHEMA_VERSION_VC_GROUP
 
 struct ae_schema_obj {
 	uint32_t magic;
@@ -233,6 +236,23 @@ enum ae_value_kind {
 #define AE_VC_BY_ADDR_HIT	0x0f
 #define AE_VC_ADDR_STORE	0xffffffffu
 
+/*
+ * Groups. The first of n (2..AE_VC_GROUP_MAX) consecutive AE_VAL_REG_VC or
+ * _LOW records before one instruction may carry AE_VC_GROUP(n) in b. Its
+ * first byte is then AE_VC_GROUP_HIT(c) when the first c of them (1..n)
+ * equal their slots: they take no more bytes, the slots stay, and the
+ * others follow coded one by one; any other byte is the first record's
+ * own. Spill slots reloaded for a call (bzip2's mainGtU: four of six
+ * arguments) cost one byte, not four. The tags are witness bytes for
+ * AE_PRED_VC_OTHER, so no branch side begins with a group (insn.vc_first).
+ */
+#define AE_VC_GROUP_SHIFT	24
+#define AE_VC_GROUP_MAX		15
+#define AE_VC_GROUP(n)		((uint32_t)(n) << AE_VC_GROUP_SHIFT)
+#define AE_VC_GROUP_OF(b)	(((b) >> AE_VC_GROUP_SHIFT) & 0x0fu)
+#define AE_VC_SLOT_OF(b)	((b) & (AE_VC_SLOTS - 1))
+#define AE_VC_GROUP_HIT(c)	(0x17 + (((c) - 1) << 3))
+
 /* AE_EV_PRED flags */
 #define AE_PRED_TAKEN		1u
 #define AE_PRED_VC_OTHER	2u
@@ -288,7 +308,8 @@ static inline uint32_t ae_event_version(const struct ae_event *e)
 		return AE_SCHEMA_VERSION;
 	if (e->flag == AE_VAL_REG_VC || e->flag == AE_VAL_REG_VC_SEXT ||
 	    e->flag == AE_VAL_REG_VC_LOW)
-		return e->b & AE_VC_BY_ADDR ? AE_SCHEMA_VERSION_VC_ADDR :
+		return AE_VC_GROUP_OF(e->b) ? AE_SCHEMA_VERSION_VC_GROUP :
+		       e->b & AE_VC_BY_ADDR ? AE_SCHEMA_VERSION_VC_ADDR :
 		       e->flag == AE_VAL_REG_VC_LOW ? AE_SCHEMA_VERSION_VC_LOW :
 		       AE_SCHEMA_VERSION_VC;
 	if (e->flag == AE_VAL_JTIDX_KNOWN || e->flag == AE_VAL_JTLOAD_KNOWN)

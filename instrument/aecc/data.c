@@ -580,6 +580,20 @@ static void vc_choose(struct plan *pl)
 	free(lout);
 }
 
+/* Each instruction's successor count (nsucc[k]) and its first two
+ * (succ[2k], succ[2k + 1]), from the predecessor lists. */
+static void successors(const struct plan *pl, int *nsucc, int *succ)
+{
+	for (int k = 0; k < pl->c->n; k++)
+		for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
+			int p = pl->preds[i];
+
+			if (nsucc[p] < 2)
+				succ[2 * p + nsucc[p]] = k;
+			nsucc[p]++;
+		}
+}
+
 /*
  * A register recorded after k where the flags are live (a load between a
  * compare and its branch: `cmpb; mov (%rdx),%rsi; jne`) cannot have the
@@ -598,14 +612,7 @@ static void sink_past_flags(struct plan *pl)
 	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
 
 	backward(pl, lin, lout, live_in);
-	for (int k = 0; k < n; k++)
-		for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
-			int p = pl->preds[i];
-
-			if (nsucc[p] < 2)
-				succ[2 * p + nsucc[p]] = k;
-			nsucc[p]++;
-		}
+	successors(pl, nsucc, succ);
 	for (int k = 0; k < n; k++) {
 		struct insn *x = &c->in[k];
 		uint32_t a = x->rec_after & 0xffffu & ~(1u << AE_DF_RSP);
@@ -649,6 +656,116 @@ static void sink_past_flags(struct plan *pl)
 	free(succ);
 	free(lin);
 	free(lout);
+}
+
+/*
+ * Records that can wait, for groups (AE_VC_GROUP). A register that a
+ * straight run loads and does not read until a later instruction t of
+ * the run (spill slots reloaded for a call: bzip2's mainGtU takes four of
+ * its six arguments so) is recorded before t instead, the same value
+ * (nothing between reads or writes it), where two or more such records
+ * meet, the flags are dead and a register is free for the coding of the
+ * records one by one. There one compare each, and a byte when all hit,
+ * replace the cache's code and byte per record. Only whole registers: a
+ * byte's or a word's record is plain and smaller. The order of the group
+ * is the loads' (grp[]; records already before t first).
+ */
+static void group_before(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n, *nsucc = ae_xcalloc(n + 1, sizeof(int)), *succ = ae_xcalloc(2 * n + 2, sizeof(int));
+	int *dest = ae_xmalloc((n + 1) * 16 * sizeof(int)), *cnt = ae_xcalloc(n + 1, sizeof(int));
+	uint32_t *lin = ae_xcalloc(n + 1, sizeof(uint32_t));
+	uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
+	uint32_t *add = ae_xcalloc(n + 1, sizeof(uint32_t));
+
+	backward(pl, lin, lout, live_in);
+	successors(pl, nsucc, succ);
+	for (int k = 0; k < n; k++) {
+		const struct insn *x = &c->in[k];
+		uint32_t a = x->rec_after & 0xffffu & ~(1u << AE_DF_RSP);
+
+		for (int r = 0; r < 16; r++)
+			dest[16 * k + r] = -1;
+		if (!a || x->kind != IK_PLAIN || x->memfn || x->memfn_body ||
+		    x->df.kind == AE_DF_SYSCALL)
+			continue;
+		for (int r = 0; r < 16; r++) {
+			int sext, w = def_width(x, r, &sext), j = k, t = -1;
+
+			if (!((a >> r) & 1) || sext || (w != 8 && w != 4))
+				continue;
+			for (int steps = 0; steps < 64 && nsucc[j] == 1; steps++) {
+				const struct insn *y;
+
+				t = succ[2 * j];
+				y = &c->in[t];
+				if (pl->entry[t] || pl->pstart[t + 1] - pl->pstart[t] != 1) {
+					t = -1;
+					break;
+				}
+				/* (a call reads every argument register) */
+				if ((y->rd_any | y->writes |
+				     (y->kind == IK_CALL ? ARG_REGS : 0)) & (1u << r))
+					break;
+				if (y->kind != IK_PLAIN || y->memfn || y->memfn_body ||
+				    y->df.kind == AE_DF_SYSCALL) {
+					t = -1;
+					break;
+				}
+				j = t;
+				t = -1;
+			}
+			if (t < 0)
+				continue;
+			{
+				const struct insn *y = &c->in[t];
+
+				if ((y->kind != IK_PLAIN && y->kind != IK_CALL) || y->memfn ||
+				    y->memfn_body || y->memfn_call || y->exit_entry || y->rep ||
+				    y->start_entry || y->setjmp_entry || y->tload ||
+				    ae_moves_retaddr(y) || ((y->rec_before >> r) & 1) ||
+				    (y->rec_before & FS_BIT) || ae_df_vsib_bytes(&y->df) ||
+				    y->df.kind == AE_DF_SYSCALL || (lin[t] & FL_BIT))
+					continue;
+			}
+			dest[16 * k + r] = t;
+			cnt[t]++;
+			add[t] |= 1u << r;
+		}
+	}
+	for (int t = 0; t < n; t++) {
+		struct insn *y = &c->in[t];
+		uint32_t b = y->rec_before & 0xffffu;
+
+		y->ngrp = 0;
+		if (!cnt[t] || cnt[t] + __builtin_popcount(b) < 2 ||
+		    pick_scratch(scratch_free(c, lin[t], y->rec_before | y->rec_after | add[t],
+					      t - 1)) < 0) {
+			cnt[t] = 0;
+			continue;
+		}
+		for (int r = 0; r < 16; r++)
+			if ((b >> r) & 1)
+				y->grp[y->ngrp++] = (uint8_t)r;
+	}
+	for (int k = 0; k < n; k++)
+		for (int r = 0; r < 16; r++) {
+			int t = dest[16 * k + r];
+
+			if (t < 0 || !cnt[t])
+				continue;
+			c->in[k].rec_after &= ~(1u << r);
+			c->in[t].rec_before |= 1u << r;
+			c->in[t].grp[c->in[t].ngrp++] = (uint8_t)r;
+		}
+	free(nsucc);
+	free(succ);
+	free(dest);
+	free(cnt);
+	free(lin);
+	free(lout);
+	free(add);
 }
 
 /* The instruction whose bytes hold (sec, off), or -1. */
@@ -1016,6 +1133,8 @@ static void find_vc_first(struct ae_ctx *c)
 		    x->setjmp_entry || ae_moves_retaddr(x) || x->df.kind == AE_DF_SYSCALL ||
 		    (b & FS_BIT))
 			continue;
+		if (x->ngrp)
+			continue;	/* a group's tag is a witness byte */
 		if (b & 0xffffu)
 			x->vc_first = (x->vc_before >> __builtin_ctz(b & 0xffffu)) & 1;
 		else if (a)
@@ -1179,6 +1298,8 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	}
 	if (!ret && c->vcache)
 		sink_past_flags(&pl);
+	if (!ret && c->vcache)
+		group_before(&pl);
 	if (!ret) {
 		uint32_t *lout = ae_xcalloc(n + 1, sizeof(uint32_t));
 
@@ -1195,6 +1316,14 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	}
 	if (!ret && c->vcache)
 		vc_choose(&pl);
+	/* a group needs them all coded, and at most AE_VC_GROUP_MAX */
+	for (int k = 0; k < n; k++) {
+		struct insn *x = &c->in[k];
+
+		if (x->ngrp < 2 || x->vc_before != (x->rec_before & 0xffffu) ||
+		    x->ngrp != __builtin_popcount(x->vc_before) || x->ngrp > AE_VC_GROUP_MAX)
+			x->ngrp = 0;
+	}
 	if (!ret) {
 		find_known_tables(&pl);
 		find_decided(&pl);
@@ -1258,7 +1387,14 @@ void ae_data_events(struct ae_ctx *c, int k,
 
 	if (x->rec_before & FS_BIT)
 		add(c, k, AE_EV_VAL, 8, AE_VAL_FSBASE, 0, 0);
-	for (int r = 0; r < 16; r++)
+	for (int i = 0; i < x->ngrp; i++) {
+		int r = x->grp[i];
+
+		add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8,
+		    (x->rec_low >> r) & 1 ? AE_VAL_REG_VC_LOW : AE_VAL_REG_VC, r,
+		    ae_vc_slot(c->objid, k, r, 0) | (i ? 0 : AE_VC_GROUP(x->ngrp)));
+	}
+	for (int r = 0; r < 16 && !x->ngrp; r++)
 		if ((x->vc_before >> r) & 1)
 			add(c, k, AE_EV_VAL, (x->rec_low >> r) & 1 ? 4 : 8,
 			    (x->rec_low >> r) & 1 ? AE_VAL_REG_VC_LOW : AE_VAL_REG_VC, r,

@@ -28,6 +28,7 @@ struct out {
 	uint32_t *vcslot;
 	uint8_t *vclc;
 	int nvc, capvc;
+	int ngroup;		/* value-cache groups, for their labels */
 	/* pending taken-edge stubs of the current section */
 	char **stub;
 	int nstubs, capstubs;
@@ -210,6 +211,77 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	add_stub(o, buf);
 }
 
+/* The compare of a group's record e with its slot (the flags: equal?) */
+static void vc_group_cmp(FILE *f, const struct ae_event *e)
+{
+	int low = e->flag == AE_VAL_REG_VC_LOW;
+
+	fprintf(f, "\tcmp%c\t%%fs:%s@tpoff+%u, %%%s\n", low ? 'l' : 'q', AE_VC_SYMBOL,
+		8 * AE_VC_SLOT_OF(e->b), low ? ae_reg32[e->a] : ae_reg64[e->a]);
+}
+
+/*
+ * A group of n value-cache records before x (AE_VC_GROUP, events ev[0..n)):
+ * one sequence compares each register with its slot and writes
+ * AE_VC_GROUP_HIT(n) when all are equal, AE_VC_GROUP_HIT(n - 1) when only
+ * the last differs (the last record, often a value loaded for this use
+ * alone, is then coded by itself after the commit: the flags of its
+ * compare survive the commit's lea, and a handler taken in between
+ * restores them). At an earlier record i that differs, out of line: a
+ * sequence of its own compares the first i again (a cut re-runs it, and
+ * a handler taken after the first compares may have changed a slot) and
+ * writes AE_VC_GROUP_HIT(i), then records i .. n-1 are coded one by one
+ * (record 0 differing: all of them, no tag). Hits store nothing: their
+ * slots hold their values already.
+ */
+static void emit_vc_group(struct out *o, const struct insn *x, const struct ae_event *ev, int n)
+{
+	int g = o->ngroup++;
+	FILE *f = o->f, *sf;
+	char *buf;
+	size_t bl;
+
+	seq_begin(o);
+	for (int i = 0; i < n - 1; i++) {
+		vc_group_cmp(f, &ev[i]);
+		fprintf(f, "\tjne\t.Laeg%d_%d\n", g, i);
+	}
+	fprintf(f, "\tmovb\t$%d, (%%r15)\n", AE_VC_GROUP_HIT(n - 1));
+	vc_group_cmp(f, &ev[n - 1]);
+	fprintf(f, "\tjne\t.Laegp%d\n\tmovb\t$%d, (%%r15)\n.Laegp%d:\n\tleaq\t1(%%r15), %%r15\n",
+		g, AE_VC_GROUP_HIT(n), g);
+	seq_end(o);
+	fprintf(f, "\tjne\t.Laegi%d_%d\n.Laegd%d:\n", g, n - 1, g);
+
+	sf = open_memstream(&buf, &bl);
+	if (!sf) {
+		fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
+		abort();
+	}
+	o->f = sf;
+	for (int i = n - 2; i > 0; i--) {
+		fprintf(sf, ".Laeg%d_%d:\n", g, i);
+		seq_begin(o);
+		for (int j = 0; j < i; j++) {
+			vc_group_cmp(sf, &ev[j]);
+			fprintf(sf, "\tjne\t.Laeg%d_%d\n", g, j);
+		}
+		fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n", AE_VC_GROUP_HIT(i));
+		seq_end(o);
+		fprintf(sf, "\tjmp\t.Laegi%d_%d\n", g, i);
+	}
+	fprintf(sf, ".Laeg%d_0:\n", g);
+	for (int i = 0; i < n; i++) {
+		fprintf(sf, ".Laegi%d_%d:\n", g, i);
+		emit_value_vc(o, ev[i].a, x->vc_scr_before, AE_VC_SLOT_OF(ev[i].b), ev[i].width,
+			      ev[i].flag == AE_VAL_REG_VC_LOW, -1, NULL);
+	}
+	fprintf(sf, "\tjmp\t.Laegd%d\n", g);
+	o->f = f;
+	fclose(sf);
+	add_stub(o, buf);
+}
+
 /*
  * The %fs base, read from musl's thread self pointer at %fs:0 through a
  * scratch register pushed below the red zone (the code around may keep
@@ -363,6 +435,10 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					emit_value_reg(&o, ev->a, ev->width);
 				} else if (ev->flag == AE_VAL_VSIB) {
 					emit_value_vsib(&o, x);
+				} else if ((ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) &&
+					   AE_VC_GROUP_OF(ev->b)) {
+					emit_vc_group(&o, x, ev, AE_VC_GROUP_OF(ev->b));
+					i += AE_VC_GROUP_OF(ev->b) - 1;
 				} else if (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) {
 					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width,
 						      ev->flag == AE_VAL_REG_VC_LOW, -1, NULL);

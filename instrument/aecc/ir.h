@@ -75,6 +75,9 @@ struct insn {
 	int vc_scr_after;
 	int lc_scr;		/* a second one after a load whose record also
 				 * has the address cache (AE_VC_BY_ADDR), or -1 */
+	uint8_t grp[16];	/* with ngrp >= 2: the records before it, in
+				 * the order of one group (AE_VC_GROUP) */
+	int ngrp;
 	struct ae_df_op df;
 	/* routines traced by their arguments (-fae-data, memfn.c) */
 	int memfn;		/* entry of routine enum ae_memfn, else 0 */

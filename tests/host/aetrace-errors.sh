@@ -134,6 +134,16 @@ expect_error "record-first sides in a version 8 object" "vk8: corrupt schema eve
 schema_case vkpool vcpool vk || exit 1
 expect_error "a record-first side's other witness not a witness byte" "vkpool: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey vk.zst vkpool
+# call_take()'s argument records form a value-cache group (AE_VC_GROUP)
+"$top/bin/aecc" -fae-data -fno-ae-vcache -O2 -c -o gsegv.o "$top/tests/data/vc_group_segv.c" || exit 1
+"$top/bin/aecc" -fae-data -O2 -o vg "$top/tests/data/vc_group.c" gsegv.o || exit 1
+"$top/bin/aerun" -q -o vg.zst -- ./vg >/dev/null || exit 1
+schema_case vg10 group-at-10 vg || exit 1
+expect_error "value-cache groups in a version 10 object" "vg10: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vg.zst vg10
+schema_case vgbig groupbig vg || exit 1
+expect_error "a group counting more records than follow it" "vgbig: corrupt schema event" \
+	"$top/bin/aetrace" regen --format=lackey vg.zst vgbig
 schema_case newer newer vl || exit 1
 expect_error "a schema version newer than this aetrace" "newer: built by a newer aecc" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst newer

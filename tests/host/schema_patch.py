@@ -14,6 +14,10 @@ helper for tests/host/aetrace-errors.sh. WHAT:
               AE_PRED_VC_OTHER): version 8
   vcpool      that object: its version kept, the first pool value of such
               a predicate made 0 (a byte a value-cache record begins with)
+  group-at-10 the first object with a value-cache group (AE_VC_GROUP):
+              version 10
+  groupbig    that object: its version kept, its first group counting 15
+              records, more than follow it
   newer       the first object: the version after the newest aetrace reads
   same        the first object: its own version (the hash alone rewritten)
 Prints the object's old and new version; exits 1 if there is no such object."""
@@ -25,7 +29,8 @@ PRED_VC_OTHER = 2
 VAL_REG_VC, VAL_REG_VC_SEXT, VAL_REG_VC_LOW = 12, 13, 14
 VAL_JTIDX_KNOWN, VAL_JTLOAD_KNOWN = 15, 16
 VC_BY_ADDR = 0x80000000
-NEWER = 11
+VC_GROUP_SHIFT = 24
+NEWER = 12
 
 
 def sections(img):
@@ -60,7 +65,10 @@ def main():
         evs = [struct.unpack_from("<IHBBII", img, so + pos + 32 + 16 * i) for i in range(nev)]
         vcside = [a for _, kind, _, flag, a, b in evs
                   if kind == EV_PRED and flag & PRED_VC_OTHER and b]
-        hit = what in ("newer", "same") or any(
+        groups = [i for i, (_, kind, _, flag, _, b) in enumerate(evs)
+                  if kind == EV_VAL and flag in (VAL_REG_VC, VAL_REG_VC_LOW) and
+                  (b >> VC_GROUP_SHIFT) & 15]
+        hit = what in ("newer", "same") or (what in ("group-at-10", "groupbig") and groups) or any(
             (what == "pred-at-7" and kind == EV_PRED_KNOWN) or
             (what in ("vcside-at-8", "vcpool") and vcside) or
             kind in (EV_VAL, EV_VAL_AFTER) and
@@ -70,8 +78,12 @@ def main():
             for _, kind, _, flag, _, b in evs)
         if hit:
             new = {"low-at-4": 4, "addr-at-5": 5, "jt-at-6": 6, "pred-at-7": 7,
-                   "vcside-at-8": 8, "newer": NEWER}.get(what, version)
+                   "vcside-at-8": 8, "group-at-10": 10, "newer": NEWER}.get(what, version)
             struct.pack_into("<I", img, so + pos + 4, new)
+            if what == "groupbig":
+                at = so + pos + 32 + 16 * groups[0] + 12
+                b, = struct.unpack_from("<I", img, at)
+                struct.pack_into("<I", img, at, (b & ~(15 << VC_GROUP_SHIFT)) | 15 << VC_GROUP_SHIFT)
             if what == "vcpool":
                 struct.pack_into("<I", img, so + pos + 32 + 16 * nev + 4 * vcside[0], 0)
             co, _ = sec[".ae_check"]
