@@ -773,10 +773,10 @@ static void vc_put(struct ae_regen *g)
 		free(vc);
 }
 
-/* The cache a coded record reads (not one a vfork child may still
- * change, not one tasks running at once left unknown), or NULL after an
- * error. */
-static struct vcache *vc_coded(struct ae_regen *g, uint64_t pc)
+/* The cache a record reads or sets: not while a vfork child may still
+ * change it, and for a record coded against it (`coded`), not one tasks
+ * running at once left unknown. NULL after an error. */
+static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 {
 	struct vcache *vc = vc_get(g);
 
@@ -789,7 +789,7 @@ static struct vcache *vc_coded(struct ae_regen *g, uint64_t pc)
 			rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 			return NULL;
 		}
-	if (vc->unknown) {
+	if (coded && vc->unknown) {
 		char msg[200];
 
 		snprintf(msg, sizeof(msg), "a value coded against a value cache that is unknown (%s)",
@@ -844,18 +844,9 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 			 (unsigned long long)t);
 		return rerr(g, pc, msg);
 	}
-	if (t == AE_VC_FULL) {
-		vc = vc_get(g);
-		if (!vc)
-			return rerr(g, pc, "out of memory");
-		while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
-			if (wait_more(g))
-				return rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
-	} else {
-		vc = vc_coded(g, pc);
-		if (!vc)
-			return -1;
-	}
+	vc = vc_for(g, pc, t != AE_VC_FULL);
+	if (!vc)
+		return -1;
 	old = vc->v[slot];
 	if (t != AE_VC_FULL)
 		*v = t == AE_VC_BY_ADDR_HIT && by_addr ? vc->lc[lslot] : old + d;
@@ -1415,7 +1406,7 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 						AE_VC_GROUP_OF(e->b));
 			}
 			if (ghits) {
-				struct vcache *vc = vc_coded(g, pc);
+				struct vcache *vc = vc_for(g, pc, 1);
 
 				if (!vc)
 					return -1;

@@ -220,6 +220,16 @@ static void vc_group_cmp(FILE *f, const struct ae_event *e)
 		8 * AE_VC_SLOT_OF(e->b), low ? ae_reg32[e->a] : ae_reg64[e->a]);
 }
 
+/* Records 0 .. n-1 of group g compared in turn, to .Laeg<g>_<i> at the
+ * first that differs */
+static void vc_group_cmps(FILE *f, const struct ae_event *ev, int n, int g)
+{
+	for (int i = 0; i < n; i++) {
+		vc_group_cmp(f, &ev[i]);
+		fprintf(f, "\tjne\t.Laeg%d_%d\n", g, i);
+	}
+}
+
 /*
  * A group of n value-cache records before x (AE_VC_GROUP, events ev[0..n)):
  * one sequence compares each register with its slot and writes
@@ -242,10 +252,7 @@ static void emit_vc_group(struct out *o, const struct insn *x, const struct ae_e
 	size_t bl;
 
 	seq_begin(o);
-	for (int i = 0; i < n - 1; i++) {
-		vc_group_cmp(f, &ev[i]);
-		fprintf(f, "\tjne\t.Laeg%d_%d\n", g, i);
-	}
+	vc_group_cmps(f, ev, n - 1, g);
 	fprintf(f, "\tmovb\t$%d, (%%r15)\n", AE_VC_GROUP_HIT(n - 1));
 	vc_group_cmp(f, &ev[n - 1]);
 	fprintf(f, "\tjne\t.Laegp%d\n\tmovb\t$%d, (%%r15)\n.Laegp%d:\n\tleaq\t1(%%r15), %%r15\n",
@@ -262,10 +269,7 @@ static void emit_vc_group(struct out *o, const struct insn *x, const struct ae_e
 	for (int i = n - 2; i > 0; i--) {
 		fprintf(sf, ".Laeg%d_%d:\n", g, i);
 		seq_begin(o);
-		for (int j = 0; j < i; j++) {
-			vc_group_cmp(sf, &ev[j]);
-			fprintf(sf, "\tjne\t.Laeg%d_%d\n", g, j);
-		}
+		vc_group_cmps(sf, ev, i, g);
 		fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n", AE_VC_GROUP_HIT(i));
 		seq_end(o);
 		fprintf(sf, "\tjmp\t.Laegi%d_%d\n", g, i);
