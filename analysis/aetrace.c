@@ -267,6 +267,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.signals += x->st.signals;
 		sum.vc_signals += x->st.vc_signals;
 		sum.lc_signals += x->st.lc_signals;
+		sum.sigreturns_unchecked += x->st.sigreturns_unchecked;
 		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
@@ -307,6 +308,9 @@ static int cmd_stats(int argc, char **argv)
 	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
+	/* a producer that does not compare the frame (the tracing kernel) */
+	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown)\n",
+	       (unsigned long long)sum.sigreturns_unchecked);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

@@ -98,6 +98,10 @@ struct ae_regen {
 	/* that handler interrupted an expanded routine past its entry and
 	 * was delivered there (xentry): it may not leave by longjmp */
 	uint8_t level_xin[MAX_LEVELS];
+	/* the last handler's SIGRETURN: what it changed in its frame
+	 * (TRBUF_CTX_*), if its producer compared (ret_checked) */
+	uint64_t ret_changed;
+	int ret_checked;
 	int rep_cut;
 	uint64_t kill_edge;	/* a kill cut the sequence of the edge to it */
 	uint64_t kill_skip;	/* 1 + offset a kill last skipped a witness at */
@@ -517,6 +521,41 @@ static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
 	return vslot;
 }
 
+/*
+ * The handler that returned to ip changed registers in its frame
+ * (g->ret_changed): an error when the regeneration follows one of them
+ * (a known register or status flag, the direction flag, any register of
+ * an expanded routine: expanding). Returns 0, or -1 after the error.
+ */
+static int ctx_changed(struct ae_regen *g, int expanding, uint64_t ip)
+{
+	uint64_t c = g->ret_changed, follow = g->ds.known & 0xffff;
+	char msg[256], *p = msg, *end = msg + sizeof(msg);
+
+	if (expanding)
+		follow = 0xffff;
+	if (g->ds.known & (AE_DF_K_FLAGS | AE_DF_K_CARRY))
+		follow |= TRBUF_CTX_STATUS;
+	if (g->ds.df_known)
+		follow |= TRBUF_CTX_DF;
+	g->ret_changed = 0;
+	if (!(c & follow))
+		return 0;
+	c &= follow;
+	p += snprintf(p, end - p, "signal handler changed");
+	for (int r = 0, n = 0; r < 18; r++) {
+		if (!(c >> r & 1))
+			continue;
+		c &= ~(1ull << r);
+		p += snprintf(p, end - p, "%s%s%s", !n++ ? " " : c ? ", " : " and ",
+			      r < 16 ? "%" : "", r < 16 ? df_names[r] :
+			      r == 16 ? "the status flags" : "the direction flag");
+	}
+	snprintf(p, end - p, " in its ucontext, which the regeneration follows%s: not supported",
+		 expanding ? " (it interrupted an expanded library routine)" : "");
+	return rerr(g, ip, msg);
+}
+
 /* Enter the handler of the pending SIGNAL marker; returns after its
  * sigreturn. */
 static int deliver(struct ae_regen *g)
@@ -627,6 +666,10 @@ static int deliver(struct ae_regen *g)
 	g->loaded_target = loaded;
 	g->args_at_call = args_at_call;
 	g->ds = saved_ds;
+	if (!g->ret_checked)
+		g->st.sigreturns_unchecked++;
+	if (ctx_changed(g, expanding, sig_ip))
+		return -1;
 	g->ld_addr = ld_addr;
 	g->vcl = vcl;
 	memcpy(g->vsib, vsib, sizeof(vsib));
@@ -1781,6 +1824,8 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
 		if (g->level_cx[g->level] != ~0ull && k->m.cx != g->level_cx[g->level])
 			return rerr(g, pc, "signal handler changed the %rcx of the instruction it interrupted, which the regeneration follows (a rep's iterations left, an address): not supported");
+		g->ret_checked = !!(k->m.flags & TRBUF_MKF_CTX_CHECKED);
+		g->ret_changed = g->ret_checked ? k->m.arg : 0;
 		g->mi++;
 		return 1;
 	}

@@ -41,6 +41,10 @@ int schedlog_format(char *buf, size_t len, uint64_t index, const struct trbuf_ma
 		snprintf(extra, sizeof(extra), " arg=%#llx sig=%u cx=%#llx", (unsigned long long)m->arg,
 			 m->arg2, (unsigned long long)m->cx);
 		break;
+	case TRBUF_MK_SIGRETURN:
+		if (m->flags & TRBUF_MKF_CTX_CHECKED)
+			snprintf(extra, sizeof(extra), " changed=%#llx", (unsigned long long)m->arg);
+		break;
 	case TRBUF_MK_FORK:
 		snprintf(extra, sizeof(extra), " child=%llu flags=%#x", (unsigned long long)m->arg, m->arg2);
 		break;

@@ -92,6 +92,18 @@ struct aerun_img {
 	struct aerun_img *next;
 };
 
+/*
+ * A signal frame aerun saw the kernel build: where its ucontext is and
+ * the registers saved there (gregs REG_R8 to REG_EFL), to tell at its
+ * sigreturn what the handler changed.
+ */
+#define AERUN_FRAMES		8
+#define AERUN_FRAME_REGS	18
+struct aerun_frame {
+	uint64_t uc;
+	uint64_t gregs[AERUN_FRAME_REGS];
+};
+
 /* One thread aerun follows. */
 struct aerun_task {
 	pid_t tid, pid;			/* pid: thread group id */
@@ -110,6 +122,9 @@ struct aerun_task {
 	pid_t exec_tid;			/* exec'd from a non-leader: the tid it takes */
 	uint64_t exec_r15, exec_ip, exec_sp, exec_cx;
 	struct aerun_img *img;
+	/* Signal frames not yet returned from, innermost last. */
+	struct aerun_frame frames[AERUN_FRAMES];
+	unsigned int nr_frames;
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;
@@ -161,7 +176,10 @@ int aerun_ring_finish(struct aerun *a);
 /* Markers mk[0..n) as MARKERS chunks of at most AERUN_MK_CHUNK each (a
  * chunk may hold at most AE_CHUNK_MAX_LEN bytes): 0 or -errno. */
 int aerun_write_markers(struct aerun *a, const struct trbuf_marker *mk, size_t n);
-void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_marker *m);
+/* Appends m to t's pending markers (aerun's, t NULL). Returns the copy, or
+ * NULL when out of memory (counted as lost). */
+struct trbuf_marker *aerun_add_marker(struct aerun *a, struct aerun_task *t,
+				      const struct trbuf_marker *m);
 
 /* trace.c */
 int aerun_trace(struct aerun *a);

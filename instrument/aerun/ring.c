@@ -118,8 +118,8 @@ int aerun_ring_init(struct aerun *a)
 	return 0;
 }
 
-/* Appends a marker to the task's pending list (or aerun's, for t NULL). */
-void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_marker *m)
+struct trbuf_marker *aerun_add_marker(struct aerun *a, struct aerun_task *t,
+				      const struct trbuf_marker *m)
 {
 	struct trbuf_marker **mk = t ? &t->mk : &a->mk;
 	uint32_t *nr = t ? &t->nr_mk : &a->nr_mk, *capp = t ? &t->cap_mk : &a->cap_mk;
@@ -129,12 +129,13 @@ void aerun_add_marker(struct aerun *a, struct aerun_task *t, const struct trbuf_
 		struct trbuf_marker *p = realloc(*mk, cap * sizeof(*p));
 
 		if (!p)
-			return;	/* counted below as lost: markers != written */
+			return NULL;	/* counted as lost: markers != written */
 		*mk = p;
 		*capp = cap;
 	}
-	(*mk)[(*nr)++] = *m;
+	(*mk)[*nr] = *m;
 	a->markers++;
+	return &(*mk)[(*nr)++];
 }
 
 /* Commit t's sub-buffer with `len` bytes and t's pending markers. */

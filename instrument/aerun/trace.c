@@ -70,8 +70,10 @@ static int64_t cursor_offset(const struct aerun *a, const struct aerun_task *t, 
 	return r15 - base;
 }
 
-static void marker(struct aerun *a, struct aerun_task *t, uint32_t type, uint64_t r15,
-		   uint64_t ip, uint64_t sp, uint64_t cx, uint64_t arg, uint32_t arg2)
+/* Returns the marker added (NULL: lost). */
+static struct trbuf_marker *marker(struct aerun *a, struct aerun_task *t, uint32_t type,
+				   uint64_t r15, uint64_t ip, uint64_t sp, uint64_t cx,
+				   uint64_t arg, uint32_t arg2)
 {
 	int64_t off = cursor_offset(a, t, r15);
 	struct trbuf_marker m = {
@@ -92,7 +94,7 @@ static void marker(struct aerun *a, struct aerun_task *t, uint32_t type, uint64_
 	if (off < 0 && task_active(a, t))
 		fprintf(stderr, "aerun: marker %u of task %d: r15 %#llx outside sub-buffer %u\n",
 			type, t->tid, (unsigned long long)r15, t->cur);
-	aerun_add_marker(a, t, &m);
+	return aerun_add_marker(a, t, &m);
 }
 
 static int getregs(pid_t tid, struct user_regs_struct *r)
@@ -203,6 +205,65 @@ static int uc_regs(pid_t tid, uint64_t uc, uint64_t *ip, uint64_t *sp, uint64_t 
 	return -errno;
 }
 
+/* The registers of the ucontext at uc (struct aerun_frame's gregs).
+ * Returns 0 or -errno (errno set). */
+static int uc_gregs(pid_t tid, uint64_t uc, uint64_t *g)
+{
+	errno = 0;
+	for (int i = 0; i < AERUN_FRAME_REGS && !errno; i++)
+		g[i] = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_R8 + i), 0);
+	return -errno;
+}
+
+/* t's signal frame at uc, built now: it replaces any that frame ended
+ * without a sigreturn (a handler left by longjmp) at or below it. */
+static void frame_push(struct aerun_task *t, uint64_t uc)
+{
+	struct aerun_frame *f;
+
+	while (t->nr_frames && t->frames[t->nr_frames - 1].uc <= uc)
+		t->nr_frames--;
+	if (t->nr_frames == AERUN_FRAMES)
+		memmove(t->frames, t->frames + 1, --t->nr_frames * sizeof(t->frames[0]));
+	f = &t->frames[t->nr_frames];
+	if (uc_gregs(t->tid, uc, f->gregs))
+		return;		/* its sigreturn goes unchecked */
+	f->uc = uc;
+	t->nr_frames++;
+}
+
+/*
+ * What t's handler changed in its frame at uc (TRBUF_CTX_* bits of a
+ * SIGRETURN marker's arg), from the frame's registers now; pops the
+ * frame. Returns 1 with *changed set, 0 when aerun holds no such frame.
+ */
+static int frame_pop(struct aerun_task *t, uint64_t uc, uint64_t *changed)
+{
+	/* gregs REG_R8 + i is general register enc[i] (x86 encoding order) */
+	static const int8_t enc[AERUN_FRAME_REGS] = {
+		8, 9, 10, 11, 12, 13, 14, -1, 7, 6, 5, 3, 2, 0, 1, 4, -1, -1,
+	};
+	const uint64_t status = 0x8d5, df = 0x400;	/* CF PF AF ZF SF OF; DF */
+	uint64_t now[AERUN_FRAME_REGS], fl;
+	unsigned int i = t->nr_frames;
+
+	while (i && t->frames[i - 1].uc != uc)
+		i--;
+	if (!i || uc_gregs(t->tid, uc, now))
+		return 0;
+	t->nr_frames = --i;
+	*changed = 0;
+	for (int r = 0; r < AERUN_FRAME_REGS; r++)
+		if (enc[r] >= 0 && now[r] != t->frames[i].gregs[r])
+			*changed |= 1ull << enc[r];
+	fl = now[REG_EFL - REG_R8] ^ t->frames[i].gregs[REG_EFL - REG_R8];
+	if (fl & status)
+		*changed |= TRBUF_CTX_STATUS;
+	if (fl & df)
+		*changed |= TRBUF_CTX_DF;
+	return 1;
+}
+
 /*
  * Signal-delivery-stop of sig for t (invariant 6). Returns 1 when
  * single-stepping into the handler produced another stop of t, to process
@@ -258,27 +319,34 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 			r.rcx = cx;
 		}
 	}
+	frame_push(t, h.rsp + 8);
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
 
-/* rt_sigreturn: the frame gets the live r15. */
+/* rt_sigreturn: the frame gets the live r15; the marker says what the
+ * handler changed in it. */
 static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	uint64_t uc, ip, sp, cx;
+	uint64_t uc, ip, sp, cx, changed = 0;
+	struct trbuf_marker *m;
+	int checked;
 
 	if (!task_active(a, t))
 		return 0;
 	uc = r->rsp;
+	checked = frame_pop(t, uc, &changed);
 	if (uc_regs(t->tid, uc, &ip, &sp, &cx) ||
 	    ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
 			(unsigned long long)uc, strerror(errno));
 		return -errno;
 	}
-	marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, cx, 0, 0);
+	m = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, cx, changed, 0);
+	if (m && checked)
+		m->flags |= TRBUF_MKF_CTX_CHECKED;
 	a->sigreturns++;
 	return 0;
 }
@@ -683,6 +751,9 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	/* what the child inherits, decided now: t may be gone by its first stop */
 	c->img = t->img;
 	c->traced = t->traced;
+	/* a fork in a handler returns from it in both */
+	memcpy(c->frames, t->frames, sizeof(c->frames));
+	c->nr_frames = t->nr_frames;
 	c->active = task_active(a, t) ? 1 : 0;
 	c->parent_known = 1;
 	if (c->stopped)
@@ -743,6 +814,7 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		return -ENOMEM;
 	t->img = im;
 	t->active = 0;
+	t->nr_frames = 0;
 	if (!im->instrumented) {
 		if (!a->o.quiet)
 			fprintf(stderr, "aerun: task %d exec'd %s, not built with aecc: left untraced\n",

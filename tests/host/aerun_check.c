@@ -210,6 +210,11 @@ int main(int argc, char **argv)
 			if (!in_handler)
 				return fail("SIGRETURN marker %zu at %llu without SIGNAL", i,
 					    (unsigned long long)pos);
+			/* the handler changes nothing in its frame, and
+			 * aerun compared it (its registers at delivery) */
+			if (!(m->flags & TRBUF_MKF_CTX_CHECKED) || m->arg)
+				return fail("SIGRETURN marker %zu: flags %#x, changed %#llx (expected checked, nothing)",
+					    i, m->flags, (unsigned long long)m->arg);
 			if (pos - sig_pos != PROD_HANDLER_LEN ||
 			    !handler_bytes_ok(t.data + sig_pos))
 				return fail("handler %llu: bytes [%llu, %llu) are not exactly the handler pattern",

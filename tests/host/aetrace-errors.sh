@@ -374,6 +374,31 @@ else
 	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen, siglongjmp # SKIP no data-traced musl or the program did not build"
 fi
+# A handler that changes, in its ucontext, a register the data trace's
+# regeneration follows (%rbx, an address from memory) or the status
+# flags of a branch it decides (tests/data/ctx_change.c): aerun's
+# SIGRETURN says what changed, and the regeneration must refuse it
+# (it used to follow the old %rbx, silently). A build without -fae-data
+# decides nothing from registers: its trace regenerates, the branch's
+# side the handler chose included.
+ctx=$top/tests/data/ctx_change.c
+if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o ctxd "$ctx" &&
+   "$top/bin/aecc" -O2 -o ctxi "$ctx"; then
+	refused_run "a handler that changes a followed register in its ucontext" \
+		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd reg
+	refused_run "a handler that changes the status flags of a decided branch" \
+		"signal handler changed the status flags in its ucontext, which the regeneration follows" ctxd flags
+	zero=$(printf '%08x' "0x$(nm ctxi.orig | awk '$3 == "ctx_change_zero" { print $1 }')")
+	"$top/bin/aerun" -q -o ctxi.zst -- ./ctxi flags >ctxi.out 2>&1 &&
+		"$top/bin/aetrace" regen --format=lackey ctxi.zst ctxi >ctxi.lk 2>err &&
+		grep -q 'zero side 1$' ctxi.out && grep -q "^I  $zero," ctxi.lk
+	result "without -fae-data, a handler that changes the flags: regenerated, with the side it chose"
+else
+	ok "a handler that changes a followed register # SKIP no data-traced musl or the program did not build"
+	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
+	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
+fi
+
 # A gather that faults at its fifth element, on the page after the first
 # four (tests/data/gather_fault.c span): the CPU loaded some before the
 # fault, which the trace does not say (the regeneration used to give all

@@ -38,7 +38,8 @@
 # the record and one is long (vcjoin, against the stepper);
 # tests/data/rep_signal.c: faults amid rep instructions, with a handler
 # and without (repsig, against the stepper); tests/data/sig_restart.c:
-# handlers that restart a system call (sigrestart).
+# handlers that restart a system call (sigrestart); tests/data/ctx_change.c:
+# a handler that changes a register nothing follows (ctxchange).
 # Forking and threaded workloads (signals in threads too): every task's
 # records equal the stepper's on the same task of the twin (ae-step
 # --split --data).
@@ -725,6 +726,15 @@ memfnfault() {
 		'jump:^memfn_fault 2 faults, '
 }
 
+# ctxchange: tests/data/ctx_change.c, a SIGSEGV handler that changes
+# nothing in its frame, or only %r10, which no address or branch follows:
+# both regenerate, equal to the stepper (the handlers that change what
+# the regeneration follows are refused: aetrace-errors).
+ctxchange() {
+	fault_modes ctx_change ':^ctx_change none: loaded 1, r10 7, zero side 0$' \
+		'dead:^ctx_change dead: loaded 1, r10 42, zero side 0$'
+}
+
 # sigrestart: tests/data/sig_restart.c, a blocking read that SA_RESTART
 # handlers interrupt three times (the kernel moves %rip back onto the
 # system call after aerun's stop): its data and its instruction trace
@@ -1035,14 +1045,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcgroup vcvfork vckill vcjoin repsig memfnfault sigrestart vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog segv_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcgroup vcvfork vckill vcjoin repsig memfnfault sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real workload data_prog segv_prog regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; ctxchange) name=ctx_change ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in
