@@ -523,33 +523,40 @@ static int vc_unstore(struct ae_regen *g, uint64_t ip, const char *what)
 
 /*
  * The handler that returned to ip changed registers in its frame
- * (g->ret_changed): an error when the regeneration follows one of them
- * (a known register or status flag, the direction flag, any register of
- * an expanded routine: expanding). Returns 0, or -1 after the error.
+ * (g->ret_changed): an error when the regeneration follows one of them:
+ * a known register, a callee-saved one a return restores from a call's
+ * state (the callee may have restored it already), a known status flag,
+ * in a data trace the direction flag and the vector registers (a gather's
+ * index), any register of an expanded routine (expanding). Returns 0, or
+ * -1 after the error.
  */
 static int ctx_changed(struct ae_regen *g, int expanding, uint64_t ip)
 {
 	uint64_t c = g->ret_changed, follow = g->ds.known & 0xffff;
 	char msg[256], *p = msg, *end = msg + sizeof(msg);
 
+	for (size_t i = 0; i < g->n; i++)
+		if (g->fr[i].call)
+			follow |= g->fr[i].ds.known & AE_DF_CALLEE_SAVED;
 	if (expanding)
 		follow = 0xffff;
 	if (g->ds.known & (AE_DF_K_FLAGS | AE_DF_K_CARRY))
 		follow |= TRBUF_CTX_STATUS;
-	if (g->ds.df_known)
-		follow |= TRBUF_CTX_DF;
+	if (g->data)
+		follow |= TRBUF_CTX_DF | TRBUF_CTX_VECTOR;
 	g->ret_changed = 0;
 	if (!(c & follow))
 		return 0;
 	c &= follow;
 	p += snprintf(p, end - p, "signal handler changed");
-	for (int r = 0, n = 0; r < 18; r++) {
+	for (int r = 0, n = 0; r < 19; r++) {
 		if (!(c >> r & 1))
 			continue;
 		c &= ~(1ull << r);
 		p += snprintf(p, end - p, "%s%s%s", !n++ ? " " : c ? ", " : " and ",
 			      r < 16 ? "%" : "", r < 16 ? df_names[r] :
-			      r == 16 ? "the status flags" : "the direction flag");
+			      r == 16 ? "the status flags" : r == 17 ? "the direction flag" :
+			      "the vector or x87 registers");
 	}
 	snprintf(p, end - p, " in its ucontext, which the regeneration follows%s: not supported",
 		 expanding ? " (it interrupted an expanded library routine)" : "");

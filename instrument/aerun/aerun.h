@@ -93,15 +93,16 @@ struct aerun_img {
 };
 
 /*
- * A signal frame aerun saw the kernel build: where its ucontext is and
- * the registers saved there (gregs REG_R8 to REG_EFL), to tell at its
- * sigreturn what the handler changed.
+ * A signal frame aerun saw the kernel build: where its ucontext is, the
+ * registers saved there (gregs REG_R8 to REG_EFL) and a hash of its x87,
+ * SSE and AVX state, to tell at its sigreturn what the handler changed.
  */
-#define AERUN_FRAMES		8
+#define AERUN_FRAMES		16
 #define AERUN_FRAME_REGS	18
 struct aerun_frame {
 	uint64_t uc;
 	uint64_t gregs[AERUN_FRAME_REGS];
+	uint64_t fp_hash;
 };
 
 /* One thread aerun follows. */
@@ -122,7 +123,7 @@ struct aerun_task {
 	pid_t exec_tid;			/* exec'd from a non-leader: the tid it takes */
 	uint64_t exec_r15, exec_ip, exec_sp, exec_cx;
 	struct aerun_img *img;
-	/* Signal frames not yet returned from, innermost last. */
+	/* Signal frames not yet returned from, in delivery order. */
 	struct aerun_frame frames[AERUN_FRAMES];
 	unsigned int nr_frames;
 	/* Markers not yet attached to a commit. */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/ucontext.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -194,75 +195,115 @@ static int signal_caught(pid_t pid, int sig)
 	return (mask >> (sig - 1)) & 1;
 }
 
-/* The %rip, %rsp and %rcx of the ucontext at uc in tid's memory.
- * Returns 0 or -errno (errno set). */
-static int uc_regs(pid_t tid, uint64_t uc, uint64_t *ip, uint64_t *sp, uint64_t *cx)
+/* n bytes at addr in tid's memory into buf, in one system call: a signal
+ * storm's every stop counts (a handler every 100 us must not find the
+ * next signal due at its return). Returns 0 or -errno. */
+static int peek_bytes(pid_t tid, uint64_t addr, void *buf, size_t n)
 {
-	errno = 0;
-	*ip = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RIP), 0);
-	*sp = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RSP), 0);
-	*cx = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_RCX), 0);
-	return -errno;
-}
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+	ssize_t got = process_vm_readv(tid, &l, 1, &r, 1, 0);
 
-/* The registers of the ucontext at uc (struct aerun_frame's gregs).
- * Returns 0 or -errno (errno set). */
-static int uc_gregs(pid_t tid, uint64_t uc, uint64_t *g)
-{
-	errno = 0;
-	for (int i = 0; i < AERUN_FRAME_REGS && !errno; i++)
-		g[i] = ptrace(PTRACE_PEEKDATA, tid, uc + UC_GREG(REG_R8 + i), 0);
-	return -errno;
-}
-
-/* t's signal frame at uc, built now: it replaces any that frame ended
- * without a sigreturn (a handler left by longjmp) at or below it. */
-static void frame_push(struct aerun_task *t, uint64_t uc)
-{
-	struct aerun_frame *f;
-
-	while (t->nr_frames && t->frames[t->nr_frames - 1].uc <= uc)
-		t->nr_frames--;
-	if (t->nr_frames == AERUN_FRAMES)
-		memmove(t->frames, t->frames + 1, --t->nr_frames * sizeof(t->frames[0]));
-	f = &t->frames[t->nr_frames];
-	if (uc_gregs(t->tid, uc, f->gregs))
-		return;		/* its sigreturn goes unchecked */
-	f->uc = uc;
-	t->nr_frames++;
+	return got == (ssize_t)n ? 0 : got < 0 ? -errno : -EFAULT;
 }
 
 /*
- * What t's handler changed in its frame at uc (TRBUF_CTX_* bits of a
- * SIGRETURN marker's arg), from the frame's registers now; pops the
- * frame. Returns 1 with *changed set, 0 when aerun holds no such frame.
+ * The registers of the ucontext at uc (gregs REG_R8 to REG_EFL into f)
+ * and a hash of the x87/SSE/AVX state its fpregs points at: the xsave
+ * area the kernel's software bytes size, else the 512-byte fxsave one.
+ * Two reads: the area's size is the machine's, kept from the last frame.
+ * Returns 0 or -errno.
  */
-static int frame_pop(struct aerun_task *t, uint64_t uc, uint64_t *changed)
+static int uc_state(pid_t tid, uint64_t uc, struct aerun_frame *f)
+{
+	static uint64_t fp[16384 / 8];
+	static uint32_t size = 512;
+	uint64_t g[24], h = 0xcbf29ce484222325ull;	/* FNV-1a, by words */
+	uint32_t sw[5], want = 512;
+	int ret;
+
+	/* gregs REG_R8 to REG_CR2 (23), then the fpregs pointer */
+	_Static_assert(offsetof(ucontext_t, uc_mcontext.fpregs) == UC_GREG(23), "ucontext layout");
+	ret = peek_bytes(tid, uc + UC_GREG(REG_R8), g, sizeof(g));
+	if (!ret && g[23])
+		ret = peek_bytes(tid, g[23], fp, size);
+	if (ret)
+		return ret;
+	memcpy(f->gregs, g, sizeof(f->gregs));
+	f->uc = uc;
+	f->fp_hash = 0;
+	if (!g[23])
+		return 0;
+	/* struct _fpx_sw_bytes at 464: magic1, extended_size, xfeatures,
+	 * xstate_size */
+	memcpy(sw, (uint8_t *)fp + 464, sizeof(sw));
+	if (sw[0] == 0x46505853)
+		want = sw[4];
+	if (want < 512 || want > sizeof(fp) || want % 8)
+		return -EINVAL;
+	if (want != size) {
+		size = want;
+		return uc_state(tid, uc, f);
+	}
+	for (uint32_t i = 0; i < size / 8; i++)
+		h = (h ^ fp[i]) * 0x100000001b3ull;
+	f->fp_hash = h;
+	return 0;
+}
+
+/* Frame f, read at delivery, for code interrupted at sp: frames at or
+ * above it below sp are gone (their handlers left by longjmp, the stack
+ * went back past them); the oldest goes when too many are held. */
+static void frame_push(struct aerun_task *t, const struct aerun_frame *f, uint64_t sp)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->nr_frames; i++)
+		if (t->frames[i].uc < f->uc || t->frames[i].uc >= sp)
+			t->frames[n++] = t->frames[i];
+	t->nr_frames = n;
+	if (t->nr_frames == AERUN_FRAMES)
+		memmove(t->frames, t->frames + 1, --t->nr_frames * sizeof(t->frames[0]));
+	t->frames[t->nr_frames++] = *f;
+}
+
+/*
+ * What t's handler changed in its frame (now: as read at its sigreturn),
+ * as TRBUF_CTX_* bits of a SIGRETURN marker's arg; pops the frame and
+ * those delivered after it (handlers within it that never returned).
+ * Returns 1 with *changed set, 0 when aerun holds no such frame.
+ */
+static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64_t *changed)
 {
 	/* gregs REG_R8 + i is general register enc[i] (x86 encoding order) */
 	static const int8_t enc[AERUN_FRAME_REGS] = {
 		8, 9, 10, 11, 12, 13, 14, -1, 7, 6, 5, 3, 2, 0, 1, 4, -1, -1,
 	};
-	const uint64_t status = 0x8d5, df = 0x400;	/* CF PF AF ZF SF OF; DF */
-	uint64_t now[AERUN_FRAME_REGS], fl;
+	const uint64_t status = 0x8c5, df = 0x400;	/* CF PF ZF SF OF; DF */
+	const struct aerun_frame *was;
 	unsigned int i = t->nr_frames;
+	uint64_t fl;
 
-	while (i && t->frames[i - 1].uc != uc)
+	while (i && t->frames[i - 1].uc != now->uc)
 		i--;
-	if (!i || uc_gregs(t->tid, uc, now))
+	if (!i)
 		return 0;
 	t->nr_frames = --i;
+	was = &t->frames[i];
 	*changed = 0;
 	for (int r = 0; r < AERUN_FRAME_REGS; r++)
-		if (enc[r] >= 0 && now[r] != t->frames[i].gregs[r])
+		if (enc[r] >= 0 && now->gregs[r] != was->gregs[r])
 			*changed |= 1ull << enc[r];
-	fl = now[REG_EFL - REG_R8] ^ t->frames[i].gregs[REG_EFL - REG_R8];
+	fl = now->gregs[REG_EFL - REG_R8] ^ was->gregs[REG_EFL - REG_R8];
 	if (fl & status)
 		*changed |= TRBUF_CTX_STATUS;
 	if (fl & df)
 		*changed |= TRBUF_CTX_DF;
+	if (now->fp_hash != was->fp_hash)
+		*changed |= TRBUF_CTX_VECTOR;
 	return 1;
 }
+
+#define UC_REG(f, r)	((f)->gregs[(r) - REG_R8])
 
 /*
  * Signal-delivery-stop of sig for t (invariant 6). Returns 1 when
@@ -311,15 +352,15 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	 * comes after this stop.
 	 */
 	{
-		uint64_t ip, sp, cx;
+		struct aerun_frame f;
 
-		if (!uc_regs(t->tid, h.rsp + 8, &ip, &sp, &cx)) {
-			r.rip = ip;
-			r.rsp = sp;
-			r.rcx = cx;
-		}
+		if (!uc_state(t->tid, h.rsp + 8, &f)) {
+			r.rip = UC_REG(&f, REG_RIP);
+			r.rsp = UC_REG(&f, REG_RSP);
+			r.rcx = UC_REG(&f, REG_RCX);
+			frame_push(t, &f, r.rsp);
+		}	/* (else its sigreturn goes unchecked) */
 	}
-	frame_push(t, h.rsp + 8);
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
@@ -330,21 +371,23 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
  * handler changed in it. */
 static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	uint64_t uc, ip, sp, cx, changed = 0;
+	uint64_t uc = r->rsp, changed = 0;
 	struct trbuf_marker *m;
-	int checked;
+	struct aerun_frame f;
+	int checked, ret;
 
 	if (!task_active(a, t))
 		return 0;
-	uc = r->rsp;
-	checked = frame_pop(t, uc, &changed);
-	if (uc_regs(t->tid, uc, &ip, &sp, &cx) ||
-	    ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
+	ret = uc_state(t->tid, uc, &f);
+	if (ret || ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
+		ret = ret ? ret : -errno;
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
-			(unsigned long long)uc, strerror(errno));
-		return -errno;
+			(unsigned long long)uc, strerror(-ret));
+		return ret;
 	}
-	m = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, ip, sp, cx, changed, 0);
+	checked = frame_pop(t, &f, &changed);
+	m = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP), UC_REG(&f, REG_RSP),
+		   UC_REG(&f, REG_RCX), changed, 0);
 	if (m && checked)
 		m->flags |= TRBUF_MKF_CTX_CHECKED;
 	a->sigreturns++;

@@ -375,12 +375,14 @@ else
 	ok "a fault inside an expanded strlen, siglongjmp # SKIP no data-traced musl or the program did not build"
 fi
 # A handler that changes, in its ucontext, a register the data trace's
-# regeneration follows (%rbx, an address from memory) or the status
-# flags of a branch it decides (tests/data/ctx_change.c): aerun's
-# SIGRETURN says what changed, and the regeneration must refuse it
-# (it used to follow the old %rbx, silently). A build without -fae-data
-# decides nothing from registers: its trace regenerates, the branch's
-# side the handler chose included.
+# regeneration follows (%rbx, an address from memory), the status flags
+# of a branch it decides, %rbx in a callee that restored it already (the
+# return restores the caller's), %rbx after a nested handler on an
+# alternate stack above its frame, or a faulting gather's index register
+# (tests/data/ctx_change.c): aerun's SIGRETURN says what changed, and the
+# regeneration must refuse it (it used to follow the old values,
+# silently). A build without -fae-data decides nothing from registers:
+# its trace regenerates, the branch's side the handler chose included.
 ctx=$top/tests/data/ctx_change.c
 if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o ctxd "$ctx" &&
    "$top/bin/aecc" -O2 -o ctxi "$ctx"; then
@@ -388,6 +390,16 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd reg
 	refused_run "a handler that changes the status flags of a decided branch" \
 		"signal handler changed the status flags in its ucontext, which the regeneration follows" ctxd flags
+	refused_run "a handler that changes a callee-saved register its callee restored" \
+		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd saved
+	refused_run "a handler that changes %rbx after a nested handler on an alternate stack" \
+		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd nested
+	if ./ctxd.orig vector | grep -q 'gathered 100 101 102 103$'; then
+		refused_run "a handler that changes a faulting gather's index register" \
+			"signal handler changed the vector or x87 registers in its ucontext" ctxd vector
+	else
+		ok "a handler that changes a faulting gather's index register # SKIP no avx2: $(./ctxd.orig vector)"
+	fi
 	zero=$(printf '%08x' "0x$(nm ctxi.orig | awk '$3 == "ctx_change_zero" { print $1 }')")
 	"$top/bin/aerun" -q -o ctxi.zst -- ./ctxi flags >ctxi.out 2>&1 &&
 		"$top/bin/aetrace" regen --format=lackey ctxi.zst ctxi >ctxi.lk 2>err &&
@@ -396,6 +408,9 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 else
 	ok "a handler that changes a followed register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
+	ok "a handler that changes a callee-saved register # SKIP no data-traced musl or the program did not build"
+	ok "a handler that changes %rbx after a nested handler # SKIP no data-traced musl or the program did not build"
+	ok "a handler that changes a gather's index # SKIP no data-traced musl or the program did not build"
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
 fi
 

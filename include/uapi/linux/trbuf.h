@@ -45,12 +45,14 @@ enum trbuf_marker_type {
  * the kernel saved in it at delivery, and arg says what the handler
  * changed there (bit r: general register r in x86 encoding order, %rax 0
  * to %r14 14; %r15 is the cursor and never counts; TRBUF_CTX_STATUS: a
- * status flag, TRBUF_CTX_DF: the direction flag). Without the flag
- * nothing was compared (arg: the frame's r15, from the kernel).
+ * status flag, TRBUF_CTX_DF: the direction flag, TRBUF_CTX_VECTOR: the
+ * frame's x87, SSE or AVX state). Without the flag nothing was compared
+ * (arg: the frame's r15, from the kernel).
  */
 #define TRBUF_MKF_CTX_CHECKED	0x1
-#define TRBUF_CTX_STATUS	(1ULL << 16)	/* CF, PF, AF, ZF, SF, OF */
+#define TRBUF_CTX_STATUS	(1ULL << 16)	/* CF, PF, ZF, SF, OF */
 #define TRBUF_CTX_DF		(1ULL << 17)
+#define TRBUF_CTX_VECTOR	(1ULL << 18)
 
 /* SUBBUF markers: arg2 says why the CPU moved to a new sub-buffer. */
 #define TRBUF_SUBBUF_FULL	0	/* a traced store hit the guard page */
