@@ -268,6 +268,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.vc_signals += x->st.vc_signals;
 		sum.lc_signals += x->st.lc_signals;
 		sum.sigreturns_unchecked += x->st.sigreturns_unchecked;
+		sum.sigreturns_gprs_only += x->st.sigreturns_gprs_only;
 		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
@@ -308,9 +309,11 @@ static int cmd_stats(int argc, char **argv)
 	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
-	/* a producer that does not compare the frame (the tracing kernel) */
-	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown)\n",
-	       (unsigned long long)sum.sigreturns_unchecked);
+	/* what producers did not compare of the handlers' frames: the
+	 * tracing kernel compares the general registers only */
+	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown), %llu with only the general registers compared\n",
+	       (unsigned long long)sum.sigreturns_unchecked,
+	       (unsigned long long)sum.sigreturns_gprs_only);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

@@ -99,7 +99,8 @@ struct ae_regen {
 	 * was delivered there (xentry): it may not leave by longjmp */
 	uint8_t level_xin[MAX_LEVELS];
 	/* the last handler's SIGRETURN: what it changed in its frame
-	 * (TRBUF_CTX_*), if its producer compared (ret_checked) */
+	 * (TRBUF_CTX_*), and what its producer compared (ret_checked:
+	 * TRBUF_MKF_CTX_*) */
 	uint64_t ret_changed;
 	int ret_checked;
 	int rep_cut;
@@ -675,6 +676,8 @@ static int deliver(struct ae_regen *g)
 	g->ds = saved_ds;
 	if (!g->ret_checked)
 		g->st.sigreturns_unchecked++;
+	else if (!(g->ret_checked & TRBUF_MKF_CTX_FULL))
+		g->st.sigreturns_gprs_only++;
 	if (ctx_changed(g, expanding, sig_ip))
 		return -1;
 	g->ld_addr = ld_addr;
@@ -1831,8 +1834,11 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
 		if (g->level_cx[g->level] != ~0ull && k->m.cx != g->level_cx[g->level])
 			return rerr(g, pc, "signal handler changed the %rcx of the instruction it interrupted, which the regeneration follows (a rep's iterations left, an address): not supported");
-		g->ret_checked = !!(k->m.flags & TRBUF_MKF_CTX_CHECKED);
-		g->ret_changed = g->ret_checked ? k->m.arg : 0;
+		g->ret_checked = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL);
+		if (!(g->ret_checked & TRBUF_MKF_CTX_CHECKED))
+			g->ret_checked = 0;
+		g->ret_changed = !g->ret_checked ? 0 :
+				 g->ret_checked & TRBUF_MKF_CTX_FULL ? k->m.arg : k->m.arg & 0x7fff;
 		g->mi++;
 		return 1;
 	}

@@ -43,7 +43,8 @@ int schedlog_format(char *buf, size_t len, uint64_t index, const struct trbuf_ma
 		break;
 	case TRBUF_MK_SIGRETURN:
 		if (m->flags & TRBUF_MKF_CTX_CHECKED)
-			snprintf(extra, sizeof(extra), " changed=%#llx", (unsigned long long)m->arg);
+			snprintf(extra, sizeof(extra), " changed=%#llx%s", (unsigned long long)m->arg,
+				 m->flags & TRBUF_MKF_CTX_FULL ? "" : " (registers only)");
 		break;
 	case TRBUF_MK_FORK:
 		snprintf(extra, sizeof(extra), " child=%llu flags=%#x", (unsigned long long)m->arg, m->arg2);

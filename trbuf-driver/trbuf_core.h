@@ -188,9 +188,9 @@ int trbuf_map(struct trbuf_buf *buf, struct vm_area_struct *vma);
 vm_fault_t trbuf_fault(struct trbuf_buf *buf, struct vm_fault *vmf);
 
 /* trbuf_markers.c */
-void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
-		   unsigned long pos, u32 type, struct task_struct *t,
-		   struct pt_regs *regs, u64 arg, u32 arg2);
+struct trbuf_marker *trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
+				   unsigned long pos, u32 type, struct task_struct *t,
+				   struct pt_regs *regs, u64 arg, u32 arg2);
 void trbuf_close_for_markers(struct trbuf_buf *buf, struct trbuf_cpu *c);
 struct trbuf_cpu *trbuf_mk_wait_room(struct trbuf_buf *buf,
 				     struct pt_regs *regs, unsigned int n,
@@ -215,5 +215,11 @@ void trbuf_core_exit(void);
 /* trbuf_testcut.c */
 void trbuf_testcut_init(void);
 void trbuf_testcut_exit(void);
+
+/* trbuf_sigframe.c: the registers each signal frame saved */
+void trbuf_sigframe_push(const struct pt_regs *regs);
+bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed);
+void trbuf_sigframe_free(struct task_struct *t);
+void trbuf_sigframe_exit(void);
 
 #endif /* _TRBUF_CORE_H */

@@ -154,6 +154,8 @@ static void trbuf_hook_signal_deliver(struct ksignal *ksig,
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);
+	/* what the frame saves (rolled back): its sigreturn compares */
+	trbuf_sigframe_push(regs);
 }
 
 /*
@@ -166,13 +168,22 @@ static void trbuf_hook_sigreturn(struct pt_regs *regs,
 {
 	struct trbuf_buf *buf = current->trbuf->buf;
 	unsigned int spin_us = READ_ONCE(test_sigreturn_spin_us);
+	struct trbuf_marker *m;
 	struct trbuf_cpu *c;
 	unsigned long flags;
-	u64 end;
+	u64 changed = 0, end;
+	bool checked;
 
+	/*
+	 * The flags and the FPU state are restored after this hook: only
+	 * the general registers are compared.
+	 */
+	checked = trbuf_sigframe_pop(regs, &changed);
 	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
-	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
-		TRBUF_MK_SIGRETURN, current, regs, frame_r15, 0);
+	m = trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
+			  TRBUF_MK_SIGRETURN, current, regs, changed, 0);
+	if (m && checked)
+		m->flags |= TRBUF_MKF_CTX_CHECKED;
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);
@@ -232,6 +243,7 @@ static void untrace_current(u32 type, u64 arg)
 	current->trbuf = NULL;
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
+	trbuf_sigframe_free(current);
 	atomic64_dec(&buf->cnt.traced);
 	trbuf_wake(buf);
 	trbuf_ctx_put(ctx);
@@ -252,6 +264,7 @@ static void trbuf_hook_release(struct task_struct *tsk)
 	struct trbuf_ctx *ctx = tsk->trbuf;
 
 	tsk->trbuf = NULL;
+	trbuf_sigframe_free(tsk);
 	atomic64_dec(&ctx->buf->cnt.traced);
 	trbuf_ctx_put(ctx);
 }
@@ -386,5 +399,6 @@ void trbuf_core_exit(void)
 {
 	trbuf_testcut_exit();
 	trbuf_hooks_unregister(&trbuf_ops);
+	trbuf_sigframe_exit();
 	destroy_workqueue(trbuf_wq);
 }

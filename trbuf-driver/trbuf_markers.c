@@ -32,10 +32,13 @@
  * Never wakes anybody (callers may hold scheduler locks).  A half full
  * area closes its sub-buffer (trbuf_close_for_markers()).  A marker that
  * finds the area full is counted in markers_lost.
+ *
+ * Return: the marker, to add flags to under the same lock, or NULL when
+ * it was lost.
  */
-void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
-		    unsigned long pos, u32 type, struct task_struct *t,
-		    struct pt_regs *regs, u64 arg, u32 arg2)
+struct trbuf_marker *trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
+				   unsigned long pos, u32 type, struct task_struct *t,
+				   struct pt_regs *regs, u64 arg, u32 arg2)
 {
 	struct trbuf_sb *sb = &c->sbs[c->cur];
 	unsigned long start = trbuf_cur_start(buf, c);
@@ -44,7 +47,7 @@ void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	if (sb->nr_mk == buf->mk_cap) {
 		/* both halves used while the consumer holds every sub-buffer */
 		TRBUF_CNT(buf, markers_lost);
-		return;
+		return NULL;
 	}
 	/* a pending close ends the data there; bad cursors are clamped */
 	if (c->close_at && pos > c->close_at)
@@ -69,6 +72,7 @@ void trbuf_mk_push(struct trbuf_buf *buf, struct trbuf_cpu *c,
 	TRBUF_CNT(buf, markers);
 	if (sb->nr_mk >= buf->mk_cap / 2 && !c->closing)
 		trbuf_close_for_markers(buf, c);
+	return m;
 }
 
 /**

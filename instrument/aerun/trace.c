@@ -389,7 +389,7 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 	m = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP), UC_REG(&f, REG_RSP),
 		   UC_REG(&f, REG_RCX), changed, 0);
 	if (m && checked)
-		m->flags |= TRBUF_MKF_CTX_CHECKED;
+		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
 	a->sigreturns++;
 	return 0;
 }

@@ -212,7 +212,8 @@ int main(int argc, char **argv)
 					    (unsigned long long)pos);
 			/* the handler changes nothing in its frame, and
 			 * aerun compared it (its registers at delivery) */
-			if (!(m->flags & TRBUF_MKF_CTX_CHECKED) || m->arg)
+			if (!(m->flags & TRBUF_MKF_CTX_CHECKED) || !(m->flags & TRBUF_MKF_CTX_FULL) ||
+			    m->arg)
 				return fail("SIGRETURN marker %zu: flags %#x, changed %#llx (expected checked, nothing)",
 					    i, m->flags, (unsigned long long)m->arg);
 			if (pos - sig_pos != PROD_HANDLER_LEN ||

@@ -34,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/ucontext.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,6 +259,9 @@ struct consumer {
 	int ns;
 	uint64_t unknown, subbufs, bad_len, bytes;
 	uint64_t mk[16];
+	/* SIGRETURN markers whose registers were compared, and of those
+	 * the ones that changed %r11 alone, or something else */
+	uint64_t ctx_checked, ctx_r11, ctx_other;
 	int sig_streams;
 	int crashed[16];	/* proc_pid[] index: failed (consume()) */
 	/*
@@ -380,6 +384,15 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 			case TRBUF_MK_EXEC:
 			case TRBUF_MK_STOP:
 				c->owner[cpu] = 0;
+				break;
+			case TRBUF_MK_SIGRETURN:
+				if (!(x->flags & TRBUF_MKF_CTX_CHECKED))
+					break;
+				c->ctx_checked++;
+				if (x->arg == 1ULL << 11)
+					c->ctx_r11++;
+				else if (x->arg)
+					c->ctx_other++;
 				break;
 			case TRBUF_MK_FORK:
 				if (c->nforked < MAX_FORKED)
@@ -1486,6 +1499,67 @@ TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_signals_forks, 900)
 	EXPECT_EQ(NPROC, self->c.mk[TRBUF_MK_START]);
 	EXPECT_LT(0, held);
 	EXPECT_LT(0, st.overflow_waits);
+}
+
+static volatile long ctx_signals;
+
+/* Every other call changes %r11 in the frame: the kill(2) it interrupted
+ * clobbers it anyway. */
+static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	if (ctx_signals++ & 1)
+		uc->uc_mcontext.gregs[REG_R11] ^= 0x5a5a;
+}
+
+/*
+ * A handler's changes to its frame (docs/ARCHITECTURE.md item 30): a
+ * traced task signals itself NRAISE times, and every other handler
+ * changes %r11 in its ucontext.  Every SIGRETURN must say its general
+ * registers were compared, half of them that %r11 changed, none that
+ * anything else did.  Catches a sigreturn hook that compares nothing, a
+ * frame matched to the wrong delivery, and registers read at the wrong
+ * time (the rolled-back %rip, a restored register taken as changed).
+ */
+TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
+{
+	enum { NRAISE = 200 };
+	pid_t pid;
+
+	NEED_DEV();
+	stream_add(&self->c, tag_of(0, 0), 1, 1);
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_sigaction = on_signal_ctx,
+					.sa_flags = SA_SIGINFO };
+		long me, i;
+
+		sigaction(SIGUSR2, &sa, NULL);
+		if (ae_trbuf_register_table(__start___ae_seqtab,
+					    __stop___ae_seqtab - __start___ae_seqtab))
+			_exit(3);
+		/* ---- traced: no libc ---- */
+		me = ae_sys0(__NR_getpid);
+		for (i = 0; i < NRAISE; i++)
+			ae_sys2(__NR_kill, me, SIGUSR2);
+		trbuf_prod_loop((uint64_t)tag_of(0, 0) << 32, 1);
+		for (;;)
+			ae_sys1(__NR_exit_group, 0);
+	}
+	self->c.proc_pid[0] = pid;
+	ASSERT_EQ(0, consumer_map(&self->c));
+	EXPECT_EQ(0, consume(&self->c, &pid, 1, NULL));
+	EXPECT_EQ(0, verify(_metadata, &self->c));
+	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other",
+	       (unsigned long long)self->c.mk[TRBUF_MK_SIGRETURN],
+	       (unsigned long long)self->c.ctx_checked,
+	       (unsigned long long)self->c.ctx_r11,
+	       (unsigned long long)self->c.ctx_other);
+	EXPECT_EQ(NRAISE, self->c.mk[TRBUF_MK_SIGRETURN]);
+	EXPECT_EQ(NRAISE, self->c.ctx_checked);
+	EXPECT_EQ(NRAISE / 2, self->c.ctx_r11);
+	EXPECT_EQ(0, self->c.ctx_other);
 }
 
 /*

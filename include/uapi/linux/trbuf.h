@@ -41,15 +41,17 @@ enum trbuf_marker_type {
 
 /*
  * SIGRETURN markers: with TRBUF_MKF_CTX_CHECKED in flags, the producer
- * compared the registers of the signal frame at the sigreturn with those
- * the kernel saved in it at delivery, and arg says what the handler
- * changed there (bit r: general register r in x86 encoding order, %rax 0
- * to %r14 14; %r15 is the cursor and never counts; TRBUF_CTX_STATUS: a
- * status flag, TRBUF_CTX_DF: the direction flag, TRBUF_CTX_VECTOR: the
- * frame's x87, SSE or AVX state). Without the flag nothing was compared
- * (arg: the frame's r15, from the kernel).
+ * compared the registers the handler's frame gives back at the sigreturn
+ * with those of the interrupted code at delivery, and arg says what the
+ * handler changed (bit r: general register r in x86 encoding order, %rax
+ * 0 to %r14 14; %r15 is the cursor and never counts); with
+ * TRBUF_MKF_CTX_FULL too, also the flags and the x87/SSE/AVX state
+ * (TRBUF_CTX_STATUS: a status flag, TRBUF_CTX_DF: the direction flag,
+ * TRBUF_CTX_VECTOR: the vector or x87 state). Without them nothing was
+ * compared, and arg is 0 (the frame's r15, from an older trbuf.ko).
  */
 #define TRBUF_MKF_CTX_CHECKED	0x1
+#define TRBUF_MKF_CTX_FULL	0x2
 #define TRBUF_CTX_STATUS	(1ULL << 16)	/* CF, PF, ZF, SF, OF */
 #define TRBUF_CTX_DF		(1ULL << 17)
 #define TRBUF_CTX_VECTOR	(1ULL << 18)

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a traced task's signal frames held at delivery: the general
+ * registers of the interrupted code, to tell at each sigreturn which of
+ * them the handler changed in its ucontext (docs/ARCHITECTURE.md item
+ * 30).  Only a task itself reads or changes its frames (its delivery,
+ * sigreturn, exit, exec); the table that finds them is shared, and also
+ * taken where a dead task is freed (free_task(), from an RCU callback).
+ */
+#include <linux/hashtable.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <asm/ptrace.h>
+#include "trbuf_core.h"
+
+/* Frames kept per task; beyond, the oldest goes (its return unchecked). */
+#define TRBUF_FRAMES	16
+
+struct trbuf_frame {
+	unsigned long regs[15];	/* x86 encoding order, %rax to %r14 */
+	unsigned long ip;
+};
+
+struct trbuf_frames {
+	struct hlist_node node;
+	struct task_struct *task;
+	unsigned int nr;
+	struct trbuf_frame f[TRBUF_FRAMES];	/* in delivery order */
+};
+
+static DEFINE_HASHTABLE(trbuf_frames_ht, 6);
+static DEFINE_SPINLOCK(trbuf_frames_lock);
+
+static struct trbuf_frames *frames_of(struct task_struct *t)
+{
+	struct trbuf_frames *fs, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	hash_for_each_possible(trbuf_frames_ht, fs, node, (unsigned long)t)
+		if (fs->task == t) {
+			found = fs;
+			break;
+		}
+	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	return found;
+}
+
+static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
+{
+	f->regs[0] = regs->ax;
+	f->regs[1] = regs->cx;
+	f->regs[2] = regs->dx;
+	f->regs[3] = regs->bx;
+	f->regs[4] = regs->sp;
+	f->regs[5] = regs->bp;
+	f->regs[6] = regs->si;
+	f->regs[7] = regs->di;
+	f->regs[8] = regs->r8;
+	f->regs[9] = regs->r9;
+	f->regs[10] = regs->r10;
+	f->regs[11] = regs->r11;
+	f->regs[12] = regs->r12;
+	f->regs[13] = regs->r13;
+	f->regs[14] = regs->r14;
+	f->ip = regs->ip;
+}
+
+/**
+ * trbuf_sigframe_push - keep the registers a signal frame saves
+ * @regs: current's user registers as the frame will hold them (after
+ *	the rollback of a cut sequence)
+ *
+ * Called at delivery to a traced task, where sleeping is allowed.  On
+ * failure to allocate, the frame's sigreturn goes unchecked.
+ */
+void trbuf_sigframe_push(const struct pt_regs *regs)
+{
+	struct trbuf_frames *fs = frames_of(current);
+	unsigned int i, n = 0;
+	unsigned long flags;
+
+	if (!fs) {
+		fs = kzalloc(sizeof(*fs), GFP_KERNEL);
+		if (!fs)
+			return;
+		fs->task = current;
+		spin_lock_irqsave(&trbuf_frames_lock, flags);
+		hash_add(trbuf_frames_ht, &fs->node, (unsigned long)current);
+		spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	}
+	/*
+	 * One delivered at the same point is gone (its handler left by
+	 * longjmp and the code came back there).
+	 */
+	for (i = 0; i < fs->nr; i++)
+		if (fs->f[i].regs[4] != regs->sp || fs->f[i].ip != regs->ip)
+			fs->f[n++] = fs->f[i];
+	fs->nr = n;
+	if (fs->nr == TRBUF_FRAMES) {
+		fs->nr--;
+		memmove(fs->f, fs->f + 1, fs->nr * sizeof(fs->f[0]));
+	}
+	frame_of(regs, &fs->f[fs->nr++]);
+}
+
+/**
+ * trbuf_sigframe_pop - what a handler changed in its frame
+ * @regs: current's user registers as the sigreturn restored them
+ * @changed: out: bit r set when general register r (x86 encoding order)
+ *	differs from its value at delivery
+ *
+ * Matches the frame by the %rip and %rsp it gives back, and drops it and
+ * the frames delivered after it (handlers within it that never returned).
+ *
+ * Return: true with @changed set, false when no frame matches (a handler
+ * that changed %rip or %rsp, or a frame not kept).
+ */
+bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
+{
+	struct trbuf_frames *fs = frames_of(current);
+	struct trbuf_frame now;
+	unsigned int i, r;
+
+	if (!fs)
+		return false;
+	frame_of(regs, &now);
+	for (i = fs->nr; i; i--)
+		if (fs->f[i - 1].regs[4] == now.regs[4] && fs->f[i - 1].ip == now.ip)
+			break;
+	if (!i)
+		return false;
+	fs->nr = --i;
+	*changed = 0;
+	for (r = 0; r < ARRAY_SIZE(now.regs); r++)
+		if (now.regs[r] != fs->f[i].regs[r])
+			*changed |= 1ULL << r;
+	return true;
+}
+
+/**
+ * trbuf_sigframe_free - forget a task's frames
+ * @t: the task: current at its exit, exec or untrace, or a dead one
+ */
+void trbuf_sigframe_free(struct task_struct *t)
+{
+	struct trbuf_frames *fs = frames_of(t);
+	unsigned long flags;
+
+	if (!fs)
+		return;
+	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	hash_del(&fs->node);
+	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	kfree(fs);
+}
+
+/**
+ * trbuf_sigframe_exit - free every task's frames (module unload: no task
+ * is traced any more)
+ */
+void trbuf_sigframe_exit(void)
+{
+	struct trbuf_frames *fs;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	unsigned int b;
+
+	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	hash_for_each_safe(trbuf_frames_ht, b, tmp, fs, node) {
+		hash_del(&fs->node);
+		kfree(fs);
+	}
+	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+}
