@@ -103,6 +103,7 @@ struct aerun_frame {
 	uint64_t uc;
 	uint64_t gregs[AERUN_FRAME_REGS];
 	uint64_t fp_hash;
+	int fp_ok;			/* fp_hash is the state's */
 };
 
 /* One thread aerun follows. */

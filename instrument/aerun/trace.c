@@ -207,32 +207,22 @@ static int peek_bytes(pid_t tid, uint64_t addr, void *buf, size_t n)
 }
 
 /*
- * The registers of the ucontext at uc (gregs REG_R8 to REG_EFL into f)
- * and a hash of the x87/SSE/AVX state its fpregs points at: the xsave
- * area the kernel's software bytes size, else the 512-byte fxsave one.
- * Two reads: the area's size is the machine's, kept from the last frame.
- * Returns 0 or -errno.
+ * A hash of the x87/SSE/AVX state at fpregs in tid's memory (the xsave
+ * area the kernel's software bytes size, else the 512-byte fxsave one),
+ * in one read where the area has the size of the last one (the
+ * machine's). Returns 0 or -errno (a handler may point fpregs anywhere).
  */
-static int uc_state(pid_t tid, uint64_t uc, struct aerun_frame *f)
+static int fp_hash(pid_t tid, uint64_t fpregs, uint64_t *hash)
 {
 	static uint64_t fp[16384 / 8];
 	static uint32_t size = 512;
-	uint64_t g[24], h = 0xcbf29ce484222325ull;	/* FNV-1a, by words */
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a, by words */
 	uint32_t sw[5], want = 512;
 	int ret;
 
-	/* gregs REG_R8 to REG_CR2 (23), then the fpregs pointer */
-	_Static_assert(offsetof(ucontext_t, uc_mcontext.fpregs) == UC_GREG(23), "ucontext layout");
-	ret = peek_bytes(tid, uc + UC_GREG(REG_R8), g, sizeof(g));
-	if (!ret && g[23])
-		ret = peek_bytes(tid, g[23], fp, size);
+	ret = peek_bytes(tid, fpregs, fp, size);
 	if (ret)
 		return ret;
-	memcpy(f->gregs, g, sizeof(f->gregs));
-	f->uc = uc;
-	f->fp_hash = 0;
-	if (!g[23])
-		return 0;
 	/* struct _fpx_sw_bytes at 464: magic1, extended_size, xfeatures,
 	 * xstate_size */
 	memcpy(sw, (uint8_t *)fp + 464, sizeof(sw));
@@ -240,13 +230,33 @@ static int uc_state(pid_t tid, uint64_t uc, struct aerun_frame *f)
 		want = sw[4];
 	if (want < 512 || want > sizeof(fp) || want % 8)
 		return -EINVAL;
-	if (want != size) {
-		size = want;
-		return uc_state(tid, uc, f);
-	}
+	if (want > size && (ret = peek_bytes(tid, fpregs + size, (uint8_t *)fp + size, want - size)))
+		return ret;
+	size = want;
 	for (uint32_t i = 0; i < size / 8; i++)
 		h = (h ^ fp[i]) * 0x100000001b3ull;
-	f->fp_hash = h;
+	*hash = h;
+	return 0;
+}
+
+/*
+ * The registers of the ucontext at uc (gregs REG_R8 to REG_EFL) and the
+ * hash of its vector state into f (fp_ok 0: not readable, which compares
+ * as changed). Returns 0 or -errno.
+ */
+static int uc_state(pid_t tid, uint64_t uc, struct aerun_frame *f)
+{
+	uint64_t g[24];
+	int ret;
+
+	/* gregs REG_R8 to REG_CR2 (23), then the fpregs pointer */
+	_Static_assert(offsetof(ucontext_t, uc_mcontext.fpregs) == UC_GREG(23), "ucontext layout");
+	ret = peek_bytes(tid, uc + UC_GREG(REG_R8), g, sizeof(g));
+	if (ret)
+		return ret;
+	memcpy(f->gregs, g, sizeof(f->gregs));
+	f->uc = uc;
+	f->fp_ok = g[23] && !fp_hash(tid, g[23], &f->fp_hash);
 	return 0;
 }
 
@@ -298,7 +308,7 @@ static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64
 		*changed |= TRBUF_CTX_STATUS;
 	if (fl & df)
 		*changed |= TRBUF_CTX_DF;
-	if (now->fp_hash != was->fp_hash)
+	if (!now->fp_ok || !was->fp_ok || now->fp_hash != was->fp_hash)
 		*changed |= TRBUF_CTX_VECTOR;
 	return 1;
 }
