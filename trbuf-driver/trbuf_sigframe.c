@@ -14,8 +14,11 @@
 #include <asm/ptrace.h>
 #include "trbuf_core.h"
 
-/* Frames kept per task; beyond, the oldest goes (its return unchecked). */
-#define TRBUF_FRAMES	16
+/*
+ * Frames kept per task; beyond, the oldest goes (its return unchecked).
+ * 15: struct trbuf_frames fits a 2 KiB slab.
+ */
+#define TRBUF_FRAMES	15
 
 struct trbuf_frame {
 	unsigned long regs[15];	/* x86 encoding order, %rax to %r14 */
@@ -29,22 +32,33 @@ struct trbuf_frames {
 	struct trbuf_frame f[TRBUF_FRAMES];	/* in delivery order */
 };
 
-static DEFINE_HASHTABLE(trbuf_frames_ht, 6);
+static DEFINE_HASHTABLE(trbuf_frames_ht, 8);
 static DEFINE_SPINLOCK(trbuf_frames_lock);
 
+/* @t's frames, the table's lock held; with @del, out of the table */
+static struct trbuf_frames *frames_find(struct task_struct *t, bool del)
+{
+	struct trbuf_frames *fs;
+
+	hash_for_each_possible(trbuf_frames_ht, fs, node, (unsigned long)t)
+		if (fs->task == t) {
+			if (del)
+				hash_del(&fs->node);
+			return fs;
+		}
+	return NULL;
+}
+
+/* @t's frames; only @t itself may use them once the lock is dropped. */
 static struct trbuf_frames *frames_of(struct task_struct *t)
 {
-	struct trbuf_frames *fs, *found = NULL;
+	struct trbuf_frames *fs;
 	unsigned long flags;
 
 	spin_lock_irqsave(&trbuf_frames_lock, flags);
-	hash_for_each_possible(trbuf_frames_ht, fs, node, (unsigned long)t)
-		if (fs->task == t) {
-			found = fs;
-			break;
-		}
+	fs = frames_find(t, false);
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
-	return found;
+	return fs;
 }
 
 static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
@@ -82,7 +96,7 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 	unsigned long flags;
 
 	if (!fs) {
-		fs = kzalloc(sizeof(*fs), GFP_KERNEL);
+		fs = kzalloc(sizeof(*fs), GFP_KERNEL_ACCOUNT);
 		if (!fs)
 			return;
 		fs->task = current;
@@ -145,20 +159,20 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
  */
 void trbuf_sigframe_free(struct task_struct *t)
 {
-	struct trbuf_frames *fs = frames_of(t);
+	struct trbuf_frames *fs;
 	unsigned long flags;
 
-	if (!fs)
-		return;
 	spin_lock_irqsave(&trbuf_frames_lock, flags);
-	hash_del(&fs->node);
+	fs = frames_find(t, true);
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
 	kfree(fs);
 }
 
 /**
- * trbuf_sigframe_exit - free every task's frames (module unload: no task
- * is traced any more)
+ * trbuf_sigframe_exit - free every task's frames at module unload
+ *
+ * No task is traced any more, and each freed its own: any left is a leak,
+ * warned about once, then freed.
  */
 void trbuf_sigframe_exit(void)
 {
@@ -168,6 +182,7 @@ void trbuf_sigframe_exit(void)
 	unsigned int b;
 
 	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	WARN_ON_ONCE(!hash_empty(trbuf_frames_ht));
 	hash_for_each_safe(trbuf_frames_ht, b, tmp, fs, node) {
 		hash_del(&fs->node);
 		kfree(fs);

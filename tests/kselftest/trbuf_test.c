@@ -261,7 +261,7 @@ struct consumer {
 	uint64_t mk[16];
 	/* SIGRETURN markers whose registers were compared, and of those
 	 * the ones that changed %r11 alone, or something else */
-	uint64_t ctx_checked, ctx_r11, ctx_other;
+	uint64_t ctx_checked, ctx_r11, ctx_other, ctx_full;
 	int sig_streams;
 	int crashed[16];	/* proc_pid[] index: failed (consume()) */
 	/*
@@ -389,6 +389,7 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 				if (!(x->flags & TRBUF_MKF_CTX_CHECKED))
 					break;
 				c->ctx_checked++;
+				c->ctx_full += !!(x->flags & TRBUF_MKF_CTX_FULL);
 				if (x->arg == 1ULL << 11)
 					c->ctx_r11++;
 				else if (x->arg)
@@ -1519,8 +1520,8 @@ static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
  * changes %r11 in its ucontext.  Every SIGRETURN must say its general
  * registers were compared, half of them that %r11 changed, none that
  * anything else did.  Catches a sigreturn hook that compares nothing, a
- * frame matched to the wrong delivery, and registers read at the wrong
- * time (the rolled-back %rip, a restored register taken as changed).
+ * frame matched to the wrong delivery (the loop counter is in a
+ * register), and a restored register taken as changed.
  */
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
@@ -1560,6 +1561,8 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 	EXPECT_EQ(NRAISE, self->c.ctx_checked);
 	EXPECT_EQ(NRAISE / 2, self->c.ctx_r11);
 	EXPECT_EQ(0, self->c.ctx_other);
+	/* the kernel restores the flags and the FPU state after its hook */
+	EXPECT_EQ(0, self->c.ctx_full);
 }
 
 /*
