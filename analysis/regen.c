@@ -1814,6 +1814,26 @@ static void pass_switches(struct ae_regen *g, uint64_t next)
 		take_switch(g, mk_ip(g, k) == to);
 }
 
+/* What SIGRETURN marker k says a handler changed in its frame, into
+ * g->ret_checked and g->ret_changed. Returns 0, or -1 (a corrupt mask). */
+static int ctx_marker(struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
+{
+	const uint64_t gprs = 0x7fff, full = gprs | TRBUF_CTX_STATUS | TRBUF_CTX_DF |
+					      TRBUF_CTX_VECTOR;
+	uint16_t f = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL);
+	char msg[160];
+
+	g->ret_checked = f & TRBUF_MKF_CTX_CHECKED ? f : 0;
+	g->ret_changed = g->ret_checked ? k->m.arg : 0;
+	if (f == TRBUF_MKF_CTX_FULL ||
+	    g->ret_changed & ~(f & TRBUF_MKF_CTX_FULL ? full : gprs)) {
+		snprintf(msg, sizeof(msg), "corrupt trace: SIGRETURN marker %llu: flags %#x, changed %#llx name no register it compared",
+			 (unsigned long long)k->index, k->m.flags, (unsigned long long)k->m.arg);
+		return rerr(g, pc, msg);
+	}
+	return 0;
+}
+
 /* After a system call: the end of a handler, a fork, the program's end.
  * Returns 1 when this level is done (sigreturn), 0, or -1. */
 static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
@@ -1834,11 +1854,8 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 			return rerr(g, pc, "signal handler returned elsewhere than it interrupted (context changed): not supported");
 		if (g->level_cx[g->level] != ~0ull && k->m.cx != g->level_cx[g->level])
 			return rerr(g, pc, "signal handler changed the %rcx of the instruction it interrupted, which the regeneration follows (a rep's iterations left, an address): not supported");
-		g->ret_checked = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL);
-		if (!(g->ret_checked & TRBUF_MKF_CTX_CHECKED))
-			g->ret_checked = 0;
-		g->ret_changed = !g->ret_checked ? 0 :
-				 g->ret_checked & TRBUF_MKF_CTX_FULL ? k->m.arg : k->m.arg & 0x7fff;
+		if (ctx_marker(g, k, pc))
+			return -1;
 		g->mi++;
 		return 1;
 	}

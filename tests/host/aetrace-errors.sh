@@ -405,6 +405,23 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 		"$top/bin/aetrace" regen --format=lackey ctxi.zst ctxi >ctxi.lk 2>err &&
 		grep -q 'zero side 1$' ctxi.out && grep -q "^I  $zero," ctxi.lk
 	result "without -fae-data, a handler that changes the flags: regenerated, with the side it chose"
+	# hand-made SIGRETURNs of the handler that changed nothing: a mask
+	# naming %rbx is refused like the real one; one naming no register,
+	# or flags a producer never writes, is a corrupt trace; without the
+	# flags the return counts as unchecked
+	"$top/bin/aerun" -q -o ctxn.zst -- ./ctxd none >/dev/null 2>&1
+	k=$("$top/bin/schedlog" print ctxn.zst | awk '$5 == "SIGRETURN" { print $1; exit }')
+	mut() { "$top/build/tests/trace_mutate" --marker ctxn.zst "$1.zst" "${k:-0}" "$2" "$3"; }
+	mut ctxm1 arg 8 && expect_error "a SIGRETURN whose mask names %rbx" \
+		"signal handler changed %rbx in its ucontext" "$top/bin/aetrace" regen ctxm1.zst ctxd
+	mut ctxm2 arg $((1 << 20)) && expect_error "a SIGRETURN whose mask names no register" \
+		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x3, changed 0x100000 name no register" \
+		"$top/bin/aetrace" regen ctxm2.zst ctxd
+	mut ctxm3 flags 2 && expect_error "a SIGRETURN compared in full but not checked" \
+		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x2" "$top/bin/aetrace" regen ctxm3.zst ctxd
+	mut ctxm4 flags 0 && "$top/bin/aetrace" stats ctxm4.zst ctxd >out 2>err &&
+		grep -q "^unchecked  *1 handlers' returns" out
+	result "a SIGRETURN that compared nothing: regenerated, counted as unchecked"
 else
 	ok "a handler that changes a followed register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
@@ -412,6 +429,9 @@ else
 	ok "a handler that changes %rbx after a nested handler # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes a gather's index # SKIP no data-traced musl or the program did not build"
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
+	for c in "names %rbx" "names no register" "compared in full but not checked" "that compared nothing"; do
+		ok "a SIGRETURN whose mask $c # SKIP the program did not build"
+	done
 fi
 
 # A gather that faults at its fifth element, on the page after the first
