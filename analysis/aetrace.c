@@ -3,7 +3,7 @@
  * aetrace - analysis of aetrace captures.
  *
  *   aetrace regen [OPTIONS] TRACE PROG...
- *   aetrace stats [--sched SCHED] TRACE PROG...
+ *   aetrace stats [--sched SCHED] [--vc-profile FILE] TRACE PROG...
  *   aetrace map-lackey PROG < LACKEY
  *
  * PROG is an instrumented program; its twin PROG.orig must be beside it.
@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"usage: aetrace regen [--format=lackey|bin|din] [--original-only] [--lackey-compat] [-o FILE]\n"
 		"                     [--sched SCHED] [--split DIR] [--per-cpu DIR] [--thread TID]\n"
 		"                     TRACE [PROG...]\n"
-		"       aetrace stats [--sched SCHED] TRACE [PROG...]   (per task, per slice)\n"
+		"       aetrace stats [--sched SCHED] [--vc-profile FILE] TRACE [PROG...]   (per task, per slice)\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
 		"       aetrace timeline --sched SCHED [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  --per-cpu DIR each CPU's instructions in execution order, DIR/cpuN.FMT,\n"
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"
+		"  --vc-profile FILE  what the value-cache records coded, by place, for\n"
+		"                aecc -fae-vc-profile=FILE (faster code, the same trace)\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
 		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md);\n"
 		"  din: Dinero IV's extended din (0 read, 1 write, 2 fetch; hex address, size).\n"
@@ -214,6 +216,7 @@ static int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "sched", required_argument, NULL, 's' },
+		{ "vc-profile", required_argument, NULL, 'p' },
 		{ 0 },
 	};
 	struct ae_sysregen_opts so = { 0 };
@@ -221,11 +224,14 @@ static int cmd_stats(int argc, char **argv)
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 's') {
+		if (c == 's') {
+			so.sched = optarg;
+		} else if (c == 'p') {
+			so.vcprof = optarg;
+		} else {
 			usage(stderr);
 			return 2;
 		}
-		so.sched = optarg;
 	}
 	if (argc - optind < 1) {
 		usage(stderr);

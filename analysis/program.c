@@ -210,6 +210,8 @@ static int load_maps(struct ae_program *p)
 			r->a = ev[i].a;
 			r->b = ev[i].b;
 			r->pool = pool + (ev[i].kind == AE_EV_PRED ? ev[i].a : 0);
+			r->objid = h->objid;
+			r->insn = ev[i].insn;
 		}
 		pi += 2 + h->ninsn;
 		oi += 2 + h->ninsn;
@@ -332,6 +334,27 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	return 0;
 }
 
+int ae_program_vcprof_start(struct ae_program *p)
+{
+	if (!p->vcprof)
+		p->vcprof = calloc(p->nev + 1, sizeof(*p->vcprof));
+	return p->vcprof ? 0 : -1;
+}
+
+int ae_program_vcprof_write(const struct ae_program *p, FILE *f)
+{
+	for (size_t i = 0; p->vcprof && i < p->nev; i++) {
+		const struct ae_vcprof_count *c = &p->vcprof[i];
+
+		if (c->recs &&
+		    fprintf(f, "%08x %u %u %llu %llu %llu\n", p->ev[i].objid, p->ev[i].insn,
+			    p->ev[i].a, (unsigned long long)c->recs,
+			    (unsigned long long)c->lc_hits, (unsigned long long)c->one_byte) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 void ae_program_free(struct ae_program *p)
 {
 	if (!p)
@@ -344,6 +367,7 @@ void ae_program_free(struct ae_program *p)
 		free(p->dpool[i]);
 	}
 	free(p->dpool);
+	free(p->vcprof);
 	ae_memfn_emu_free(p->memfn);
 	free(p->mfr);
 	free(p->tab);

@@ -23,7 +23,16 @@ struct ae_rev {
 	uint16_t kind;
 	uint8_t width, flag;
 	uint32_t a, b;
+	uint32_t objid, insn;	/* the place: object and instruction index */
 	const uint32_t *pool;	/* AE_EV_PRED: witness values of side `flag` */
+};
+
+/* What a value-cache record with AE_VC_BY_ADDR coded, counted for
+ * `aetrace stats --vc-profile` (include/aetrace/vcprof.h) */
+struct ae_vcprof_count {
+	uint64_t recs;		/* records */
+	uint64_t lc_hits;	/* address-cache hits (AE_VC_BY_ADDR_HIT) */
+	uint64_t one_byte;	/* one-byte differences */
 };
 
 struct ae_dinsn {
@@ -77,6 +86,8 @@ struct ae_program {
 	struct ae_range { uint64_t start, end; } *mfr;
 	size_t nmfr;
 	int mfr_done, mfr_unknown;
+	/* by event (ev[]): counted while not NULL (ae_program_vcprof()) */
+	struct ae_vcprof_count *vcprof;
 };
 
 uint64_t ae_map_exact(const struct ae_program *p, uint64_t prog_addr);

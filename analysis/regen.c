@@ -923,6 +923,15 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	if (t == AE_VC_BY_ADDR_HIT && by_addr)
 		g->st.lc_hits++;
+	if (by_addr && g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev) {
+		struct ae_vcprof_count *c = &g->p->vcprof[e - g->p->ev];
+
+		c->recs++;
+		if (t == AE_VC_BY_ADDR_HIT)
+			c->lc_hits++;
+		else if (nb == 1)
+			c->one_byte++;
+	}
 	return 0;
 }
 

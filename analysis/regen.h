@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <linux/trbuf.h>
 
@@ -20,6 +21,12 @@ struct ae_program;
  * addresses the trace is expressed in). 0 or -1 with a message. */
 int ae_program_load(struct ae_program **pp, const char *prog);
 void ae_program_free(struct ae_program *p);
+/* Count what program p's address-cache places code from now on. Returns
+ * 0 or -1 (out of memory). */
+int ae_program_vcprof_start(struct ae_program *p);
+/* Write p's counts as value-cache profile lines (include/aetrace/vcprof.h,
+ * without the header). Returns 0 or -1 (a failed write, errno set). */
+int ae_program_vcprof_write(const struct ae_program *p, FILE *f);
 
 /* One record of the regenerated stream: an instruction (acc 0), or a
  * data access of the instruction before it (acc: enum ae_df_acc, lackey's

@@ -22,6 +22,7 @@
 #include <aetrace/capture.h>
 #include <aetrace/regrec.h>
 #include <aetrace/schedlog.h>
+#include <aetrace/vcprof.h>
 
 #include "program.h"
 #include "sysregen.h"
@@ -108,6 +109,7 @@ static int add_prog(struct sr *r, const char *path)
 	struct prog *pr;
 	size_t len = 0;
 	const uint32_t *tab;
+	int err;
 
 	if (r->nprogs == r->capprogs) {
 		int cap = r->capprogs ? r->capprogs * 2 : 8;
@@ -121,7 +123,12 @@ static int add_prog(struct sr *r, const char *path)
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		return -1;
-	if (ae_program_load(&pr->p, path)) {
+	err = ae_program_load(&pr->p, path);
+	if (!err && r->o->vcprof && ae_program_vcprof_start(pr->p)) {
+		fprintf(stderr, "aetrace: %s: out of memory\n", path);
+		err = -1;
+	}
+	if (err) {
 		ae_program_free(pr->p);
 		free(pr);
 		return -1;
@@ -133,6 +140,22 @@ static int add_prog(struct sr *r, const char *path)
 	pr->id = ae_image_id(tab, tab ? len / 4 : 0, pr->p->prog.entry);
 	r->nprogs++;
 	return 0;
+}
+
+/* The value-cache profile of every program (--vc-profile). Returns 0 or
+ * -1 after naming the file. */
+static int write_vcprof(struct sr *r)
+{
+	FILE *f = fopen(r->o->vcprof, "w");
+	int err = !f || fprintf(f, "%s\n", AE_VCPROF_HEADER) < 0;
+
+	for (int i = 0; !err && i < r->nprogs; i++)
+		err = ae_program_vcprof_write(r->progs[i]->p, f) != 0;
+	if (f && fclose(f))
+		err = 1;
+	if (err)
+		fprintf(stderr, "aetrace: %s: %s\n", r->o->vcprof, strerror(errno));
+	return err ? -1 : 0;
 }
 
 static struct task *find_task(struct sr *r, int32_t tid)
@@ -858,6 +881,8 @@ finish:
 	for (struct task *t = r.tasks; t; t = t->next)
 		if (t->state != T_DONE && t->state != T_FAILED && !t->failed && t->ran)
 			tfail(t, "regeneration did not finish");
+	if (ret >= 0 && o->vcprof && write_vcprof(&r))
+		ret = -1;
 out:
 	schedlog_demux_close(d);
 	while (r.tasks) {

@@ -61,6 +61,8 @@ struct ae_sysregen_opts {
 	void (*task_end)(void *ctx, const struct ae_task_info *t, int end,
 			 const struct ae_regen_stats *st);
 	void *ctx;
+	/* write the value-cache profile of every program here (NULL: none) */
+	const char *vcprof;
 };
 
 /* Returns 0 when every task regenerated, 1 when some failed (each with a

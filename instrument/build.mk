@@ -14,7 +14,7 @@ $(AE_DATAFLOW_OBJ): dataflow/dataflow.c include/aetrace/dataflow.h
 AECC_OBJS += $(AE_DATAFLOW_OBJ)
 GCC_INCLUDE_DIR := $(shell $(CC) -print-file-name=include)
 
-$(OBJ)/instrument/aecc/%.o: instrument/aecc/%.c $(wildcard instrument/aecc/*.h) include/aetrace/schema.h include/aetrace/dataflow.h
+$(OBJ)/instrument/aecc/%.o: instrument/aecc/%.c $(wildcard instrument/aecc/*.h) include/aetrace/schema.h include/aetrace/dataflow.h include/aetrace/vcprof.h
 	$(quiet) CC $@
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -DGCC_INCLUDE_DIR='"$(GCC_INCLUDE_DIR)"' -c -o $@ $<

@@ -23,12 +23,15 @@
 #include "paths.h"
 #include "run.h"
 #include "strv.h"
+#include "vcprof.h"
 
 static int verbose;
 static int data_mode;	/* -fae-data */
 static int no_memfn;	/* -fno-ae-memfn: library routines instrumented as usual */
 static int memfn_lib;	/* -fae-memfn-lib: this is the C library (musl-data) */
 static int no_vcache;	/* -fno-ae-vcache: no value cache */
+static const char *vcprof_path;	/* -fae-vc-profile=FILE */
+static struct ae_vcprof *vcprof;
 
 static char tmpdir[PATH_MAX];
 
@@ -71,7 +74,8 @@ static int compile_one(const char *src, const char *out, struct strv *cflags,
 	char s_file[PATH_MAX], work[PATH_MAX];
 	const char *e = ext(src);
 	struct ae_instr_opts io = { .verbose = verbose, .data = data_mode, .no_memfn = no_memfn,
-				    .memfn_lib = memfn_lib, .no_vcache = no_vcache };
+				    .memfn_lib = memfn_lib, .no_vcache = no_vcache,
+				    .vcprof = vcprof };
 	struct strv cmd = { 0 };
 	int ret;
 
@@ -129,7 +133,9 @@ static void usage(void)
 		"  measure what expanding them saves; -fae-memfn-lib: the objects are\n"
 		"  the C library, whose global memcpy, strlen... are expanded;\n"
 		"  -fno-ae-vcache: register records written whole, not coded\n"
-		"  against the thread's value cache).\n"
+		"  against the thread's value cache; -fae-vc-profile=FILE: the order of\n"
+		"  the cache's tests from `aetrace stats --vc-profile FILE` of a run,\n"
+		"  for faster code writing the same trace).\n"
 		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }
@@ -159,6 +165,8 @@ int main(int argc, char **argv)
 			memfn_lib = 1;
 		} else if (!strcmp(a, "-fno-ae-vcache")) {
 			no_vcache = 1;
+		} else if (!strncmp(a, "-fae-vc-profile=", 16)) {
+			vcprof_path = a + 16;
 		} else if (!strcmp(a, "-S")) {
 			mode_S = 1;
 		} else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM")) {
@@ -235,6 +243,16 @@ int main(int argc, char **argv)
 	if (!inputs.n) {
 		fprintf(stderr, "aecc: no input files\n");
 		return 2;
+	}
+	if (vcprof_path) {
+		/* it orders the value cache's tests: without the cache, a
+		 * mistake to report, not a flag to ignore */
+		if (!data_mode || no_vcache) {
+			fprintf(stderr, "aecc: -fae-vc-profile needs the value cache (-fae-data, without -fno-ae-vcache)\n");
+			return 2;
+		}
+		if (ae_vcprof_load(vcprof_path, &vcprof))
+			return 1;
 	}
 	if ((size_t)snprintf(tmpdir, sizeof(tmpdir), "%s/aecc.XXXXXX",
 			     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp") >= sizeof(tmpdir)) {

@@ -15,6 +15,7 @@
 #include "emit.h"
 #include "memfn.h"
 #include "regs.h"
+#include "vcprof.h"
 #include "xalloc.h"
 
 struct out {
@@ -96,33 +97,65 @@ static void add_stub(struct out *o, char *text)
 }
 
 /*
- * The start of a coding's sequence: the difference of register r and
+ * The start of a coding's sequence: the difference of register r64 and
  * slot sl, plus bias, into t; on to label .L<next><n> unless at most max
  * (the difference is in [-bias, max - bias]). sfx 'q' for 64 bits, 'l'
  * for low halves (the difference wraps at 32 bits; t's upper half is
- * then zero, as the leas that follow need).
+ * then zero, as the leas that follow need). The bias is added first, by
+ * a lea into t: one instruction fewer than a copy and an add.
  */
-static void vc_prelude(FILE *f, char sfx, const char *r, const char *t, const char *sl,
+static void vc_prelude(FILE *f, char sfx, const char *r64, const char *t, const char *sl,
 		       long bias, long max, const char *next, int n)
 {
-	fprintf(f, "\tmov%c\t%%%s, %%%s\n\tsub%c\t%s, %%%s\n\tadd%c\t$%ld, %%%s\n"
+	fprintf(f, "\tlea%c\t%ld(%%%s), %%%s\n\tsub%c\t%s, %%%s\n"
 		"\tcmp%c\t$%ld, %%%s\n\tja\t.L%s%d\n",
-		sfx, r, t, sfx, sl, t, sfx, bias, t, sfx, max, t, next, n);
+		sfx, bias, r64, t, sfx, sl, t, sfx, max, t, next, n);
 }
 
-/* After a coding's commit: the stores into the value slot sl and, with
- * the address cache (index in lt), its slot; then back to .Laevr<n>. */
-static void vc_stores(struct out *o, FILE *f, char q, const char *r, const char *sl,
-		      const char *lt, int n)
+/* The stores after a coding's commit, labelled .Laevu<i> (into the value
+ * slot sl) and, with the address cache (index in lt), .Laevw<i> (into its
+ * slot), for .ae_vcupd. Returns i. */
+static int vc_store(struct out *o, FILE *f, char q, const char *r, const char *sl,
+		    const char *lt, uint32_t slot)
 {
 	int i = o->nvc++;
 
-	o->vcslot[i] = o->vcslot[n];
+	if (o->nvc > o->capvc) {
+		o->capvc = o->capvc ? o->capvc * 2 : 256;
+		o->vcslot = ae_xrealloc(o->vcslot, o->capvc * sizeof(uint32_t));
+		o->vclc = ae_xrealloc(o->vclc, o->capvc);
+	}
+	o->vcslot[i] = slot;
 	o->vclc[i] = !!lt;
 	fprintf(f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n", i, q, r, sl);
 	if (lt)
 		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n", i, r, AE_LC_SYMBOL, lt);
-	fprintf(f, "\tjmp\t.Laevr%d\n", n);
+	return i;
+}
+
+/* The sequence of the one-byte difference (2 * d) of register reg (r64)
+ * and slot sl in scratch t, on to .L<next><n> when it does not fit */
+static void vc_one_byte(struct out *o, char q, const char *r64, int scr, const char *t,
+			const char *sl, const char *next, int n)
+{
+	const char *t64 = ae_reg64[scr];
+
+	seq_begin(o);
+	vc_prelude(o->f, q, r64, t, sl, 64, 127, next, n);
+	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
+		t64, t64, t64, ae_reg8[scr]);
+	seq_end(o);
+}
+
+/* The sequence of the address cache's hit (AE_VC_BY_ADDR_HIT): does slot
+ * lt of the address cache hold reg? On to .Laev<next><n> if not. */
+static void vc_lc_hit(struct out *o, int reg, const char *lt, const char *next, int n)
+{
+	seq_begin(o);
+	fprintf(o->f, "\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.Laev%s%d\n"
+		"\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
+		ae_reg64[reg], AE_LC_SYMBOL, lt, next, n, AE_VC_BY_ADDR_HIT);
+	seq_end(o);
 }
 
 /*
@@ -133,80 +166,87 @@ static void vc_stores(struct out *o, FILE *f, char q, const char *r, const char 
  * of the register and the slot count, and only the slot's low half is
  * written. With `memop` (AE_VC_BY_ADDR), the load just done from that
  * operand: where the one-byte difference does not reach, the address
- * cache's slot is tried first (its index in lscr, dead here too). One
- * sequence per coding; each recomputes its comparison from the slots,
- * so re-running one after a cut (invariant 2) needs nothing from
- * another. The slots are written after the commit, outside every
- * sequence: a cut before the commit leaves them alone, so a re-run codes
- * against the same values. .Laevu and .Laevw label such stores, for
- * .ae_vcupd. The one-byte difference is inline; the others are out of
- * line with the stubs.
+ * cache's slot is tried (its index in lscr, dead here too); with
+ * `lfirst`, before the difference (a place whose loads mostly hit it:
+ * the same stream, fewer instructions). One sequence per coding; each
+ * recomputes its comparison from the slots, so re-running one after a
+ * cut (invariant 2) needs nothing from another. The slots are written
+ * after the commit, outside every sequence: a cut before the commit
+ * leaves them alone, so a re-run codes against the same values. The
+ * first coding tried is inline; the others are out of line with the
+ * stubs.
  */
 static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int width, int low,
-			  int lscr, const char *memop)
+			  int lscr, const char *memop, int lfirst)
 {
-	const char *r = low ? ae_reg32[reg] : ae_reg64[reg];
+	const char *r = low ? ae_reg32[reg] : ae_reg64[reg], *r64 = ae_reg64[reg];
 	const char *t = low ? ae_reg32[scr] : ae_reg64[scr], *t64 = ae_reg64[scr];
 	const char *lt = memop ? ae_reg64[lscr] : NULL;
 	char q = low ? 'l' : 'q';
 	int n = o->nvc;
 	char sl[64], *buf;
 	size_t bl;
-	FILE *sf;
+	FILE *f = o->f, *sf;
 
 	snprintf(sl, sizeof(sl), "%%fs:%s@tpoff+%u", AE_VC_SYMBOL, 8 * slot);
-	if (o->nvc + 5 > o->capvc) {
-		o->capvc = o->capvc ? o->capvc * 2 : 256;
-		o->vcslot = ae_xrealloc(o->vcslot, o->capvc * sizeof(uint32_t));
-		o->vclc = ae_xrealloc(o->vclc, o->capvc);
-	}
-	o->vcslot[o->nvc] = slot;
-	o->vclc[o->nvc++] = 0;
-	/* one byte: 2 * d */
-	seq_begin(o);
-	vc_prelude(o->f, q, r, t, sl, 64, 127, memop ? "aeva" : "aevb", n);
-	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
-		t64, t64, t64, ae_reg8[scr]);
-	seq_end(o);
-	fprintf(o->f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n.Laevr%d:\n", n, q, r, sl, n);
-
 	sf = open_memstream(&buf, &bl);
 	if (!sf) {
 		fprintf(stderr, "aecc: open_memstream: %s\n", strerror(errno));
 		abort();
 	}
-	if (memop) {
-		/* the address slot's index, then: does it hold the value? */
-		fprintf(sf, ".Laeva%d:\n\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
-			n, memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
-		fprintf(sf, ".Lss%d:\n\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.Laevb%d\n"
-			"\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
-			o->nseq, ae_reg64[reg], AE_LC_SYMBOL, lt, n, AE_VC_BY_ADDR_HIT);
-		fprintf(sf, ".Lse%d:\n", o->nseq++);
-		vc_stores(o, sf, q, r, sl, lt, n);
+	if (memop && lfirst) {
+		fprintf(f, "\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
+			memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
+		vc_lc_hit(o, reg, lt, "d", n);
+		vc_store(o, f, q, r, sl, lt, slot);
+		fprintf(f, ".Laevr%d:\n", n);
+		o->f = sf;
+		fprintf(sf, ".Laevd%d:\n", n);
+		vc_one_byte(o, q, r64, scr, t, sl, "aevb", n);
+		vc_store(o, sf, q, r, sl, NULL, slot);
+		fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+	} else {
+		vc_one_byte(o, q, r64, scr, t, sl, memop ? "aeva" : "aevb", n);
+		vc_store(o, f, q, r, sl, NULL, slot);
+		fprintf(f, ".Laevr%d:\n", n);
+		o->f = sf;
+		if (memop) {
+			fprintf(sf, ".Laeva%d:\n\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
+				n, memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
+			vc_lc_hit(o, reg, lt, "b", n);
+			vc_store(o, sf, q, r, sl, lt, slot);
+			fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+		}
 	}
 	/* two bytes: 4 * d + 1 */
-	fprintf(sf, ".Laevb%d:\n.Lss%d:\n", n, o->nseq);
-	vc_prelude(sf, q, r, t, sl, 8192, 16383, "aevt", n);
+	fprintf(sf, ".Laevb%d:\n", n);
+	seq_begin(o);
+	vc_prelude(sf, q, r64, t, sl, 8192, 16383, "aevt", n);
 	fprintf(sf, "\tleaq\t-32767(,%%%s,4), %%%s\n\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr]);
-	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	vc_stores(o, sf, q, r, sl, lt, n);
+	seq_end(o);
+	vc_store(o, sf, q, r, sl, lt, slot);
+	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
 	/* three bytes: 8 * d + 3 */
-	fprintf(sf, ".Laevt%d:\n.Lss%d:\n", n, o->nseq);
-	vc_prelude(sf, q, r, t, sl, 0x100000, 0x1fffff, "aevf", n);
+	fprintf(sf, ".Laevt%d:\n", n);
+	seq_begin(o);
+	vc_prelude(sf, q, r64, t, sl, 0x100000, 0x1fffff, "aevf", n);
 	fprintf(sf, "\tleaq\t-0x7ffffd(,%%%s,8), %%%s\n\tmovw\t%%%s, (%%r15)\n\tshrl\t$16, %%%s\n"
 		"\tmovb\t%%%s, 2(%%r15)\n\tleaq\t3(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
-	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	vc_stores(o, sf, q, r, sl, lt, n);
+	seq_end(o);
+	vc_store(o, sf, q, r, sl, lt, slot);
+	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
 	/* the tag, then the value */
-	fprintf(sf, ".Laevf%d:\n.Lss%d:\n", n, o->nseq);
+	fprintf(sf, ".Laevf%d:\n", n);
+	seq_begin(o);
 	fprintf(sf, "\tmovb\t$%d, (%%r15)\n\tmov%c\t%%%s, 1(%%r15)\n\tleaq\t%d(%%r15), %%r15\n",
 		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : ae_reg64[reg],
 		1 + width);
-	fprintf(sf, ".Lse%d:\n", o->nseq++);
-	vc_stores(o, sf, q, r, sl, lt, n);
+	seq_end(o);
+	vc_store(o, sf, q, r, sl, lt, slot);
+	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+	o->f = f;
 	fclose(sf);
 	add_stub(o, buf);
 }
@@ -278,7 +318,7 @@ static void emit_vc_group(struct out *o, const struct insn *x, const struct ae_e
 	for (int i = 0; i < n; i++) {
 		fprintf(sf, ".Laegi%d_%d:\n", g, i);
 		emit_value_vc(o, ev[i].a, x->vc_scr_before, AE_VC_SLOT_OF(ev[i].b), ev[i].width,
-			      ev[i].flag == AE_VAL_REG_VC_LOW, -1, NULL);
+			      ev[i].flag == AE_VAL_REG_VC_LOW, -1, NULL, 0);
 	}
 	fprintf(sf, "\tjmp\t.Laegd%d\n", g);
 	o->f = f;
@@ -445,7 +485,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 					i += AE_VC_GROUP_OF(ev->b) - 1;
 				} else if (ev->flag == AE_VAL_REG_VC || ev->flag == AE_VAL_REG_VC_LOW) {
 					emit_value_vc(&o, ev->a, x->vc_scr_before, ev->b, ev->width,
-						      ev->flag == AE_VAL_REG_VC_LOW, -1, NULL);
+						      ev->flag == AE_VAL_REG_VC_LOW, -1, NULL, 0);
 				} else if ((ev->flag == AE_VAL_TARGET && x->ind == IND_MEM) ||
 				    ev->flag == AE_VAL_RETADDR) {
 					int scr = -1;
@@ -530,7 +570,9 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 				emit_value_vc(&o, ev->a, c->in[k].vc_scr_after, ev->b & ~AE_VC_BY_ADDR,
 					      ev->width, ev->flag == AE_VAL_REG_VC_LOW, c->in[k].lc_scr,
 					      ev->b & AE_VC_BY_ADDR ?
-					      ae_load_operand(s->text, opbuf, sizeof(opbuf)) : NULL);
+					      ae_load_operand(s->text, opbuf, sizeof(opbuf)) : NULL,
+					      (ev->b & AE_VC_BY_ADDR) &&
+					      ae_vcprof_lookup(c->vcprof, c->objid, ev->insn, ev->a));
 			else if (ev->kind == AE_EV_VAL_AFTER)
 				emit_value_reg(&o, ev->flag == AE_VAL_REG || ev->flag == AE_VAL_REG_SEXT ?
 					       (int)ev->a : 1,

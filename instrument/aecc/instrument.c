@@ -128,6 +128,7 @@ int ae_analyze(struct ae_ctx *c, const char *src_s, const struct ae_instr_opts *
 	/* code that runs before TLS exists (musl's start-up) is built with
 	 * -fno-ae-vcache (instrument/musl/build-musl.sh) */
 	c->vcache = o->data && !o->no_vcache;
+	c->vcprof = o->vcprof;
 	buf = read_file(src_s, &len);
 	if (!buf)
 		return ae_err(c, 0, "cannot read: %s", strerror(errno));

@@ -121,6 +121,7 @@ struct ae_ctx {
 	int memfn_lib;		/* -fae-memfn-lib: global memcpy... are bodies */
 	int vcache;		/* -fae-data outside the C library: the value
 				 * cache codes 64-bit register records */
+	const struct ae_vcprof *vcprof;	/* -fae-vc-profile (vcprof.h) or NULL */
 	/* events */
 	struct ae_event *ev;
 	int nev, capev;

@@ -245,13 +245,17 @@ formats() {
 	rm -f "$d/din" "$d/bin"
 }
 
-# real NAME: Lua (queens) or bzip2 (8 KiB) built with -fae-data from the
-# cached Debian sources: regenerates completely (every address computable,
-# every record consumed), behaves like its twin, and equals lackey on the
-# same run (bzip2 on 2 KiB). Lackey on the twin alone runs them
-# differently (strlen on differently aligned argv strings, AT_RANDOM).
+# real NAME [prof]: Lua (queens) or bzip2 (8 KiB) built with -fae-data
+# from the cached Debian sources: regenerates completely (every address
+# computable, every record consumed), behaves like its twin, and equals
+# lackey on the same run (bzip2 on 2 KiB). Lackey on the twin alone runs
+# them differently (strlen on differently aligned argv strings,
+# AT_RANDOM). prof: built again with the value-cache profile of a first
+# run (aecc -fae-vc-profile), which orders the cache's tests only: the
+# same run then writes as many bytes, with more address-cache hits.
 real() {
-	local name=$1 d=$work/$1 cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc p r
+	local name=$1 d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc p r
+	local b0 h0 b1 h1
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
 	case $name in
@@ -268,23 +272,34 @@ real() {
 	fi
 	cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig"
 	cp "$d/i/p.orig" "$d/o/p"
+	if [ "${2:-}" = prof ]; then
+		real_args "$name" "$d"
+		set -- "${real_set[@]}"
+		(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
+			>/dev/null 2>&1)
+		b0=$("$mutate" --data-len "$d/t.zst")
+		h0=$(real_lc_hits "$d/t.zst" "$d/i/p" "$d/prof")
+		if [ -z "$h0" ] || ! p=$("$top/tests/real/data-build.sh" "$name" "-fae-vc-profile=$d/prof" 2>"$d/build.log"); then
+			{ echo "not ok - $name-prof: profiling run or build with its profile failed"; tail -5 "$d/build.log" | sed 's/^/# /'; } >>"$d/res"
+			return
+		fi
+		if cmp -s "$p" "$d/i/p" || ! cmp -s "$p.orig" "$d/i/p.orig"; then
+			echo "not ok - $name-prof: the profile left the program as it was, or changed its twin" >>"$d/res"
+			return
+		fi
+		cp "$p" "$d/i/p"
+		name=$name-prof
+	fi
 	# input files by relative name, copied beside both programs: argv (on
 	# the stack) must not hold the clone's path, so that the stepper's
 	# cache entry serves every clone
-	if [ "$name" = lua ]; then
-		cp "$top/tests/real/queens.lua" "$d/i/" && cp "$top/tests/real/queens.lua" "$d/o/"
-		set -- queens.lua 6 1
-		: >"$d/in"
-	else
-		set -- -c
+	if [ "${name%-prof}" = bzip2 ]; then
 		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
-		same_in=$d/in.same same_run "$name" "$d" "$@"
-		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
-		cp "$d/i/in.file" "$d/o/in.file"
-		set -- -c in.file
-		: >"$d/in"
+		same_in=$d/in.same same_run "$name" "$d" -c
 	fi
-	[ "$name" = lua ] && same_run "$name" "$d" "$@"
+	real_args "${name%-prof}" "$d"
+	set -- "${real_set[@]}"
+	[ "${name%-prof}" = lua ] && same_run "$name" "$d" "$@"
 	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
 		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
@@ -299,12 +314,43 @@ real() {
 	   [ ! -s "$d/err.regen" ]; then
 		r=$(awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { printf "%d %d", i, m }' "$d/regen")
 		echo "ok - $name: regenerated with every data address (${r% *} instructions, ${r#* } data records, $("$mutate" --data-len "$d/t.zst") trace bytes)" >>"$d/res"
-		echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
+		[ -n "$b0" ] || echo "bpr $name ${r#* } $("$mutate" --data-len "$d/t.zst")" >>"$d/bpr"
 		step_keys="$d/o/queens.lua $d/o/in.file" stepper "$name" "$d" "$@"
 	else
 		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
+	if [ -n "$b0" ]; then
+		b1=$("$mutate" --data-len "$d/t.zst")
+		h1=$(real_lc_hits "$d/t.zst" "$d/i/p" "$d/prof1")
+		if [ "$b1" = "$b0" ] && [ "${h1:-0}" -gt "$h0" ]; then
+			echo "ok - $name: the same $b1 trace bytes as without the profile, $h1 address-cache hits against $h0" >>"$d/res"
+		else
+			echo "not ok - $name: $b1 trace bytes against $b0 without the profile (must be equal), $h1 address-cache hits against $h0 (must be more)" >>"$d/res"
+		fi
+	fi
 	rm -rf "$d/t.zst" "$d/regen"
+}
+
+# real_args NAME DIR: the arguments (in real_set) and input files
+# (DIR/in, and beside both programs) of real NAME's runs.
+real_args() {
+	local d=$2
+	if [ "$1" = lua ]; then
+		cp "$top/tests/real/queens.lua" "$d/i/" && cp "$top/tests/real/queens.lua" "$d/o/"
+		real_set=(queens.lua 6 1)
+	else
+		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
+		cp "$d/i/in.file" "$d/o/in.file"
+		real_set=(-c in.file)
+	fi
+	: >"$d/in"
+}
+
+# real_lc_hits TRACE PROG PROFILE: the address-cache hits of the capture
+# (aetrace stats), its value-cache profile written to PROFILE.
+real_lc_hits() {
+	"$aetrace" stats --vc-profile "$3" "$1" "$2" 2>/dev/null |
+		sed -n 's/^address cache *\([0-9]*\) hits.*/\1/p'
 }
 
 # kinds: tests/data/access_kinds.c (x87, SSE/AVX, atomics, strings, bt,
@@ -507,47 +553,66 @@ segv_prog() {
 	mkdir -p "$d/i"
 	: >"$d/res"
 	if ! "$aecc" -fae-data -fno-ae-vcache -O2 -c -o "$d/segv.o" "$top/tests/data/$3.c" >"$d/aecc.log" 2>&1 ||
-	   ! "$aecc" -fae-data -O2 -o "$d/i/p" "$top/tests/data/$2.c" "$d/segv.o" >>"$d/aecc.log" 2>&1; then
+	   ! "$aecc" -fae-data ${4:+"$4"} -O2 -o "$d/i/p" "$top/tests/data/$2.c" "$d/segv.o" >>"$d/aecc.log" 2>&1; then
 		{ echo "not ok - $1: aecc -fae-data failed"; head -5 "$d/aecc.log" | sed 's/^/# /'; } >>"$d/res"
 		return 1
 	fi
 }
 
-# pool_loads NAME DIR: the regenerated byte loads (din) from the pool of
-# tests/data/NAME.c, traced in DIR/t.zst, checked by
+# pool_loads NAME DIR [LABEL]: the regenerated byte loads (din) from the
+# pool of tests/data/NAME.c, traced in DIR/t.zst, checked by
 # tests/host/NAME_check.py against what the program wrote to DIR/out.
 pool_loads() {
-	local name=$1 d=$2 pool
+	local name=$1 d=$2 label=${3:-$1} pool
 	pool=$(nm -S "$d/i/p" | awk '$4 == "pool" { print $1, $2 }')
 	# shellcheck disable=SC2086
 	if "$aetrace" regen --format=din "$d/t.zst" "$d/i/p" 2>"$d/err" | grep '^0 .* 1$' |
 	   python3 "$top/tests/host/${name}_check.py" "$d/out" $pool >"$d/chk" 2>&1; then
-		echo "ok - $name: $(cat "$d/chk")" >>"$d/res"
+		echo "ok - $label: $(cat "$d/chk")" >>"$d/res"
 	else
-		{ echo "not ok - $name: regenerated loads differ from what the program read"; cat "$d/chk" "$d/err" | head -3 | sed 's/^/# /'; } >>"$d/res"
+		{ echo "not ok - $label: regenerated loads differ from what the program read"; cat "$d/chk" "$d/err" | head -3 | sed 's/^/# /'; } >>"$d/res"
 	fi
 }
 
-# vcsig: tests/data/vc_signal.c, signals between a value-cache record
-# and its slots' stores (a SIGSEGV on the store into the read-only value
-# or address cache, and a SIGALRM storm): the regenerated byte loads of touch() equal the
-# pointers the program says it read, main's and the handlers', and some
-# signals did come in that window.
+# vcsig [lfirst]: tests/data/vc_signal.c, signals between a value-cache
+# record and its slots' stores (a SIGSEGV on the store into the read-only
+# value or address cache, and a SIGALRM storm): the regenerated byte
+# loads of touch() equal the pointers the program says it read, main's
+# and the handlers', and some signals did come in that window. lfirst:
+# built again with a profile (aecc -fae-vc-profile) that has every
+# address-cache place of a first run try the address cache first, whose
+# hit and stores are then inline.
 vcsig() {
-	local d=$work/vc_signal n l w
-	segv_prog vc_signal vc_signal vc_signal_segv || return
+	local name=vc_signal${1:+_$1} d n l w
+	d=$work/$name
+	segv_prog "$name" vc_signal vc_signal_segv || return
+	if [ "${1:-}" = lfirst ]; then
+		if ! (cd "$d/i" && timeout 300 $clean_env "$aerun" -o "$d/t.zst" -- ./p >/dev/null 2>"$d/err.aerun") ||
+		   ! "$aetrace" stats --vc-profile "$d/prof0" "$d/t.zst" "$d/i/p" >/dev/null 2>"$d/err"; then
+			{ echo "not ok - $name: the profiling run failed"; tail -2 "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
+			return
+		fi
+		awk 'NR == 1 || /^#/ { print; next } { $5 = $4; $6 = 0; print }' "$d/prof0" >"$d/prof"
+		mv "$d/i/p" "$d/p.plain"
+		segv_prog "$name" vc_signal vc_signal_segv "-fae-vc-profile=$d/prof" || return
+		if [ "$(grep -c . "$d/prof")" -gt 1 ] && ! cmp -s "$d/p.plain" "$d/i/p"; then
+			echo "ok - $name: built again with $(($(grep -c . "$d/prof") - 1)) places trying the address cache first" >>"$d/res"
+		else
+			echo "not ok - $name: the profile named no place, or changed nothing in the program" >>"$d/res"
+		fi
+	fi
 	if ! (cd "$d/i" && timeout 300 $clean_env "$aerun" -o "$d/t.zst" -- ./p >"$d/out" 2>"$d/err.aerun"); then
-		{ echo "not ok - vc_signal: traced run failed"; tail -2 "$d/err.aerun" | sed 's/^/# /'; } >>"$d/res"
+		{ echo "not ok - $name: traced run failed"; tail -2 "$d/err.aerun" | sed 's/^/# /'; } >>"$d/res"
 		return
 	fi
 	read -r n l w < <("$aetrace" stats "$d/t.zst" "$d/i/p" 2>"$d/err" |
 		sed -n 's/^signals .*(\([0-9]*\) at a value-cache store: \([0-9]*\) with the address cache.s to follow, \([0-9]*\) at that one)/\1 \2 \3/p')
 	if [ "${n:-0}" -gt 0 ] && [ "${l:-0}" -gt 0 ] && [ "${w:-0}" -gt 0 ]; then
-		echo "ok - vc_signal: $n signals came between a value-cache record and its stores: $l with the address cache's store to follow, $w between the two" >>"$d/res"
+		echo "ok - $name: $n signals came between a value-cache record and its stores: $l with the address cache's store to follow, $w between the two" >>"$d/res"
 	else
-		{ echo "not ok - vc_signal: signals between a record and its stores: ${n:-0}, with the address cache's store to follow: ${l:-0}, between the two: ${w:-0} (each must be > 0)"; head -3 "$d/err" | sed 's/^/# /'; } >>"$d/res"
+		{ echo "not ok - $name: signals between a record and its stores: ${n:-0}, with the address cache's store to follow: ${l:-0}, between the two: ${w:-0} (each must be > 0)"; head -3 "$d/err" | sed 's/^/# /'; } >>"$d/res"
 	fi
-	pool_loads vc_signal "$d"
+	pool_loads vc_signal "$d" "$name"
 	rm -f "$d/t.zst"
 }
 
@@ -1048,14 +1113,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcgroup vcvfork vckill vcjoin repsig memfnfault sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua luaprof bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcsiglf vcgroup vcvfork vckill vcjoin repsig memfnfault sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real real_args real_lc_hits workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcsiglf) vcsig lfirst ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; luaprof) real lua prof ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; ctxchange) name=ctx_change ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcsiglf) name=vc_signal_lfirst ;; luaprof) name=lua-prof ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; ctxchange) name=ctx_change ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -17,13 +17,20 @@ export AECC
 # The recipe script's arguments: aecc flags for every compile and link.
 # -fae-data (data addresses too, linked with build/musl-data) builds
 # build/real/NAME-data, and with -fno-ae-vcache (its own code's register
-# records written whole) build/real/NAME-data-novc.
+# records written whole) build/real/NAME-data-novc, with
+# -fae-vc-profile=FILE (the value cache's tests ordered by a run's
+# profile) build/real/NAME-data-prof, keyed by the profile's content.
 real_flags=()
 real_suffix=
+real_prof=
 for f in "$@"; do
 	case $f in
 	-fae-data|-fno-ae-vcache) real_flags+=("$f") ;;
-	*) echo "tests/real: unknown flag $f (-fae-data, -fno-ae-vcache)" >&2; exit 2 ;;
+	-fae-vc-profile=?*)
+		real_prof=$(readlink -f "${f#*=}")
+		[ -r "$real_prof" ] || { echo "tests/real: cannot read the profile ${f#*=}" >&2; exit 2; }
+		real_flags+=("-fae-vc-profile=$real_prof") ;;
+	*) echo "tests/real: unknown flag $f (-fae-data, -fno-ae-vcache, -fae-vc-profile=FILE)" >&2; exit 2 ;;
 	esac
 done
 case " ${real_flags[*]} " in
@@ -31,6 +38,7 @@ case " ${real_flags[*]} " in
 *" -fno-ae-vcache "*) echo "tests/real: -fno-ae-vcache needs -fae-data" >&2; exit 2 ;;
 esac
 case " ${real_flags[*]} " in *" -fno-ae-vcache "*) real_suffix+=-novc ;; esac
+[ -z "$real_prof" ] || real_suffix+=-prof
 if [ -n "$real_suffix" ] && [ ! -e "$top/build/musl-data/lib/libc.a" ]; then
 	make -C "$top" --no-print-directory musl-data >&2
 fi
@@ -41,7 +49,9 @@ fi
 real_hash() {
 	{
 		cat "$@" "$real_dir/common.sh"
-		echo "flags=${real_flags[*]}"
+		# the profile by its content, not by its path
+		echo "flags=${real_flags[*]/#-fae-vc-profile=*/-fae-vc-profile}"
+		if [ -n "$real_prof" ]; then sha256sum < "$real_prof"; fi
 		echo "aecc=${AECC##*/}"	# by content below, not by the clone's path
 		sha256sum < "$(readlink -f "$AECC")"
 		# aecc links the tracing runtime into every program.
