@@ -146,12 +146,40 @@ if refs:
 EOF
 }
 
-# timing NAME PLAIN DATA NOVC STDIN ARGS...: the slowdowns on runs long enough
-# that aerun's start-up does not count (the standalone bench's sizes);
-# lackey would take an hour there, so it only runs the small ones above.
+# profiled NAME DATA STDIN ARGS...: DATA built again with the value-cache
+# profile (aecc -fae-vc-profile) of a run on STDIN ARGS (the small
+# workload: the timed runs are larger); prints the program's path. The
+# profile orders the cache's tests only: the same run must write as many
+# raw bytes (both programs run from one path, which Lua keeps in its
+# data), else the sanity line says so.
+profiled() {
+	local name=$1 data=$2 in=$3 p b0 b1
+	shift 3
+	# shellcheck disable=SC2086
+	$clean_env "$aerun" -o "$tmp/$name.train.zst" -- "$data" "$@" <"$in" >/dev/null 2>&1
+	"$aetrace" stats --vc-profile "$tmp/$name.prof" "$tmp/$name.train.zst" "$data" >/dev/null
+	p=$(tests/real/data-build.sh "${data##*/}" "-fae-vc-profile=$tmp/$name.prof")
+	mkdir -p "$tmp/same"
+	cp "$data" "$tmp/same/${data##*/}"
+	# shellcheck disable=SC2086
+	$clean_env "$aerun" -o "$tmp/$name.s0.zst" -- "$tmp/same/${data##*/}" "$@" <"$in" >/dev/null 2>&1
+	cp "$p" "$tmp/same/${data##*/}"
+	# shellcheck disable=SC2086
+	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$tmp/same/${data##*/}" "$@" <"$in" >/dev/null 2>&1
+	b0=$("$mutate" --data-len "$tmp/$name.s0.zst")
+	b1=$("$mutate" --data-len "$tmp/$name.s1.zst")
+	echo "$name: built with its value-cache profile ($(awk 'NR > 1 && $5 > $6' "$tmp/$name.prof" | wc -l) places try the address cache first): $b1 raw bytes against $b0 without$([ "$b0" = "$b1" ] || echo ' -- DIFFERENT: the profile changed the trace')" >>"$tmp/sanity"
+	rm -rf "$tmp/same" "$tmp/$name.train.zst" "$tmp/$name.s0.zst" "$tmp/$name.s1.zst"
+	echo "$p"
+}
+
+# timing NAME PLAIN DATA PROF NOVC STDIN ARGS...: the slowdowns on runs
+# long enough that aerun's start-up does not count (the standalone bench's
+# sizes); lackey would take an hour there, so it only runs the small ones
+# above. PROF: DATA built with its profile.
 timing() {
-	local name=$1 plain=$2 data=$3 novc=$4 in=$5 i cmds labels
-	shift 5
+	local name=$1 plain=$2 data=$3 prof=$4 novc=$5 in=$6 i cmds labels
+	shift 6
 	local args="$*"
 	cmds=()
 	for c in "$data.orig $args" \
@@ -159,6 +187,7 @@ timing() {
 		"$aerun --discard -- $data $args" "$aerun -o $tmp/$name.d.zst -- $data $args" \
 		"$aerun -T 2 -o $tmp/$name.t.zst -- $data $args" \
 		"$aerun --fixed-level -o $tmp/$name.f.zst -- $data $args" \
+		"$aerun --discard -- $prof $args" "$aerun -o $tmp/$name.p.zst -- $prof $args" \
 		"$aerun --discard -- $novc $args" "$aerun -o $tmp/$name.n.zst -- $novc $args"; do
 		cmds+=("sh -c '$c <$in >/dev/null'")
 	done
@@ -166,6 +195,8 @@ timing() {
 		"-fae-data, aerun --discard" "-fae-data, aerun -o FILE"
 		"-fae-data, aerun -T 2 -o FILE (2 zstd workers)"
 		"-fae-data, aerun --fixed-level -o FILE (zstd level 1 throughout)"
+		"-fae-data -fae-vc-profile, aerun --discard"
+		"-fae-data -fae-vc-profile, aerun -o FILE"
 		"-fae-data -fno-ae-vcache, aerun --discard" "-fae-data -fno-ae-vcache, aerun -o FILE")
 	echo "  RUN     $name: 1 warm-up + $rounds interleaved rounds of ${#cmds[@]} configurations"
 	for i in $(seq 0 "$rounds"); do
@@ -174,23 +205,24 @@ timing() {
 	done
 	rm -f "$tmp/$name.0.json"
 	# how low pacing took the level, in one more run
-	sh -c "$aerun -o $tmp/$name.p.zst -- $data $args <$in >/dev/null" 2>"$tmp/$name.p.err"
-	echo "$name: -fae-data, aerun -o FILE, one more run: $(grep -o 'zstd level [^)]*)' "$tmp/$name.p.err" ||
+	sh -c "$aerun -o $tmp/$name.r.zst -- $data $args <$in >/dev/null" 2>"$tmp/$name.r.err"
+	echo "$name: -fae-data, aerun -o FILE, one more run: $(grep -o 'zstd level [^)]*)' "$tmp/$name.r.err" ||
 		echo 'zstd level 1 throughout')" >>"$tmp/pacing"
-	rm -f "$tmp/$name.p.zst"
-	local dz iz tz fz nz
+	rm -f "$tmp/$name.r.zst"
+	local dz iz tz fz nz pz
 	dz=$(stat -c %s "$tmp/$name.d.zst")
+	pz=$(stat -c %s "$tmp/$name.p.zst")
 	fz=$(stat -c %s "$tmp/$name.f.zst")
 	iz=$(stat -c %s "$tmp/$name.i.zst")
 	tz=$(stat -c %s "$tmp/$name.t.zst")
 	nz=$(stat -c %s "$tmp/$name.n.zst")
 	rm -f "$tmp/$name.d.zst" "$tmp/$name.i.zst" "$tmp/$name.t.zst" "$tmp/$name.f.zst" \
-		"$tmp/$name.n.zst"
-	python3 - "$tmp" "$name" "$rounds" "$iz" "$dz" "$tz" "$fz" "$nz" "${labels[@]}" >>"$tmp/timing" <<'EOF'
+		"$tmp/$name.n.zst" "$tmp/$name.p.zst"
+	python3 - "$tmp" "$name" "$rounds" "$iz" "$dz" "$tz" "$fz" "$nz" "$pz" "${labels[@]}" >>"$tmp/timing" <<'EOF'
 import json, statistics, sys
 tmp, name, rounds = sys.argv[1:4]
-iz, dz, tz, fz, nz = map(int, sys.argv[4:9])
-labels = sys.argv[9:]
+iz, dz, tz, fz, nz, pz = map(int, sys.argv[4:10])
+labels = sys.argv[10:]
 times = [[] for _ in labels]
 for i in range(1, int(rounds) + 1):
     with open(f"{tmp}/{name}.{i}.json") as f:
@@ -199,7 +231,7 @@ for i in range(1, int(rounds) + 1):
 base = statistics.median(times[0])
 fastest = min(times[0])
 size = {2: f"{iz / 1e6:.1f} MB", 4: f"{dz / 1e6:.1f} MB", 5: f"{tz / 1e6:.1f} MB",
-        6: f"{fz / 1e6:.1f} MB", 8: f"{nz / 1e6:.1f} MB"}
+        6: f"{fz / 1e6:.1f} MB", 8: f"{pz / 1e6:.1f} MB", 10: f"{nz / 1e6:.1f} MB"}
 for k, label in enumerate(labels):
     t = times[k]
     med = statistics.median(t)
@@ -208,7 +240,7 @@ for k, label in enumerate(labels):
 # judged on medians; the ratio of the fastest runs beside them, because
 # this machine's noise only ever adds time
 with open(f"{tmp}/goals", "a") as g:
-    for k, goal in ((3, 1.6), (4, 2.0), (5, 2.0)):
+    for k, goal in ((3, 1.6), (4, 2.0), (5, 2.0), (7, 1.6), (8, 2.0)):
         x = statistics.median(times[k]) / base
         y = min(times[k]) / fastest
         g.write(f"{name}: {labels[k]} {x:.2f}x, fastest runs {y:.2f}x "
@@ -221,8 +253,11 @@ workload bzip2-64KiB "$top/build/real/bzip2/bzip2" "$dbz" "$dbznv" "$tmp/in" -c
 : >"$tmp/timing"
 : >"$tmp/pacing"
 tests/real/gen-input.sh 4194304 > "$tmp/in4m"
-timing lua-queens12 "$top/build/real/lua/lua" "$dlua" "$dluanv" /dev/null tests/real/queens.lua 12 1
-timing bzip2-4MiB "$top/build/real/bzip2/bzip2" "$dbz" "$dbznv" "$tmp/in4m" -c
+echo "  BUILD   lua, bzip2 with the value-cache profiles of lua-queens7, bzip2-64KiB"
+dluap=$(profiled lua-queens7 "$dlua" /dev/null tests/real/queens.lua 7 1)
+dbzp=$(profiled bzip2-64KiB "$dbz" "$tmp/in" -c)
+timing lua-queens12 "$top/build/real/lua/lua" "$dlua" "$dluap" "$dluanv" /dev/null tests/real/queens.lua 12 1
+timing bzip2-4MiB "$top/build/real/bzip2/bzip2" "$dbz" "$dbzp" "$dbznv" "$tmp/in4m" -c
 
 cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 {
@@ -252,6 +287,8 @@ cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 	echo "2x written with zstd (aerun -o paces: it lowers the zstd level while the program waits"
 	echo "for the writer, README \"Pacing\"; --fixed-level: level 1 throughout, as before pacing;"
 	echo "aerun -T 2: two zstd worker threads beside the program on this 2-CPU machine)."
+	echo "\\`-fae-vc-profile\\`: built again with the value-cache profile of the small workload above"
+	echo "(\\`aetrace stats --vc-profile\\`, docs/ARCHITECTURE.md item 23): the same trace, faster code."
 	echo "Size: the .zst file aerun wrote (paced runs: of the last round)."
 	echo
 	echo "| workload | configuration | median s | min s | vs twin | min vs twin's min | .zst size |"

@@ -667,4 +667,45 @@ else
 	ok "a kill inside an expanded memset # SKIP no data-traced musl or it did not build"
 	ok "a kill inside an expanded strlen # SKIP no data-traced musl or it did not build"
 fi
+# value-cache profiles (aecc -fae-vc-profile): hostile or foreign ones
+# are errors naming the file and line, or change nothing
+if [ -e "$top/build/musl-data/lib/libc.a" ] &&
+   "$top/bin/aecc" -fae-data -O2 -o vp "$top/tests/corpus/interp.c" &&
+   "$top/bin/aerun" -q -o vp.zst -- ./vp >/dev/null 2>&1 &&
+   "$top/bin/aetrace" stats --vc-profile vp.prof vp.zst vp >/dev/null 2>err; then
+	awk 'NR > 1 && NF == 6 && $4 >= $5 + $6' vp.prof | grep -q . &&
+	   head -1 vp.prof | grep -qx 'aetrace-vcprof 1'
+	result "aetrace stats --vc-profile writes a header and one line per address-cache place"
+	expect_error "a missing profile" "aecc: -fae-vc-profile: nosuch.prof: No such file" \
+		"$top/bin/aecc" -fae-data -fae-vc-profile=nosuch.prof -O2 -o vq "$top/tests/corpus/interp.c"
+	tail -n +2 vp.prof >nohdr.prof
+	expect_error "a profile without its header line" "nohdr.prof:1: not a value-cache profile" \
+		"$top/bin/aecc" -fae-data -fae-vc-profile=nohdr.prof -O2 -o vq "$top/tests/corpus/interp.c"
+	{ head -2 vp.prof; echo "0badc0de 12 3 5 4 4"; } >over.prof
+	expect_error "a profile line whose counts exceed its records" "over.prof:3: not a profile line" \
+		"$top/bin/aecc" -fae-data -fae-vc-profile=over.prof -O2 -o vq "$top/tests/corpus/interp.c"
+	{ head -2 vp.prof; echo "0badc0de 12 16 5 4 0"; } >reg.prof
+	expect_error "a profile line naming register 16" "reg.prof:3: not a profile line" \
+		"$top/bin/aecc" -fae-data -fae-vc-profile=reg.prof -O2 -o vq "$top/tests/corpus/interp.c"
+	"$top/bin/aecc" -fae-vc-profile=vp.prof -O2 -o vq "$top/tests/corpus/interp.c" >out 2>err
+	rc=$?
+	[ $rc = 2 ] && grep -q 'needs the value cache' err
+	result "-fae-vc-profile without -fae-data: status 2, said ($rc)"
+	# a foreign profile (another object's ids) names no place here: the
+	# same program as without one; one that says every place hit the
+	# address cache most, joined twice with cat (the header repeats, the
+	# counts add up), changes the program and not its twin
+	awk 'NR == 1 { print; next } { $1 = "00000000"; print }' vp.prof >foreign.prof
+	awk 'NR == 1 { print; next } { $5 = $4; $6 = 0; print }' vp.prof >first.prof
+	cat first.prof first.prof >twice.prof
+	"$top/bin/aecc" -fae-data -O2 -o v0 "$top/tests/corpus/interp.c" &&
+	   "$top/bin/aecc" -fae-data -fae-vc-profile=foreign.prof -O2 -o vf "$top/tests/corpus/interp.c" &&
+	   "$top/bin/aecc" -fae-data -fae-vc-profile=twice.prof -O2 -o v2 "$top/tests/corpus/interp.c" &&
+	   cmp -s v0 vf && cmp -s v0.orig vf.orig && cmp -s v0.orig v2.orig && ! cmp -s v0 v2
+	result "a foreign profile changes nothing; a joined one changes the program, not its twin"
+	expect_error "stats --vc-profile into a missing directory" "aetrace: nosuch/x.prof: No such file" \
+		"$top/bin/aetrace" stats --vc-profile nosuch/x.prof vp.zst vp
+else
+	ok "value-cache profiles # SKIP no data-traced musl, or interp.c did not build and run"
+fi
 echo "1..$n"
