@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"
 		"  --vc-profile FILE  what the value-cache records coded, by place, for\n"
-		"                aecc -fae-vc-profile=FILE (faster code, the same trace)\n"
+		"                aecc -fae-vc-profile=FILE (faster code, the same codings)\n"
 		"  lackey: valgrind lackey's 'I  addr,size' lines; bin: per instruction\n"
 		"  an 8-byte little-endian address and a 1-byte size (docs/FORMAT.md);\n"
 		"  din: Dinero IV's extended din (0 read, 1 write, 2 fetch; hex address, size).\n"

@@ -853,6 +853,27 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 	return vc;
 }
 
+/*
+ * The value-cache profile's counts of one address-cache place: what each
+ * test would have found for value v, the value slot holding old and the
+ * address slot lc (both as they were before the record), whichever test
+ * ran first, so that profiles of builds in either order agree. Not when
+ * the cache is unknown (a full value of a task sharing it).
+ */
+static void vc_count(struct ae_vcprof_count *c, int low, uint64_t v, uint64_t old, uint64_t lc,
+		     int known)
+{
+	int64_t d = low ? (int64_t)(int32_t)(uint32_t)(v - old) : (int64_t)(v - old);
+
+	c->recs++;
+	if (!known)
+		return;
+	if (lc == v)
+		c->lc_hits++;
+	if (d >= -64 && d < 64)
+		c->one_byte++;
+}
+
 /* A register's value record coded against slot e->b of the thread's
  * value cache (AE_VAL_REG_VC, _SEXT, _LOW) or, with AE_VC_BY_ADDR, the
  * address cache's slot of the load just regenerated; updates them. The
@@ -923,15 +944,9 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	if (t == AE_VC_BY_ADDR_HIT && by_addr)
 		g->st.lc_hits++;
-	if (by_addr && g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev) {
-		struct ae_vcprof_count *c = &g->p->vcprof[e - g->p->ev];
-
-		c->recs++;
-		if (t == AE_VC_BY_ADDR_HIT)
-			c->lc_hits++;
-		else if (nb == 1)
-			c->one_byte++;
-	}
+	if (by_addr && g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
+		vc_count(&g->p->vcprof[e - g->p->ev], e->flag == AE_VAL_REG_VC_LOW, *v, old,
+			 g->vcl.lc ? g->vcl.lold : vc->lc[lslot], !vc->unknown);
 	return 0;
 }
 

@@ -13,9 +13,12 @@
  *
  * OBJID is the object's id (8 hex digits, struct ae_schema_obj), INSN
  * the instruction's index in it, REG the register (0-15, x86 encoding
- * order); then how many records the place wrote, how many of them were
- * address-cache hits and how many one-byte differences. A header line
- * may repeat (files joined with cat); '#' starts a comment line.
+ * order); then how many records the place wrote, in how many of them the
+ * address cache held the value, and in how many the value was within
+ * the one-byte difference of the place's slot: what each test would
+ * have found, whichever the build tried first (records coded against an
+ * unknown cache count in RECORDS only). A header line may repeat (files
+ * joined with cat); after the first, '#' starts a comment line.
  */
 #ifndef AETRACE_VCPROF_H
 #define AETRACE_VCPROF_H
@@ -26,10 +29,12 @@
 
 /*
  * Whether a place with these counts should try the address cache before
- * the one-byte difference: when more of its records hit the address cache
- * than took one byte. Both orders write the same number of bytes (where
- * both would hit, each writes one), so only the code run differs: a hit
- * tried first skips the other test.
+ * the one-byte difference: when more of its records would hit the
+ * address cache than the difference, that is, more hit it alone than
+ * the difference alone (a record that hits one test tried first skips
+ * the other; where both hit, either order writes one byte). Both orders
+ * code a value in as many bytes and leave the slots the same, so only
+ * the code run differs.
  */
 static inline int ae_vcprof_addr_first(uint64_t addr_hits, uint64_t one_byte)
 {

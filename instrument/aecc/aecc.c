@@ -41,6 +41,7 @@ static void cleanup(void)
 
 	if (tmpdir[0] && !getenv("AECC_KEEP") && ae_run(rm, 0))
 		fprintf(stderr, "aecc: cannot remove %s\n", tmpdir);
+	ae_vcprof_free(vcprof);
 }
 
 static const char *ext(const char *p)
@@ -135,7 +136,7 @@ static void usage(void)
 		"  -fno-ae-vcache: register records written whole, not coded\n"
 		"  against the thread's value cache; -fae-vc-profile=FILE: the order of\n"
 		"  the cache's tests from `aetrace stats --vc-profile FILE` of a run,\n"
-		"  for faster code writing the same trace).\n"
+		"  for faster code, each value coded in as many bytes).\n"
 		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }

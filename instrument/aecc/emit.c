@@ -114,9 +114,9 @@ static void vc_prelude(FILE *f, char sfx, const char *r64, const char *t, const 
 
 /* The stores after a coding's commit, labelled .Laevu<i> (into the value
  * slot sl) and, with the address cache (index in lt), .Laevw<i> (into its
- * slot), for .ae_vcupd. Returns i. */
-static int vc_store(struct out *o, FILE *f, char q, const char *r, const char *sl,
-		    const char *lt, uint32_t slot)
+ * slot), for .ae_vcupd. Returns nothing. */
+static void vc_store(struct out *o, FILE *f, char q, const char *r, const char *sl,
+		     const char *lt, uint32_t slot)
 {
 	int i = o->nvc++;
 
@@ -129,8 +129,8 @@ static int vc_store(struct out *o, FILE *f, char q, const char *r, const char *s
 	o->vclc[i] = !!lt;
 	fprintf(f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n", i, q, r, sl);
 	if (lt)
-		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n", i, r, AE_LC_SYMBOL, lt);
-	return i;
+		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n", i, r, AE_LC_SYMBOL,
+			lt);
 }
 
 /* The sequence of the one-byte difference (2 * d) of register reg (r64)
@@ -142,17 +142,17 @@ static void vc_one_byte(struct out *o, char q, const char *r64, int scr, const c
 
 	seq_begin(o);
 	vc_prelude(o->f, q, r64, t, sl, 64, 127, next, n);
-	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
-		t64, t64, t64, ae_reg8[scr]);
+	fprintf(o->f, "\tleaq\t-128(%%%s,%%%s), %%%s\n\tmovb\t%%%s, (%%r15)\n"
+		"\tleaq\t1(%%r15), %%r15\n", t64, t64, t64, ae_reg8[scr]);
 	seq_end(o);
 }
 
 /* The sequence of the address cache's hit (AE_VC_BY_ADDR_HIT): does slot
- * lt of the address cache hold reg? On to .Laev<next><n> if not. */
+ * lt of the address cache hold reg? On to .L<next><n> if not. */
 static void vc_lc_hit(struct out *o, int reg, const char *lt, const char *next, int n)
 {
 	seq_begin(o);
-	fprintf(o->f, "\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.Laev%s%d\n"
+	fprintf(o->f, "\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.L%s%d\n"
 		"\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
 		ae_reg64[reg], AE_LC_SYMBOL, lt, next, n, AE_VC_BY_ADDR_HIT);
 	seq_end(o);
@@ -197,7 +197,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	if (memop && lfirst) {
 		fprintf(f, "\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
 			memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
-		vc_lc_hit(o, reg, lt, "d", n);
+		vc_lc_hit(o, reg, lt, "aevd", n);
 		vc_store(o, f, q, r, sl, lt, slot);
 		fprintf(f, ".Laevr%d:\n", n);
 		o->f = sf;
@@ -213,7 +213,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		if (memop) {
 			fprintf(sf, ".Laeva%d:\n\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
 				n, memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
-			vc_lc_hit(o, reg, lt, "b", n);
+			vc_lc_hit(o, reg, lt, "aevb", n);
 			vc_store(o, sf, q, r, sl, lt, slot);
 			fprintf(sf, "\tjmp\t.Laevr%d\n", n);
 		}

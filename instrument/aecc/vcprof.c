@@ -18,7 +18,7 @@
 #include "xalloc.h"
 
 struct place {
-	uint32_t objid, insn, reg, used;
+	uint32_t objid, insn, reg, used;	/* (reg 0-15, insn < 2^28) */
 	uint64_t lc_hits, one_byte;
 };
 
@@ -58,13 +58,55 @@ static void grow(struct ae_vcprof *p)
 	free(old);
 }
 
+/* The next field of *p: digits of base 10 or 16 only (no sign, no 0x),
+ * a number at most max; then past the spaces after it. Returns 0 or -1. */
+static int field(char **p, int base, uint64_t max, uint64_t *out)
+{
+	size_t n = strcspn(*p, " \t");
+	char *end;
+
+	if (!n || strspn(*p, base == 16 ? "0123456789abcdefABCDEF" : "0123456789") != n)
+		return -1;
+	errno = 0;
+	*out = strtoull(*p, &end, base);
+	if (errno || end != *p + n || *out > max)
+		return -1;
+	*p = end + strspn(end, " \t");
+	return 0;
+}
+
+/* One place's line into the table. Returns 0 or -1 (not a profile line). */
+static int place_line(struct ae_vcprof *p, char *line)
+{
+	uint64_t objid, insn, reg, recs, lc, one;
+	struct place *x;
+
+	line += strspn(line, " \t");
+	if (field(&line, 16, UINT32_MAX, &objid) || field(&line, 10, (1u << 28) - 1, &insn) ||
+	    field(&line, 10, 15, &reg) || field(&line, 10, UINT64_MAX, &recs) ||
+	    field(&line, 10, recs, &lc) || field(&line, 10, recs, &one) || *line)
+		return -1;
+	if (2 * (p->n + 1) > p->size)
+		grow(p);
+	x = find(p, objid, insn, reg);
+	if (!x->used) {
+		*x = (struct place){ .objid = objid, .insn = insn, .reg = reg, .used = 1 };
+		p->n++;
+	}
+	/* (counts of one place that add up past 2^64 saturate: an order) */
+	x->lc_hits = x->lc_hits + lc < lc ? UINT64_MAX : x->lc_hits + lc;
+	x->one_byte = x->one_byte + one < one ? UINT64_MAX : x->one_byte + one;
+	return 0;
+}
+
 int ae_vcprof_load(const char *path, struct ae_vcprof **out)
 {
 	struct ae_vcprof *p = ae_xmalloc(sizeof(*p));
 	FILE *f = fopen(path, "r");
-	char line[256];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 	unsigned long lineno = 0;
-	int header = 0;
 
 	memset(p, 0, sizeof(*p));
 	grow(p);
@@ -72,61 +114,42 @@ int ae_vcprof_load(const char *path, struct ae_vcprof **out)
 		fprintf(stderr, "aecc: -fae-vc-profile: %s: %s\n", path, strerror(errno));
 		goto err_free_table;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		uint32_t objid, insn, reg;
-		uint64_t recs, lc, one;
-		struct place *x;
-		char end;
-
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			fprintf(stderr, "aecc: %s:%lu: line too long\n", path, lineno);
-			goto err_close;
-		}
-		if (line[0] == '#' || !strcmp(line, AE_VCPROF_HEADER "\n") ||
-		    !strcmp(line, AE_VCPROF_HEADER)) {
-			header = 1;
-			continue;
-		}
-		if (!header) {
-			fprintf(stderr, "aecc: %s:%lu: not a value-cache profile (no \"%s\" line first)\n",
-				path, lineno, AE_VCPROF_HEADER);
-			goto err_close;
-		}
-		if (sscanf(line, "%8" SCNx32 " %" SCNu32 " %" SCNu32 " %" SCNu64 " %" SCNu64
-			   " %" SCNu64 " %c", &objid, &insn, &reg, &recs, &lc, &one, &end) != 6 ||
-		    reg > 15 || insn >= 1u << 28 || lc > recs || one > recs || lc + one > recs) {
-			fprintf(stderr, "aecc: %s:%lu: not a profile line (OBJID INSN REG RECORDS ADDR_HITS ONE_BYTE, counts within RECORDS)\n",
+		if ((size_t)len != strlen(line)) {
+			fprintf(stderr, "aecc: %s:%lu: a NUL byte: not a value-cache profile\n",
 				path, lineno);
-			goto err_close;
+			goto err_free_line;
 		}
-		if (2 * (p->n + 1) > p->size)
-			grow(p);
-		x = find(p, objid, insn, reg);
-		if (!x->used) {
-			*x = (struct place){ .objid = objid, .insn = insn, .reg = reg, .used = 1 };
-			p->n++;
+		line[strcspn(line, "\r\n")] = 0;
+		if (lineno == 1 ? strcmp(line, AE_VCPROF_HEADER) : 0) {
+			fprintf(stderr, "aecc: %s:1: not a value-cache profile (the first line must be \"%s\")\n",
+				path, AE_VCPROF_HEADER);
+			goto err_free_line;
 		}
-		if (x->lc_hits + lc < lc || x->one_byte + one < one) {
-			fprintf(stderr, "aecc: %s:%lu: counts overflow\n", path, lineno);
-			goto err_close;
+		if (lineno == 1 || line[0] == '#' || !strcmp(line, AE_VCPROF_HEADER))
+			continue;
+		if (place_line(p, line)) {
+			fprintf(stderr, "aecc: %s:%lu: not a profile line (OBJID INSN REG RECORDS ADDR_HITS ONE_BYTE: hex, then decimal, register 0-15, counts within RECORDS)\n",
+				path, lineno);
+			goto err_free_line;
 		}
-		x->lc_hits += lc;
-		x->one_byte += one;
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "aecc: -fae-vc-profile: %s: %s\n", path, strerror(errno));
-		goto err_close;
+		goto err_free_line;
 	}
-	if (!header) {
+	if (!lineno) {
 		fprintf(stderr, "aecc: %s: empty, not a value-cache profile\n", path);
-		goto err_close;
+		goto err_free_line;
 	}
+	free(line);
 	fclose(f);
 	*out = p;
 	return 0;
 
-err_close:
+err_free_line:
+	free(line);
 	fclose(f);
 err_free_table:
 	ae_vcprof_free(p);

@@ -252,10 +252,14 @@ formats() {
 # them differently (strlen on differently aligned argv strings,
 # AT_RANDOM). prof: built again with the value-cache profile of a first
 # run (aecc -fae-vc-profile), which orders the cache's tests only: the
-# same run then writes as many bytes, with more address-cache hits.
+# run then codes more records as address-cache hits and, where the
+# twin (the data layout) did not move with the code, profiles the same
+# (the counts do not depend on the order). Its byte count is not
+# compared: a recorded register the program leaves unused (garbage a
+# callee left) can hold another value.
 real() {
 	local name=$1 d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc p r
-	local b0 h0 b1 h1
+	local b0 h0 b1 h1 moved=
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
 	case $name in
@@ -283,11 +287,12 @@ real() {
 			{ echo "not ok - $name-prof: profiling run or build with its profile failed"; tail -5 "$d/build.log" | sed 's/^/# /'; } >>"$d/res"
 			return
 		fi
-		if cmp -s "$p" "$d/i/p" || ! cmp -s "$p.orig" "$d/i/p.orig"; then
-			echo "not ok - $name-prof: the profile left the program as it was, or changed its twin" >>"$d/res"
+		if cmp -s "$p" "$d/i/p"; then
+			echo "not ok - $name-prof: the profile left the program as it was" >>"$d/res"
 			return
 		fi
-		cp "$p" "$d/i/p"
+		cmp -s "$p.orig" "$d/i/p.orig" || moved=1
+		cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig" && cp "$p.orig" "$d/o/p"
 		name=$name-prof
 	fi
 	# input files by relative name, copied beside both programs: argv (on
@@ -322,10 +327,10 @@ real() {
 	if [ -n "$b0" ]; then
 		b1=$("$mutate" --data-len "$d/t.zst")
 		h1=$(real_lc_hits "$d/t.zst" "$d/i/p" "$d/prof1")
-		if [ "$b1" = "$b0" ] && [ "${h1:-0}" -gt "$h0" ]; then
-			echo "ok - $name: the same $b1 trace bytes as without the profile, $h1 address-cache hits against $h0" >>"$d/res"
+		if [ "${h1:-0}" -gt "$h0" ] && { [ -n "$moved" ] || cmp -s "$d/prof" "$d/prof1"; }; then
+			echo "ok - $name: $h1 address-cache hits against $h0, $b1 trace bytes against $b0, ${moved:+the twin moved with the code}${moved:-the same profile}" >>"$d/res"
 		else
-			echo "not ok - $name: $b1 trace bytes against $b0 without the profile (must be equal), $h1 address-cache hits against $h0 (must be more)" >>"$d/res"
+			echo "not ok - $name: $h1 address-cache hits against $h0 (must be more), profiles $(cmp -s "$d/prof" "$d/prof1" && echo equal || echo different) (must be equal where the twin did not move${moved:+: it did})" >>"$d/res"
 		fi
 	fi
 	rm -rf "$d/t.zst" "$d/regen"
