@@ -27,12 +27,12 @@ struct ae_rev {
 	const uint32_t *pool;	/* AE_EV_PRED: witness values of side `flag` */
 };
 
-/* What a value-cache record with AE_VC_BY_ADDR coded, counted for
- * `aetrace stats --vc-profile` (include/aetrace/vcprof.h) */
+/* What the tests of a value-cache record with AE_VC_BY_ADDR would find,
+ * counted for `aetrace stats --vc-profile` (include/aetrace/vcprof.h) */
 struct ae_vcprof_count {
 	uint64_t recs;		/* records */
-	uint64_t lc_hits;	/* address-cache hits (AE_VC_BY_ADDR_HIT) */
-	uint64_t one_byte;	/* one-byte differences */
+	uint64_t lc_hits;	/* the address cache held the value */
+	uint64_t one_byte;	/* within the one-byte difference of the slot */
 };
 
 struct ae_dinsn {
@@ -86,7 +86,7 @@ struct ae_program {
 	struct ae_range { uint64_t start, end; } *mfr;
 	size_t nmfr;
 	int mfr_done, mfr_unknown;
-	/* by event (ev[]): counted while not NULL (ae_program_vcprof()) */
+	/* by event (ev[]): counted while not NULL (ae_program_vcprof_start()) */
 	struct ae_vcprof_count *vcprof;
 };
 

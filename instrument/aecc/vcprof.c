@@ -2,9 +2,9 @@
 /*
  * vcprof.c - read a value-cache profile (include/aetrace/vcprof.h) into
  * a hash table of places. The profile only orders the tests a record's
- * code makes, never what it writes, so a stale one (another build, an
- * edited source) costs speed, not correctness: places it does not name
- * keep the default order.
+ * code makes, never how many bytes a value takes, so a stale one (another
+ * build, an edited source) costs speed, not correctness: places it does
+ * not name keep the default order.
  */
 #include <errno.h>
 #include <inttypes.h>
