@@ -129,7 +129,7 @@ static void vc_store(struct out *o, FILE *f, char q, const char *r, const char *
 	o->vclc[i] = !!lt;
 	fprintf(f, ".Laevu%d:\n\tmov%c\t%%%s, %s\n", i, q, r, sl);
 	if (lt)
-		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n", i, r, AE_LC_SYMBOL,
+		fprintf(f, ".Laevw%d:\n\tmovq\t%%%s, %%fs:%s@tpoff(,%%%s,2)\n", i, r, AE_LC_SYMBOL,
 			lt);
 }
 
@@ -147,12 +147,25 @@ static void vc_one_byte(struct out *o, char q, const char *r64, int scr, const c
 	seq_end(o);
 }
 
-/* The sequence of the address cache's hit (AE_VC_BY_ADDR_HIT): does slot
- * lt of the address cache hold reg? On to .L<next><n> if not. */
+/*
+ * The address cache's slot for the load from memop (ae_lc_slot(): the
+ * address over 4, modulo AE_LC_SLOTS), as 2 * its byte offset into
+ * __ae_lc, in register lscr: the address's bits 2-13, in place, which the
+ * accesses scale by 2 (one instruction fewer than a shift and a mask).
+ */
+static void vc_lc_index(FILE *f, const char *memop, int lscr)
+{
+	fprintf(f, "\tleaq\t%s, %%%s\n\tandl\t$%d, %%%s\n", memop, ae_reg64[lscr],
+		(AE_LC_SLOTS - 1) << 2, ae_reg32[lscr]);
+}
+
+/* The sequence of the address cache's hit (AE_VC_BY_ADDR_HIT): does the
+ * address cache's slot (lt, vc_lc_index()) hold reg? On to .L<next><n>
+ * if not. */
 static void vc_lc_hit(struct out *o, int reg, const char *lt, const char *next, int n)
 {
 	seq_begin(o);
-	fprintf(o->f, "\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,8)\n\tjne\t.L%s%d\n"
+	fprintf(o->f, "\tcmpq\t%%%s, %%fs:%s@tpoff(,%%%s,2)\n\tjne\t.L%s%d\n"
 		"\tmovb\t$%d, (%%r15)\n\tleaq\t1(%%r15), %%r15\n",
 		ae_reg64[reg], AE_LC_SYMBOL, lt, next, n, AE_VC_BY_ADDR_HIT);
 	seq_end(o);
@@ -195,8 +208,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		abort();
 	}
 	if (memop && lfirst) {
-		fprintf(f, "\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
-			memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
+		vc_lc_index(f, memop, lscr);
 		vc_lc_hit(o, reg, lt, "aevd", n);
 		vc_store(o, f, q, r, sl, lt, slot);
 		fprintf(f, ".Laevr%d:\n", n);
@@ -211,8 +223,8 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		fprintf(f, ".Laevr%d:\n", n);
 		o->f = sf;
 		if (memop) {
-			fprintf(sf, ".Laeva%d:\n\tleaq\t%s, %%%s\n\tshrq\t$2, %%%s\n\tandl\t$%d, %%%s\n",
-				n, memop, lt, lt, AE_LC_SLOTS - 1, ae_reg32[lscr]);
+			fprintf(sf, ".Laeva%d:\n", n);
+			vc_lc_index(sf, memop, lscr);
 			vc_lc_hit(o, reg, lt, "aevb", n);
 			vc_store(o, sf, q, r, sl, lt, slot);
 			fprintf(sf, "\tjmp\t.Laevr%d\n", n);
