@@ -133,6 +133,15 @@ static void vc_store(struct out *o, FILE *f, char q, const char *r, const char *
 			lt);
 }
 
+/* vc_store() out of line, then back to .Laevr<n>, after the record's
+ * inline code */
+static void vc_store_back(struct out *o, FILE *sf, char q, const char *r, const char *sl,
+			  const char *lt, uint32_t slot, int n)
+{
+	vc_store(o, sf, q, r, sl, lt, slot);
+	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+}
+
 /* The sequence of the one-byte difference (2 * d) of register reg (r64)
  * and slot sl in scratch t, on to .L<next><n> when it does not fit */
 static void vc_one_byte(struct out *o, char q, const char *r64, int scr, const char *t,
@@ -215,8 +224,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		o->f = sf;
 		fprintf(sf, ".Laevd%d:\n", n);
 		vc_one_byte(o, q, r64, scr, t, sl, "aevb", n);
-		vc_store(o, sf, q, r, sl, NULL, slot);
-		fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+		vc_store_back(o, sf, q, r, sl, NULL, slot, n);
 	} else {
 		vc_one_byte(o, q, r64, scr, t, sl, memop ? "aeva" : "aevb", n);
 		vc_store(o, f, q, r, sl, NULL, slot);
@@ -226,8 +234,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 			fprintf(sf, ".Laeva%d:\n", n);
 			vc_lc_index(sf, memop, lscr);
 			vc_lc_hit(o, reg, lt, "aevb", n);
-			vc_store(o, sf, q, r, sl, lt, slot);
-			fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+			vc_store_back(o, sf, q, r, sl, lt, slot, n);
 		}
 	}
 	/* two bytes: 4 * d + 1 */
@@ -237,8 +244,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 	fprintf(sf, "\tleaq\t-32767(,%%%s,4), %%%s\n\tmovw\t%%%s, (%%r15)\n\tleaq\t2(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr]);
 	seq_end(o);
-	vc_store(o, sf, q, r, sl, lt, slot);
-	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+	vc_store_back(o, sf, q, r, sl, lt, slot, n);
 	/* three bytes: 8 * d + 3 */
 	fprintf(sf, ".Laevt%d:\n", n);
 	seq_begin(o);
@@ -247,8 +253,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		"\tmovb\t%%%s, 2(%%r15)\n\tleaq\t3(%%r15), %%r15\n",
 		t64, t64, ae_reg16[scr], ae_reg32[scr], ae_reg8[scr]);
 	seq_end(o);
-	vc_store(o, sf, q, r, sl, lt, slot);
-	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+	vc_store_back(o, sf, q, r, sl, lt, slot, n);
 	/* the tag, then the value */
 	fprintf(sf, ".Laevf%d:\n", n);
 	seq_begin(o);
@@ -256,8 +261,7 @@ static void emit_value_vc(struct out *o, int reg, int scr, uint32_t slot, int wi
 		AE_VC_FULL, width == 4 ? 'l' : 'q', width == 4 ? ae_reg32[reg] : ae_reg64[reg],
 		1 + width);
 	seq_end(o);
-	vc_store(o, sf, q, r, sl, lt, slot);
-	fprintf(sf, "\tjmp\t.Laevr%d\n", n);
+	vc_store_back(o, sf, q, r, sl, lt, slot, n);
 	o->f = f;
 	fclose(sf);
 	add_stub(o, buf);
