@@ -258,8 +258,8 @@ formats() {
 # compared: a recorded register the program leaves unused (garbage a
 # callee left) can hold another value.
 real() {
-	local name=$1 d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace} dsc p r
-	local b0 h0 b1 h1 moved=
+	local name=$1 base=$1 variant=${2:-} d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace}
+	local dsc p r b0 h0 b1 h1 moved=
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
 	case $name in
@@ -276,9 +276,19 @@ real() {
 	fi
 	cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig"
 	cp "$d/i/p.orig" "$d/o/p"
-	if [ "${2:-}" = prof ]; then
-		real_args "$name" "$d"
-		set -- "${real_set[@]}"
+	# input files by relative name, copied beside both programs: argv (on
+	# the stack) must not hold the clone's path, so that the stepper's
+	# cache entry serves every clone
+	if [ "$base" = lua ]; then
+		cp "$top/tests/real/queens.lua" "$d/i/" && cp "$top/tests/real/queens.lua" "$d/o/"
+		set -- queens.lua 6 1
+	else
+		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
+		cp "$d/i/in.file" "$d/o/in.file"
+		set -- -c in.file
+	fi
+	: >"$d/in"
+	if [ "$variant" = prof ]; then
 		(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
 			>/dev/null 2>&1)
 		b0=$("$mutate" --data-len "$d/t.zst")
@@ -295,16 +305,12 @@ real() {
 		cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig" && cp "$p.orig" "$d/o/p"
 		name=$name-prof
 	fi
-	# input files by relative name, copied beside both programs: argv (on
-	# the stack) must not hold the clone's path, so that the stepper's
-	# cache entry serves every clone
-	if [ "${name%-prof}" = bzip2 ]; then
+	if [ "$base" = bzip2 ]; then
 		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
 		same_in=$d/in.same same_run "$name" "$d" -c
+	else
+		same_run "$name" "$d" "$@"
 	fi
-	real_args "${name%-prof}" "$d"
-	set -- "${real_set[@]}"
-	[ "${name%-prof}" = lua ] && same_run "$name" "$d" "$@"
 	(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
 		>"$d/out.aerun" 2>"$d/err.aerun")
 	echo "status $?" >>"$d/out.aerun"
@@ -334,21 +340,6 @@ real() {
 		fi
 	fi
 	rm -rf "$d/t.zst" "$d/regen"
-}
-
-# real_args NAME DIR: the arguments (in real_set) and input files
-# (DIR/in, and beside both programs) of real NAME's runs.
-real_args() {
-	local d=$2
-	if [ "$1" = lua ]; then
-		cp "$top/tests/real/queens.lua" "$d/i/" && cp "$top/tests/real/queens.lua" "$d/o/"
-		real_set=(queens.lua 6 1)
-	else
-		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
-		cp "$d/i/in.file" "$d/o/in.file"
-		real_set=(-c in.file)
-	fi
-	: >"$d/in"
 }
 
 # real_lc_hits TRACE PROG PROFILE: the address-cache hits of the capture
@@ -1119,7 +1110,7 @@ workload() {
 }
 
 names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua luaprof bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcsiglf vcgroup vcvfork vckill vcjoin repsig memfnfault sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real real_args real_lc_hits workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+export -f one real real_lc_hits workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
 printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcsiglf) vcsig lfirst ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; luaprof) real lua prof ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
