@@ -150,34 +150,32 @@ EOF
 # profile (aecc -fae-vc-profile) of a run on STDIN ARGS (the small
 # workload: the timed runs are larger); prints the program's path. The
 # profile orders the cache's tests only: the sanity line gives the raw
-# bytes of the same run with both (from one path, which Lua keeps in
-# its data).
+# bytes of that run with both (from one path, which Lua keeps in its
+# data).
 profiled() {
-	local name=$1 data=$2 in=$3 p b0 b1
+	local name=$1 data=$2 in=$3 p b0 b1 same=$tmp/same/${2##*/}
 	shift 3
+	mkdir -p "$tmp/same"
+	cp "$data" "$same" && cp "$data.orig" "$same.orig"
 	# shellcheck disable=SC2086
-	if ! $clean_env "$aerun" -o "$tmp/$name.train.zst" -- "$data" "$@" <"$in" >/dev/null 2>&1 ||
-	   ! "$aetrace" stats --vc-profile "$tmp/$name.prof" "$tmp/$name.train.zst" "$data" >/dev/null ||
+	if ! $clean_env "$aerun" -o "$tmp/$name.s0.zst" -- "$same" "$@" <"$in" >/dev/null 2>&1 ||
+	   ! "$aetrace" stats --vc-profile "$tmp/$name.prof" "$tmp/$name.s0.zst" "$same" >/dev/null ||
 	   ! p=$(tests/real/data-build.sh "${data##*/}" "-fae-vc-profile=$tmp/$name.prof"); then
 		echo "data-bench: $name: the profiling run or the build with its profile failed" >&2
 		return 1
 	fi
-	mkdir -p "$tmp/same"
-	cp "$data" "$tmp/same/${data##*/}"
+	cp "$p" "$same"
 	# shellcheck disable=SC2086
-	$clean_env "$aerun" -o "$tmp/$name.s0.zst" -- "$tmp/same/${data##*/}" "$@" <"$in" >/dev/null 2>&1
-	cp "$p" "$tmp/same/${data##*/}"
-	# shellcheck disable=SC2086
-	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$tmp/same/${data##*/}" "$@" <"$in" >/dev/null 2>&1
+	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$same" "$@" <"$in" >/dev/null 2>&1
 	b0=$("$mutate" --data-len "$tmp/$name.s0.zst")
 	b1=$("$mutate" --data-len "$tmp/$name.s1.zst")
 	# each value coded in as many bytes; a few can differ (a recorded
 	# register the program leaves unused holds other garbage; code
 	# that grew moves the data, the twin with it)
-	local same=' (the same twin)'
-	cmp -s "$data.orig" "$p.orig" || same=' (the twin moved with the code: another data layout)'
-	echo "$name: built with its value-cache profile ($(awk 'NR > 1 && $5 > $6' "$tmp/$name.prof" | wc -l) places try the address cache first): $b1 raw bytes against $b0 without$same" >>"$tmp/sanity"
-	rm -rf "$tmp/same" "$tmp/$name.train.zst" "$tmp/$name.s0.zst" "$tmp/$name.s1.zst"
+	local twin=' (the same twin)'
+	cmp -s "$data.orig" "$p.orig" || twin=' (the twin moved with the code: another data layout)'
+	echo "$name: built with its value-cache profile ($(awk 'NR > 1 && $5 > $6' "$tmp/$name.prof" | wc -l) places try the address cache first): $b1 raw bytes against $b0 without$twin" >>"$tmp/sanity"
+	rm -rf "$tmp/same" "$tmp/$name.s0.zst" "$tmp/$name.s1.zst"
 	echo "$p"
 }
 
