@@ -319,3 +319,36 @@ const char *ae_load_operand(const char *text, char *buf, size_t len)
 		}
 	return buf;
 }
+
+int ae_asm_table_len(const struct ae_asm *a, const char *insn_text)
+{
+	char m[16];
+	const char *ops;
+	size_t len = 0;
+	int n = -1;
+
+	ae_insn_split(insn_text, m, sizeof(m), &ops);
+	if (*ops == '*')
+		ops++;
+	while (is_ident_char((unsigned char)ops[len]))
+		len++;
+	if (!len || ops[len] != '(')
+		return -1;
+	for (size_t i = 0; i < a->n && n < 0; i++) {
+		const struct ae_stmt *st = &a->st[i];
+
+		if (st->kind != AE_ST_LABEL || strncmp(st->text, ops, len) || st->text[len])
+			continue;
+		for (size_t j = i + 1; j < a->n; j++) {
+			const char *t = a->st[j].text;
+
+			if (a->st[j].kind != AE_ST_DIRECTIVE || strncmp(t, ".quad", 5) ||
+			    !isspace((unsigned char)t[5]))
+				break;
+			n = n < 0 ? 1 : n + 1;
+			for (; *t; t++)
+				n += *t == ',';
+		}
+	}
+	return n;
+}

@@ -50,5 +50,15 @@ void ae_insn_split(const char *text, char *mnem, size_t mlen, const char **ops);
  */
 const char *ae_load_operand(const char *text, char *buf, size_t len);
 #define AE_LOAD_OPERAND_MAX	128
+/*
+ * The table an instruction's memory operand names by a bare symbol
+ * (`jmp *.L38(,%rax,8)`, `mov disptab.0(,%rax,8), %rax`): how many
+ * `.quad` values follow that symbol's label before any other statement,
+ * as GCC writes a jump table. The object's relocations cannot tell
+ * where one table ends and the next begins. Returns the number, or -1
+ * when the operand is no bare symbol or its label is not followed by a
+ * `.quad`.
+ */
+int ae_asm_table_len(const struct ae_asm *a, const char *insn_text);
 
 #endif

@@ -45,7 +45,12 @@ struct plan {
 	uint32_t *narrow;	/* records narrow_here placed after each insn */
 	int *cstart, *calls;	/* by_calls entries: their call sites, rows */
 	char *by_calls;		/* entered only by this object's direct calls */
+	uint32_t *written;	/* callee-saved registers some path from the
+				 * function's entry writes before each insn */
 };
+
+/* The callee-saved registers other than %rsp. */
+#define KEPT		(AE_DF_CALLEE_SAVED & ~(1u << AE_DF_RSP))
 
 /*
  * What the regenerator still knows on entering a function from a call
@@ -246,11 +251,48 @@ static void need_push(struct needs *s, int k, int r)
 }
 
 /*
+ * pl->written: forward, to a fixpoint, from nothing written at a
+ * function's start (also when a tail call jumps there) and everything at
+ * an entry that starts no function (its origin is unknown).
+ */
+static void find_written(struct plan *pl)
+{
+	struct ae_ctx *c = pl->c;
+	int n = c->n, changed;
+
+	for (int k = 0; k < n; k++)
+		pl->written[k] = pl->entry[k] && !c->in[k].func_start ? KEPT : 0;
+	do {
+		changed = 0;
+		for (int k = 0; k < n; k++) {
+			uint32_t v = pl->written[k];
+
+			if (c->in[k].func_start)
+				continue;
+			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
+				const struct insn *x = &c->in[pl->preds[i]];
+
+				v |= pl->written[pl->preds[i]] | (x->df.writes & KEPT);
+			}
+			if (v != pl->written[k]) {
+				pl->written[k] = v;
+				changed = 1;
+			}
+		}
+	} while (changed);
+}
+
+/*
  * Make r known on entering k: walk back to where its values are defined;
  * record after a definition the transfer functions cannot follow, or
  * need the inputs of one they can (a pointer stepped by a constant in a
  * loop is then recorded once, before the loop), or record at the entry
  * (of a function only this object's calls enter: at its call sites).
+ * A callee-saved register that no path from the function's entry has
+ * written still holds the caller's value after a call: no path a run
+ * takes reads it as an address, yet the graph has one where a call never
+ * returns (luaG_runerror, then the next block), so it is recorded after
+ * that call, at no cost, rather than at every entry of the function.
  * `direct`: record after every definition (the fallback when following
  * inputs did not make r known). Returns 0 or -1.
  */
@@ -286,7 +328,11 @@ static int place_record(struct plan *pl, int k0, int r0, int direct)
 			uint32_t in, need;
 
 			if (!defines(x, r)) {
-				need_push(&st, p, r);
+				if ((x->kind == IK_CALL || x->kind == IK_CALL_IND) &&
+				    ((KEPT & ~pl->written[p]) >> r) & 1)
+					x->rec_after |= 1u << r;
+				else
+					need_push(&st, p, r);
 				continue;
 			}
 			if ((out_of(pl, p) >> r) & 1)
@@ -1088,7 +1134,9 @@ static void find_decided(struct plan *pl)
 }
 
 /* The table a relocation inside instruction x's bytes points at: its
- * entries' instructions into t[] (room for c->n); returns how many. */
+ * entries' instructions into t[] (room for c->n), each once (a table has
+ * more entries than the object has instructions when most are the
+ * default); returns how many. */
 static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
 			 const struct insn *x, int *t)
 {
@@ -1100,12 +1148,14 @@ static int table_targets(const struct ae_ctx *c, const struct ae_scan *s,
 
 		if (!r || !r->symsec)
 			continue;
-		ne = ae_table_entries(s, r->symsec, r->symval + r->addend);
+		ne = ae_table_entries(s, r->symsec, r->symval + r->addend, x->jt_len);
 		for (int i = 0; i < ne && m < c->n; i++) {
 			const struct reloc *e = ae_find_reloc(s, r->symsec, r->symval + r->addend + 8 * i);
-			int k = e ? ae_insn_at(c, e->symsec, e->symval + e->addend) : -1;
+			int k = e ? ae_insn_at(c, e->symsec, e->symval + e->addend) : -1, j = 0;
 
-			if (k >= 0)
+			while (j < m && t[j] != k)
+				j++;
+			if (k >= 0 && j == m)
 				t[m++] = k;
 		}
 		break;
@@ -1200,6 +1250,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	pl.narrow = ae_xcalloc(n + 1, sizeof(uint32_t));
 	pl.cstart = ae_xcalloc(n + 2, sizeof(int));
 	pl.by_calls = ae_xcalloc(n + 1, 1);
+	pl.written = ae_xcalloc(n + 1, sizeof(uint32_t));
 	for (int i = 0; i < c->ne; i++)
 		if (c->e[i].to < n) {
 			from[np] = c->e[i].from;
@@ -1245,6 +1296,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 		find_call_entries(&pl, taken);
 		free(taken);
 	}
+	find_written(&pl);
 	/* after a system call that may be clone: the child's new stack */
 	for (int k = 0; k < n; k++)
 		if (c->in[k].df.kind == AE_DF_SYSCALL)
@@ -1350,6 +1402,7 @@ int ae_data_plan(struct ae_ctx *c, const struct ae_scan *s)
 	free(pl.cstart);
 	free(pl.calls);
 	free(pl.by_calls);
+	free(pl.written);
 	return ret;
 }
 

@@ -118,6 +118,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 		x->kind = IK_PLAIN;
 		x->target = -1;
 		x->tload_reg = -1;
+		x->jt_len = -1;
 		/* r15 belongs to the instrumentation (invariant 1). */
 		{
 			cs_regs rr, ww;
@@ -188,7 +189,11 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			    xd->operands[1].mem.scale == 8 && xd->encoding.disp_offset) {
 				struct reloc *r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
 				int i = ae_gpr_index(h, xd->operands[1].mem.index);
-				int n = r && r->symsec ? ae_table_entries(s, r->symsec, r->symval + r->addend) : 0;
+				int n;
+
+				x->jt_len = ae_asm_table_len(&c->a, c->a.st[x->stmt].text);
+				n = r && r->symsec ? ae_table_entries(s, r->symsec, r->symval + r->addend,
+									x->jt_len) : 0;
 
 				if (n > 0 && i >= 0) {
 					x->tload_reg = ae_gpr_index(h, xd->operands[0].reg);
@@ -270,7 +275,11 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 						r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
 					if (!is_call && b < 0 && i >= 0 && op->mem.scale == 8 &&
 					    r && r->symsec && op->mem.segment == X86_REG_INVALID) {
-						int n = ae_table_entries(s, r->symsec, r->symval + r->addend);
+						int n;
+
+						x->jt_len = ae_asm_table_len(&c->a, c->a.st[x->stmt].text);
+						n = ae_table_entries(s, r->symsec, r->symval + r->addend,
+								     x->jt_len);
 
 						x->ind = IND_TABLE;
 						x->ind_reg = i;

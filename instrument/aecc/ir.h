@@ -39,6 +39,8 @@ struct insn {
 	enum ind_kind ind;
 	int ind_reg;		/* capstone register (REG, TABLE index) */
 	int jt_width;
+	int jt_len;		/* its table's entries as written, -1 unknown
+				 * (ae_asm_table_len) */
 	int tload_reg;		/* mov TABLE(,%i,8),%r: r (gpr index), else -1 */
 	int tload;		/* this load feeds a later jmp *%r */
 	int from_tload;		/* this jmp *%r takes its target from a load */

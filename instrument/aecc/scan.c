@@ -195,12 +195,12 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 	}
 }
 
-int ae_table_entries(const struct ae_scan *s, int sec, uint64_t off)
+int ae_table_entries(const struct ae_scan *s, int sec, uint64_t off, int max)
 {
 	int n = 0;
 	struct reloc *r;
 
-	while ((r = ae_find_reloc(s, sec, off + 8 * n)) && r->symsec &&
+	while ((max < 0 || n < max) && (r = ae_find_reloc(s, sec, off + 8 * n)) && r->symsec &&
 	       r->symsec < (int)s->nsec && s->sec_exec[r->symsec])
 		n++;
 	return n;

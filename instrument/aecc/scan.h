@@ -48,7 +48,8 @@ struct reloc *ae_find_reloc(const struct ae_scan *s, int sec, uint64_t off);
 /* Returns the instruction placed at (sec, off), or -1. */
 int ae_insn_at(const struct ae_ctx *c, int sec, uint64_t off);
 /* Returns the number of jump-table entries (consecutive 8-byte
- * relocations to code) at (sec, off), 0 if none. */
-int ae_table_entries(const struct ae_scan *s, int sec, uint64_t off);
+ * relocations to code, at most max unless max < 0: tables written one
+ * after another are one run of them) at (sec, off), 0 if none. */
+int ae_table_entries(const struct ae_scan *s, int sec, uint64_t off, int max);
 
 #endif

@@ -344,6 +344,22 @@ static void values_call(const char *name, const struct ae_ctx *c)
 	result(ok, "%s", name, "a witness between the branch and the call");
 }
 
+static void values_adjacent_tables(const char *name, const struct ae_ctx *c)
+{
+	expect_value(name, c, "jmp\t*.L21", AE_EV_VAL, AE_VAL_JTIDX, 1,
+		     "250-entry table followed by another: still a 1-byte index");
+}
+
+/* The 249 entries of adjacent_tables' first table after its first. */
+#define Q_L20	"\t.quad\t.L20\n"
+#define Q_5	Q_L20 Q_L20 Q_L20 Q_L20 Q_L20
+#define Q_25	Q_5 Q_5 Q_5 Q_5 Q_5
+#define Q_249	Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_5 Q_5 Q_5 Q_5 \
+		Q_L20 Q_L20 Q_L20 Q_L20
+/* the 9 entries of the second table after its first */
+#define Q_L30	"\t.quad\t.L30\n"
+#define Q_9	Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30
+
 static const struct corner corners[] = {
 	{ "loop_diamond",
 	  "\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
@@ -370,6 +386,24 @@ static const struct corner corners[] = {
 	  ".L14:\n\tmovl\t$3, %eax\n\tret\n"
 	  ".L15:\n\tmovl\t$4, %eax\n\tret\n"
 	  ".L10:\n\txorl\t%eax, %eax\n\tret\n", values_jump_table },
+	/* two switches' tables one after the other in .rodata, as GCC
+	 * writes a file's: the relocations run on from the first into the
+	 * second, the assembly does not */
+	{ "adjacent_tables",
+	  "\t.text\n\t.type\ta, @function\n"
+	  "a:\n\tcmpl\t$249, %edi\n\tja\t.L20\n\tmovl\t%edi, %edi\n\tjmp\t*.L21(,%rdi,8)\n"
+	  "\t.section\t.rodata\n\t.align 8\n"
+	  ".L21:\n\t.quad\t.L22\n" Q_249
+	  "\t.text\n"
+	  ".L22:\n\tmovl\t$1, %eax\n\tret\n"
+	  ".L20:\n\txorl\t%eax, %eax\n\tret\n"
+	  "\t.globl\tb\n\t.type\tb, @function\n"
+	  "b:\n\tcmpl\t$9, %edi\n\tja\t.L30\n\tmovl\t%edi, %edi\n\tjmp\t*.L31(,%rdi,8)\n"
+	  "\t.section\t.rodata\n\t.align 8\n"
+	  ".L31:\n\t.quad\t.L32\n" Q_9
+	  "\t.text\n"
+	  ".L32:\n\tmovl\t(%rsi), %eax\n\tret\n"
+	  ".L30:\n\txorl\t%eax, %eax\n\tret\n", values_adjacent_tables },
 	{ "computed_goto",
 	  "\t.text\n\t.globl\tinterp\n\t.type\tinterp, @function\n"
 	  "interp:\n\txorl\t%esi, %esi\n\tmovl\t(%rdi), %eax\n\tmovq\t.Ltab(,%rax,8), %rdx\n"
@@ -678,6 +712,41 @@ static void callers_checks(const char *dir)
 }
 
 /*
+ * -fae-data: a call that never returns (die1, die2: the object cannot
+ * tell) falls through in the graph into a block that reads %rbx. In f
+ * %rbx still holds the caller's value there, so it is recorded after the
+ * call, which no run reaches, not at f's entry; in g a path to the call
+ * wrote it, and its input is recorded at g's entry as usual.
+ */
+static const char noreturn_asm[] =
+	"\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
+	"f:\n\tpushq\t%rbx\n\ttestl\t%edi, %edi\n\tjne\t.L51\n\tcall\tdie1\n"
+	".L52:\n\tmovl\t(%rbx), %eax\n\tpopq\t%rbx\n\tret\n"
+	".L51:\n\tmovq\t(%rsi), %rbx\n\tjmp\t.L52\n"
+	"\t.globl\tg\n\t.type\tg, @function\n"
+	"g:\n\tpushq\t%rbp\n\tmovq\t%rdi, %rbp\n\ttestl\t%esi, %esi\n\tjne\t.L61\n\tcall\tdie2\n"
+	".L62:\n\tmovl\t(%rbp), %eax\n\tpopq\t%rbp\n\tret\n"
+	".L61:\n\tmovq\t(%rdx), %rbp\n\tjmp\t.L62\n";
+
+static void noreturn_checks(const char *dir)
+{
+	struct ae_ctx c;
+	int k;
+
+	if (analyze_data_asm(dir, "noreturn", noreturn_asm, 0, &c))
+		return;
+	k = insn_with(&c, "call\tdie1");
+	result(k >= 0 && event_at(&c, k, AE_EV_VAL_AFTER, AE_VAL_REG) &&
+	       !reg_record(&c, "pushq\t%rbx", 3, &k) && k >= 0, "%s", "noreturn",
+	       "%rbx unwritten since the entry: recorded after the call, not at the entry");
+	k = insn_with(&c, "call\tdie2");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1) &&
+	       reg_record(&c, "pushq\t%rbp", 7, &k), "%s", "noreturn",
+	       "%rbp written before the call: its input %rdi recorded at the entry");
+	ae_ctx_free(&c);
+}
+
+/*
  * -fae-data's value cache: a 64-bit record is coded against it where the
  * flags are dead, with a scratch register nothing reads later; where a
  * compare's flags are still to be read (cmov), the record stays plain.
@@ -880,17 +949,43 @@ static int known_index(const struct ae_ctx *c, const char *prefix, int flag, int
 }
 
 /*
+ * Two functions' tables one after the other, the first of 250 entries in
+ * an object of fewer instructions. b's case .L32 reads (%rcx): a's jump
+ * reaches none of b's cases. a's last entry, .L23, is also reached from
+ * the load of %rsi before it: only that edge knows %rsi.
+ */
+static const char adjtab_asm[] =
+	"\t.text\n\t.type\ta, @function\n"
+	"a:\n\tcmpl\t$249, %edi\n\tja\t.L20\n\tmovl\t%edi, %edi\n\tjmp\t*.L21(,%rdi,8)\n"
+	"\t.section\t.rodata\n\t.align 8\n"
+	".L21:\n\t.quad\t.L22\n" Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_5 Q_5 Q_5 Q_5
+	Q_L20 Q_L20 Q_L20 "\t.quad\t.L23\n"
+	"\t.text\n"
+	".L22:\n\tmovq\t(%rdx), %rsi\n"
+	".L23:\n\tmovl\t(%rsi), %eax\n\tret\n"
+	".L20:\n\txorl\t%eax, %eax\n\tret\n"
+	"\t.globl\tb\n\t.type\tb, @function\n"
+	"b:\n\tcmpl\t$9, %edi\n\tja\t.L30\n\tmovl\t%edi, %edi\n\tjmp\t*.L31(,%rdi,8)\n"
+	"\t.section\t.rodata\n\t.align 8\n"
+	".L31:\n\t.quad\t.L32\n" Q_9
+	"\t.text\n"
+	".L32:\n\tmovl\t(%rcx), %eax\n\tret\n"
+	".L30:\n\txorl\t%eax, %eax\n\tret\n";
+
+/*
  * -fae-data: a table's index register is an address register of its
  * own access, so the data records make it known and the index is not
  * written again (AE_VAL_JTIDX_KNOWN, AE_VAL_JTLOAD_KNOWN), with the
- * value cache and without.
+ * value cache and without. A table's jump leads to its own entries only,
+ * not on into the next table.
  */
 static void tables_checks(const char *dir)
 {
+	struct ae_ctx c;
+
 	for (int lib = 0; lib <= 2; lib += 2) {
 		const char *tag = lib ? "tables (value cache)" : "tables";
 		char name[32];
-		struct ae_ctx c;
 
 		snprintf(name, sizeof(name), "jt%d", lib);
 		if (!analyze_data_asm(dir, name, corner_asm("jump_table"), lib, &c)) {
@@ -907,6 +1002,16 @@ static void tables_checks(const char *dir)
 			       "%s", tag, "both dispatch loads' index %rax is known: no index byte");
 			ae_ctx_free(&c);
 		}
+	}
+	if (!analyze_data_asm(dir, "adjtab", adjtab_asm, 0, &c)) {
+		int ka, kb;
+
+		result(!reg_record(&c, "cmpl\t$249", 1, &ka) && ka >= 0 &&
+		       reg_record(&c, "cmpl\t$9", 1, &kb) && kb >= 0, "%s", "tables",
+		       "adjacent tables: %rcx recorded at the entry of b, whose case reads it, not of a");
+		result(reg_record(&c, "cmpl\t$249", 6, &ka) != NULL, "%s", "tables",
+		       "a's last table entry leads past the load of %rsi: recorded at a's entry");
+		ae_ctx_free(&c);
 	}
 }
 
@@ -1146,6 +1251,7 @@ int main(void)
 	memfn_checks(dir);
 	widths_checks(dir);
 	callers_checks(dir);
+	noreturn_checks(dir);
 	vcache_checks(dir);
 	tables_checks(dir);
 	decided_checks(dir);
