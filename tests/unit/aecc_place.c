@@ -2,8 +2,9 @@
 /*
  * aecc_place - unit tests of aecc's witness placement on hand-written
  * assembly, one small control-flow graph per corner (loops and diamonds,
- * a call behind a branch, a jump table, computed goto, rep string
- * instructions, setjmp/longjmp), no program run. TAP output.
+ * a call behind a branch, a jump table, two tables one after the other,
+ * computed goto, rep string instructions, setjmp/longjmp), no program
+ * run. TAP output.
  *
  * The tracing property is checked by brute force, independently of the
  * placement's own check: from every instruction, every path (bounded in
@@ -17,8 +18,9 @@
  * caught by the same check. Each corner also checks the value records its
  * construct needs (jump-table index width, table load, rep counts, %rsp
  * at setjmp and longjmp). With -fae-data: library routines traced by
- * their arguments (strlen, memcmp), the width of register records, and
- * branches decided by known registers. Witness ids shared where no
+ * their arguments (strlen, memcmp), the width of register records,
+ * branches decided by known registers, and where a register is recorded
+ * when a table or a call that never returns seems to lead on. Witness ids shared where no
  * branch needs them apart (colours). With the value cache, a branch side
  * that reaches a value-cache record first writes no witness: the paths
  * that end at such a record end with that byte, which the replay must
@@ -350,12 +352,12 @@ static void values_adjacent_tables(const char *name, const struct ae_ctx *c)
 		     "250-entry table followed by another: still a 1-byte index");
 }
 
-/* The 249 entries of adjacent_tables' first table after its first. */
+/* The 248 entries of adjacent_tables' first table between its first and last. */
 #define Q_L20	"\t.quad\t.L20\n"
 #define Q_5	Q_L20 Q_L20 Q_L20 Q_L20 Q_L20
 #define Q_25	Q_5 Q_5 Q_5 Q_5 Q_5
-#define Q_249	Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_5 Q_5 Q_5 Q_5 \
-		Q_L20 Q_L20 Q_L20 Q_L20
+#define Q_248	Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_5 Q_5 Q_5 Q_5 \
+		Q_L20 Q_L20 Q_L20
 /* the 9 entries of the second table after its first */
 #define Q_L30	"\t.quad\t.L30\n"
 #define Q_9	Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30
@@ -388,21 +390,25 @@ static const struct corner corners[] = {
 	  ".L10:\n\txorl\t%eax, %eax\n\tret\n", values_jump_table },
 	/* two switches' tables one after the other in .rodata, as GCC
 	 * writes a file's: the relocations run on from the first into the
-	 * second, the assembly does not */
+	 * second, the assembly does not. The first has 250 entries, more
+	 * than the object has instructions; b's case .L32 reads (%rcx), and
+	 * a's last entry, .L23, is also reached from the load of %rsi before
+	 * it: only that edge knows %rsi (tables_checks) */
 	{ "adjacent_tables",
 	  "\t.text\n\t.type\ta, @function\n"
 	  "a:\n\tcmpl\t$249, %edi\n\tja\t.L20\n\tmovl\t%edi, %edi\n\tjmp\t*.L21(,%rdi,8)\n"
 	  "\t.section\t.rodata\n\t.align 8\n"
-	  ".L21:\n\t.quad\t.L22\n" Q_249
+	  ".L21:\n\t.quad\t.L22\n" Q_248 "\t.quad\t.L23\n"
 	  "\t.text\n"
-	  ".L22:\n\tmovl\t$1, %eax\n\tret\n"
+	  ".L22:\n\tmovq\t(%rdx), %rsi\n"
+	  ".L23:\n\tmovl\t(%rsi), %eax\n\tret\n"
 	  ".L20:\n\txorl\t%eax, %eax\n\tret\n"
 	  "\t.globl\tb\n\t.type\tb, @function\n"
 	  "b:\n\tcmpl\t$9, %edi\n\tja\t.L30\n\tmovl\t%edi, %edi\n\tjmp\t*.L31(,%rdi,8)\n"
 	  "\t.section\t.rodata\n\t.align 8\n"
 	  ".L31:\n\t.quad\t.L32\n" Q_9
 	  "\t.text\n"
-	  ".L32:\n\tmovl\t(%rsi), %eax\n\tret\n"
+	  ".L32:\n\tmovl\t(%rcx), %eax\n\tret\n"
 	  ".L30:\n\txorl\t%eax, %eax\n\tret\n", values_adjacent_tables },
 	{ "computed_goto",
 	  "\t.text\n\t.globl\tinterp\n\t.type\tinterp, @function\n"
@@ -949,30 +955,6 @@ static int known_index(const struct ae_ctx *c, const char *prefix, int flag, int
 }
 
 /*
- * Two functions' tables one after the other, the first of 250 entries in
- * an object of fewer instructions. b's case .L32 reads (%rcx): a's jump
- * reaches none of b's cases. a's last entry, .L23, is also reached from
- * the load of %rsi before it: only that edge knows %rsi.
- */
-static const char adjtab_asm[] =
-	"\t.text\n\t.type\ta, @function\n"
-	"a:\n\tcmpl\t$249, %edi\n\tja\t.L20\n\tmovl\t%edi, %edi\n\tjmp\t*.L21(,%rdi,8)\n"
-	"\t.section\t.rodata\n\t.align 8\n"
-	".L21:\n\t.quad\t.L22\n" Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_25 Q_5 Q_5 Q_5 Q_5
-	Q_L20 Q_L20 Q_L20 "\t.quad\t.L23\n"
-	"\t.text\n"
-	".L22:\n\tmovq\t(%rdx), %rsi\n"
-	".L23:\n\tmovl\t(%rsi), %eax\n\tret\n"
-	".L20:\n\txorl\t%eax, %eax\n\tret\n"
-	"\t.globl\tb\n\t.type\tb, @function\n"
-	"b:\n\tcmpl\t$9, %edi\n\tja\t.L30\n\tmovl\t%edi, %edi\n\tjmp\t*.L31(,%rdi,8)\n"
-	"\t.section\t.rodata\n\t.align 8\n"
-	".L31:\n\t.quad\t.L32\n" Q_9
-	"\t.text\n"
-	".L32:\n\tmovl\t(%rcx), %eax\n\tret\n"
-	".L30:\n\txorl\t%eax, %eax\n\tret\n";
-
-/*
  * -fae-data: a table's index register is an address register of its
  * own access, so the data records make it known and the index is not
  * written again (AE_VAL_JTIDX_KNOWN, AE_VAL_JTLOAD_KNOWN), with the
@@ -1003,7 +985,7 @@ static void tables_checks(const char *dir)
 			ae_ctx_free(&c);
 		}
 	}
-	if (!analyze_data_asm(dir, "adjtab", adjtab_asm, 0, &c)) {
+	if (!analyze_data_asm(dir, "adjtab", corner_asm("adjacent_tables"), 0, &c)) {
 		int ka, kb;
 
 		result(!reg_record(&c, "cmpl\t$249", 1, &ka) && ka >= 0 &&
