@@ -320,12 +320,61 @@ const char *ae_load_operand(const char *text, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The section a directive switches to, into name (len bytes): 1, or 0
+ * when it switches to none, or -1 when it is one whose effect
+ * ae_asm_table_len does not follow (a section stack, subsections,
+ * repetition, macros, conditions).
+ */
+static int section_switch(const char *t, char *name, size_t len)
+{
+	static const char *const untracked[] = {
+		".pushsection", ".popsection", ".previous", ".subsection", ".rept",
+		".irp", ".irpc", ".macro", ".if", ".include", NULL,
+	};
+	size_t n = 0;
+
+	for (int i = 0; untracked[i]; i++)
+		if (!strncmp(t, untracked[i], strlen(untracked[i])))
+			return -1;
+	if (!strcmp(t, ".text") || !strcmp(t, ".data") || !strcmp(t, ".bss")) {
+		snprintf(name, len, "%s", t);
+		return 1;
+	}
+	if (!strncmp(t, ".text", 5) || !strncmp(t, ".data", 5) || !strncmp(t, ".bss", 4))
+		return -1;	/* a numbered subsection */
+	if (strncmp(t, ".section", 8) || !isspace((unsigned char)t[8]))
+		return 0;
+	t += 8;
+	while (isspace((unsigned char)*t) || *t == '"')
+		t++;
+	while (t[n] && t[n] != ',' && t[n] != '"' && !isspace((unsigned char)t[n]))
+		n++;
+	snprintf(name, len, "%.*s", (int)n, t);
+	return 1;
+}
+
+/* Does an instruction index a table at the label `name` (`NAME(`)? */
+static int names_table(const struct ae_asm *a, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < a->n; i++) {
+		const char *s = a->st[i].kind == AE_ST_INSN ? a->st[i].text : "";
+
+		for (const char *t = strstr(s, name); t; t = strstr(t + 1, name))
+			if (t[len] == '(' && t > s && !is_ident_char((unsigned char)t[-1]))
+				return 1;
+	}
+	return 0;
+}
+
 int ae_asm_table_len(const struct ae_asm *a, const char *insn_text)
 {
-	char m[16];
+	char m[16], sec[128] = "", name[128];
 	const char *ops;
-	size_t len = 0;
-	int n = -1;
+	size_t len = 0, i, j;
+	int n = 0;
 
 	ae_insn_split(insn_text, m, sizeof(m), &ops);
 	if (*ops == '*')
@@ -334,21 +383,52 @@ int ae_asm_table_len(const struct ae_asm *a, const char *insn_text)
 		len++;
 	if (!len || ops[len] != '(')
 		return -1;
-	for (size_t i = 0; i < a->n && n < 0; i++) {
+	for (i = 0; i < a->n; i++) {
 		const struct ae_stmt *st = &a->st[i];
 
-		if (st->kind != AE_ST_LABEL || strncmp(st->text, ops, len) || st->text[len])
-			continue;
-		for (size_t j = i + 1; j < a->n; j++) {
-			const char *t = a->st[j].text;
-
-			if (a->st[j].kind != AE_ST_DIRECTIVE || strncmp(t, ".quad", 5) ||
-			    !isspace((unsigned char)t[5]))
-				break;
-			n = n < 0 ? 1 : n + 1;
-			for (; *t; t++)
-				n += *t == ',';
-		}
+		if (st->kind == AE_ST_DIRECTIVE && section_switch(st->text, name, sizeof(name)) < 0)
+			return -1;
+		if (st->kind == AE_ST_DIRECTIVE && section_switch(st->text, name, sizeof(name)) > 0)
+			snprintf(sec, sizeof(sec), "%s", name);
+		if (st->kind == AE_ST_LABEL && !strncmp(st->text, ops, len) && !st->text[len])
+			break;
 	}
+	if (i == a->n || !sec[0])
+		return -1;
+	for (j = i + 1; j < a->n; j++) {
+		const char *t = a->st[j].text;
+
+		if (a->st[j].kind != AE_ST_DIRECTIVE || strncmp(t, ".quad", 5) ||
+		    !isspace((unsigned char)t[5]))
+			break;
+		n++;
+		for (; *t; t++)
+			n += *t == ',';
+	}
+	/* The table ends where the text leaves its section, and what the
+	 * section holds next (in this file) is another table: anything
+	 * else may go on with it. */
+	if (!n || (j < a->n && section_switch(a->st[j].text, name, sizeof(name)) != 1))
+		return -1;
+	for (; j < a->n; j++) {
+		const struct ae_stmt *st = &a->st[j];
+		int sw = st->kind == AE_ST_DIRECTIVE ?
+			 section_switch(st->text, name, sizeof(name)) : 0;
+
+		if (sw < 0 || (st->kind == AE_ST_LABEL && !strncmp(st->text, ops, len) &&
+			       !st->text[len]))
+			return -1;
+		if (sw > 0 && !strcmp(name, sec))
+			break;
+	}
+	for (j++; j < a->n && a->st[j].kind == AE_ST_DIRECTIVE &&
+	     (!strncmp(a->st[j].text, ".align", 6) || !strncmp(a->st[j].text, ".p2align", 8) ||
+	      !strncmp(a->st[j].text, ".balign", 7)); j++)
+		;
+	if (j >= a->n)
+		return n;
+	if (a->st[j].kind != AE_ST_LABEL || j + 1 == a->n ||
+	    strncmp(a->st[j + 1].text, ".quad", 5) || !names_table(a, a->st[j].text))
+		return -1;
 	return n;
 }

@@ -53,11 +53,14 @@ const char *ae_load_operand(const char *text, char *buf, size_t len);
 /*
  * The table an instruction's memory operand names by a bare symbol
  * (`jmp *.L38(,%rax,8)`, `mov disptab.0(,%rax,8), %rax`): how many
- * `.quad` values follow that symbol's label before any other statement,
- * as GCC writes a jump table. The object's relocations cannot tell
- * where one table ends and the next begins. Returns the number, or -1
- * when the operand is no bare symbol or its label is not followed by a
- * `.quad`.
+ * `.quad` values follow that symbol's label, where GCC's shape shows
+ * that the table ends there: the text then leaves the section, and what
+ * the section holds next in the file is another table an instruction
+ * indexes, or nothing. The object's relocations cannot tell where one
+ * table ends and the next begins. Returns the number, or -1 when the
+ * operand is no bare symbol or the table may go on (another label or
+ * directive inside it; section stacks, subsections, repetition, macros
+ * or conditions anywhere before its end).
  */
 int ae_asm_table_len(const struct ae_asm *a, const char *insn_text);
 

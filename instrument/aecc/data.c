@@ -253,7 +253,8 @@ static void need_push(struct needs *s, int k, int r)
 /*
  * pl->written: forward, to a fixpoint, from nothing written at a
  * function's start (also when a tail call jumps there) and everything at
- * an entry that starts no function (its origin is unknown).
+ * another entry (its origin is unknown); a cold part or a label that is
+ * no function's start has what its predecessors wrote.
  */
 static void find_written(struct plan *pl)
 {
@@ -261,13 +262,14 @@ static void find_written(struct plan *pl)
 	int n = c->n, changed;
 
 	for (int k = 0; k < n; k++)
-		pl->written[k] = pl->entry[k] && !c->in[k].func_start ? KEPT : 0;
+		pl->written[k] = pl->pstart[k] == pl->pstart[k + 1] && !c->in[k].abi_entry ?
+				 KEPT : 0;
 	do {
 		changed = 0;
 		for (int k = 0; k < n; k++) {
 			uint32_t v = pl->written[k];
 
-			if (c->in[k].func_start)
+			if (c->in[k].abi_entry)
 				continue;
 			for (int i = pl->pstart[k]; i < pl->pstart[k + 1]; i++) {
 				const struct insn *x = &c->in[pl->preds[i]];
@@ -289,10 +291,11 @@ static void find_written(struct plan *pl)
  * loop is then recorded once, before the loop), or record at the entry
  * (of a function only this object's calls enter: at its call sites).
  * A callee-saved register that no path from the function's entry has
- * written still holds the caller's value after a call: no path a run
- * takes reads it as an address, yet the graph has one where a call never
- * returns (luaG_runerror, then the next block), so it is recorded after
- * that call, at no cost, rather than at every entry of the function.
+ * written still holds the caller's value after a call, which compiled
+ * code never reads as an address; yet the graph has such a path where a
+ * call never returns (luaG_runerror, then the next block). It is
+ * recorded after that call, where no run gets, rather than at every
+ * entry of the function (a record after a call is right either way).
  * `direct`: record after every definition (the fallback when following
  * inputs did not make r known). Returns 0 or -1.
  */

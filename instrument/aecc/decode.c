@@ -15,6 +15,21 @@ static int index_width(int n)
 	return n > 0 && n <= 256 ? 1 : n > 0 && n <= 65536 ? 2 : 8;
 }
 
+/*
+ * The entries of the table relocation r in instruction x names: the run
+ * of code addresses there, cut where the assembly says the table ends
+ * (x->jt_len, which data.c's table edges keep to).
+ */
+static int table_len(const struct ae_ctx *c, const struct ae_scan *s, struct insn *x,
+		     const struct reloc *r)
+{
+	int n = ae_table_entries(s, r->symsec, r->symval + r->addend, -1);
+
+	if (n > 0)
+		x->jt_len = ae_asm_table_len(&c->a, c->a.st[x->stmt].text);
+	return x->jt_len >= 0 && x->jt_len < n ? x->jt_len : n;
+}
+
 #define FL_R	(X86_EFLAGS_TEST_OF | X86_EFLAGS_TEST_SF | X86_EFLAGS_TEST_ZF | \
 		 X86_EFLAGS_TEST_PF | X86_EFLAGS_TEST_CF | X86_EFLAGS_TEST_AF | \
 		 X86_EFLAGS_PRIOR_OF | X86_EFLAGS_PRIOR_SF | X86_EFLAGS_PRIOR_ZF | \
@@ -189,11 +204,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			    xd->operands[1].mem.scale == 8 && xd->encoding.disp_offset) {
 				struct reloc *r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
 				int i = ae_gpr_index(h, xd->operands[1].mem.index);
-				int n;
-
-				x->jt_len = ae_asm_table_len(&c->a, c->a.st[x->stmt].text);
-				n = r && r->symsec ? ae_table_entries(s, r->symsec, r->symval + r->addend,
-									x->jt_len) : 0;
+				int n = r && r->symsec ? table_len(c, s, x, r) : 0;
 
 				if (n > 0 && i >= 0) {
 					x->tload_reg = ae_gpr_index(h, xd->operands[0].reg);
@@ -275,11 +286,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 						r = ae_find_reloc(s, x->sec, x->off + xd->encoding.disp_offset);
 					if (!is_call && b < 0 && i >= 0 && op->mem.scale == 8 &&
 					    r && r->symsec && op->mem.segment == X86_REG_INVALID) {
-						int n;
-
-						x->jt_len = ae_asm_table_len(&c->a, c->a.st[x->stmt].text);
-						n = ae_table_entries(s, r->symsec, r->symval + r->addend,
-								     x->jt_len);
+						int n = table_len(c, s, x, r);
 
 						x->ind = IND_TABLE;
 						x->ind_reg = i;

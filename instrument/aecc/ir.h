@@ -34,6 +34,9 @@ struct insn {
 	int ext;		/* direct target outside the object (EXT_*) */
 	int next;		/* physical successor, -1 if none */
 	int func_start;
+	int abi_entry;		/* a function's start that is called or tail-
+				 * called: the callee-saved registers hold the
+				 * caller's values */
 	int exported;		/* a global or weak symbol names it */
 	int rep;		/* 1 rep movs/stos, 2 repe/repne cmps/scas */
 	enum ind_kind ind;

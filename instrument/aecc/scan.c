@@ -174,6 +174,9 @@ static void mark_functions(struct ae_ctx *c, Elf *elf)
 				continue;
 			c->in[k].func_start = 1;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			/* GCC's NAME.cold parts are jumped to, mid-function */
+			if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && name && !strstr(name, ".cold"))
+				c->in[k].abi_entry = 1;
 			if (name && (!strcmp(name, "setjmp") || !strcmp(name, "_setjmp") ||
 				     !strcmp(name, "__setjmp")))
 				c->in[k].setjmp_entry = 1;

@@ -362,6 +362,17 @@ static void values_adjacent_tables(const char *name, const struct ae_ctx *c)
 #define Q_L30	"\t.quad\t.L30\n"
 #define Q_9	Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30 Q_L30
 
+static void values_table_goes_on(const char *name, const struct ae_ctx *c)
+{
+	expect_value(name, c, "jmp\t*tab(", AE_EV_VAL, AE_VAL_JTIDX, 2,
+		     "a table that goes on past a label: a 2-byte index for its 301 entries");
+}
+
+#define Q_OP1	"\t.quad\top1\n"
+#define Q_OP1_10	Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1 Q_OP1
+#define Q_OP1_100	Q_OP1_10 Q_OP1_10 Q_OP1_10 Q_OP1_10 Q_OP1_10 \
+			Q_OP1_10 Q_OP1_10 Q_OP1_10 Q_OP1_10 Q_OP1_10
+
 static const struct corner corners[] = {
 	{ "loop_diamond",
 	  "\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
@@ -410,6 +421,14 @@ static const struct corner corners[] = {
 	  "\t.text\n"
 	  ".L32:\n\tmovl\t(%rcx), %eax\n\tret\n"
 	  ".L30:\n\txorl\t%eax, %eax\n\tret\n", values_adjacent_tables },
+	/* hand-written: a label inside the table; a 16-bit index reaches
+	 * every entry */
+	{ "table_goes_on",
+	  "\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
+	  "f:\n\tmovzwl\t(%rdi), %eax\n\ttestl\t%esi, %esi\n\tje\top0\n\tjmp\t*tab(,%rax,8)\n"
+	  "op0:\n\tret\nop1:\n\tmovl\t$1, %eax\n\tret\n"
+	  "\t.section\t.rodata\n"
+	  "tab:\n\t.quad\top0\ntab2:\n" Q_OP1_100 Q_OP1_100 Q_OP1_100, values_table_goes_on },
 	{ "computed_goto",
 	  "\t.text\n\t.globl\tinterp\n\t.type\tinterp, @function\n"
 	  "interp:\n\txorl\t%esi, %esi\n\tmovl\t(%rdi), %eax\n\tmovq\t.Ltab(,%rax,8), %rdx\n"
@@ -722,7 +741,10 @@ static void callers_checks(const char *dir)
  * tell) falls through in the graph into a block that reads %rbx. In f
  * %rbx still holds the caller's value there, so it is recorded after the
  * call, which no run reaches, not at f's entry; in g a path to the call
- * wrote it, and its input is recorded at g's entry as usual.
+ * wrote it, and its input is recorded at g's entry as usual. h.cold is
+ * GCC's cold part of h, which h jumps to after writing %rbp: not an
+ * entry with the caller's values, so its loop's call is no place for
+ * the record.
  */
 static const char noreturn_asm[] =
 	"\t.text\n\t.globl\tf\n\t.type\tf, @function\n"
@@ -732,7 +754,13 @@ static const char noreturn_asm[] =
 	"\t.globl\tg\n\t.type\tg, @function\n"
 	"g:\n\tpushq\t%rbp\n\tmovq\t%rdi, %rbp\n\ttestl\t%esi, %esi\n\tjne\t.L61\n\tcall\tdie2\n"
 	".L62:\n\tmovl\t(%rbp), %eax\n\tpopq\t%rbp\n\tret\n"
-	".L61:\n\tmovq\t(%rdx), %rbp\n\tjmp\t.L62\n";
+	".L61:\n\tmovq\t(%rdx), %rbp\n\tjmp\t.L62\n"
+	"\t.globl\th\n\t.type\th, @function\n"
+	"h:\n\tpushq\t%rbp\n\tpushq\t%rbx\n\tmovq\t(%rdi), %rbp\n\tmovl\t$5, %ebx\n"
+	"\ttestl\t%esi, %esi\n\tjne\th.cold\n\tpopq\t%rbx\n\tpopq\t%rbp\n\tret\n"
+	"\t.section\t.text.unlikely\n\t.type\th.cold, @function\n"
+	"h.cold:\n.L73:\n\tcall\tg3\n\tmovl\t(%rbp), %eax\n\tsubl\t$1, %ebx\n\tjne\t.L73\n"
+	"\tpopq\t%rbx\n\tpopq\t%rbp\n\tret\n";
 
 static void noreturn_checks(const char *dir)
 {
@@ -749,6 +777,10 @@ static void noreturn_checks(const char *dir)
 	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1) &&
 	       reg_record(&c, "pushq\t%rbp", 7, &k), "%s", "noreturn",
 	       "%rbp written before the call: its input %rdi recorded at the entry");
+	k = insn_with(&c, "call\tg3");
+	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1) &&
+	       reg_record(&c, "call\tg3", 5, &k), "%s", "noreturn",
+	       "h.cold, entered by a jump after h wrote %rbp: recorded at its entry, not after each call in its loop");
 	ae_ctx_free(&c);
 }
 
@@ -963,6 +995,24 @@ static int known_index(const struct ae_ctx *c, const char *prefix, int flag, int
  */
 static void tables_checks(const char *dir)
 {
+	/* hand-written tables whose second entry, op2, the assembly puts
+	 * after something other than the end of the section: op2 reads
+	 * %rcx, which only the path through op0 loads */
+#define GOES_ON(tail)	"\t.text\n\t.globl\tf\n\t.type\tf, @function\n" \
+			"f:\n\tmovl\t%esi, %eax\n\tjmp\t*tab(,%rax,8)\n" \
+			"op0:\n\tmovq\t(%rdi), %rcx\nop2:\n\tmovl\t(%rcx), %eax\n\tret\n" \
+			"\t.section\t.rodata\ntab:\n\t.quad\top0\n" tail
+	static const struct {
+		const char *text, *what;
+	} goes_on[] = {
+		{ GOES_ON("tab2:\n\t.quad\top2\n"),
+		  "a label inside a table: %rcx recorded at the entry for its second entry" },
+		{ GOES_ON("\t.text\n\tnop\n\t.section\t.rodata\n\t.quad\top2\n"),
+		  "a table the text comes back to, no label: %rcx recorded at the entry" },
+		{ GOES_ON("\t.pushsection\t.rodata\n\t.quad\top2\n\t.popsection\n"),
+		  "a table that goes on through .pushsection: %rcx recorded at the entry" },
+	};
+#undef GOES_ON
 	struct ae_ctx c;
 
 	for (int lib = 0; lib <= 2; lib += 2) {
@@ -984,6 +1034,18 @@ static void tables_checks(const char *dir)
 			       "%s", tag, "both dispatch loads' index %rax is known: no index byte");
 			ae_ctx_free(&c);
 		}
+	}
+	for (size_t i = 0; i < sizeof(goes_on) / sizeof(goes_on[0]); i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "goeson%zu", i);
+		int k;
+
+		if (analyze_data_asm(dir, name, goes_on[i].text, 0, &c))
+			continue;
+		result(reg_record(&c, "movl\t%esi, %eax", 1, &k) != NULL, "%s", "tables",
+		       goes_on[i].what);
+		ae_ctx_free(&c);
 	}
 	if (!analyze_data_asm(dir, "adjtab", corner_asm("adjacent_tables"), 0, &c)) {
 		int ka, kb;
