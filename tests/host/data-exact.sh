@@ -254,10 +254,11 @@ formats() {
 # run (aecc -fae-vc-profile), which orders the cache's tests only: the
 # run then codes more records as address-cache hits and, where the
 # twin (the data layout) did not move with the code, profiles the same
-# (the counts do not depend on the order) and writes as many trace
-# bytes (each value takes as many bytes either way, and no register is
-# recorded where it holds another build's garbage: what a callee left in
-# one the program no longer reads, a callee-saved one on entry).
+# (the counts do not depend on the order) and, for this run, writes as
+# many trace bytes: each value takes as many bytes either way, and Lua
+# no longer records a register where it holds garbage, which differs
+# between builds (what a callee left in one nothing reads, a caller's
+# callee-saved one on entry; docs/ARCHITECTURE.md item 23).
 real() {
 	local name=$1 base=$1 variant=${2:-} d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace}
 	local dsc p r b0 h0 b1 h1 moved=
