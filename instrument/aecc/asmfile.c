@@ -322,20 +322,23 @@ const char *ae_load_operand(const char *text, char *buf, size_t len)
 
 /*
  * The section a directive switches to, into name (len bytes): 1, or 0
- * when it switches to none, or -1 when it is one whose effect
- * ae_asm_table_len does not follow (a section stack, subsections,
- * repetition, macros, conditions).
+ * when it switches to none, or -1 when ae_asm_table_len does not follow
+ * it: a section stack, subsections, repetition, macros, conditions, any
+ * spelling but GCC's lower-case `.text`, `.data`, `.bss` and `.section
+ * NAME[,"FLAGS",@TYPE[,SIZE]]` (a group or a unique id makes sections
+ * that share a name), a name that is quoted or does not fit.
  */
 static int section_switch(const char *t, char *name, size_t len)
 {
 	static const char *const untracked[] = {
 		".pushsection", ".popsection", ".previous", ".subsection", ".rept",
-		".irp", ".irpc", ".macro", ".if", ".include", NULL,
+		".irp", ".irpc", ".macro", ".if", ".include", ".sect", ".struct",
+		".offset", NULL,
 	};
 	size_t n = 0;
 
-	for (int i = 0; untracked[i]; i++)
-		if (!strncmp(t, untracked[i], strlen(untracked[i])))
+	for (const char *c = t; *c && !isspace((unsigned char)*c); c++)
+		if (isupper((unsigned char)*c))
 			return -1;
 	if (!strcmp(t, ".text") || !strcmp(t, ".data") || !strcmp(t, ".bss")) {
 		snprintf(name, len, "%s", t);
@@ -343,18 +346,25 @@ static int section_switch(const char *t, char *name, size_t len)
 	}
 	if (!strncmp(t, ".text", 5) || !strncmp(t, ".data", 5) || !strncmp(t, ".bss", 4))
 		return -1;	/* a numbered subsection */
-	if (strncmp(t, ".section", 8) || !isspace((unsigned char)t[8]))
+	if (strncmp(t, ".section", 8) || !isspace((unsigned char)t[8])) {
+		for (int i = 0; untracked[i]; i++)
+			if (!strncmp(t, untracked[i], strlen(untracked[i])))
+				return -1;
 		return 0;
+	}
 	t += 8;
-	while (isspace((unsigned char)*t) || *t == '"')
+	while (isspace((unsigned char)*t))
 		t++;
-	while (t[n] && t[n] != ',' && t[n] != '"' && !isspace((unsigned char)t[n]))
+	while (isalnum((unsigned char)t[n]) || t[n] == '.' || t[n] == '_' || t[n] == '-')
 		n++;
+	if (!n || n >= len || (t[n] && t[n] != ',') || strchr(t + n, 'G') ||
+	    strstr(t + n, "unique") || strstr(t + n, "comdat"))
+		return -1;
 	snprintf(name, len, "%.*s", (int)n, t);
 	return 1;
 }
 
-/* Does an instruction index a table at the label `name` (`NAME(`)? */
+/* Does an instruction index a table at the label `name` (`NAME(,`)? */
 static int names_table(const struct ae_asm *a, const char *name)
 {
 	size_t len = strlen(name);
@@ -363,7 +373,8 @@ static int names_table(const struct ae_asm *a, const char *name)
 		const char *s = a->st[i].kind == AE_ST_INSN ? a->st[i].text : "";
 
 		for (const char *t = strstr(s, name); t; t = strstr(t + 1, name))
-			if (t[len] == '(' && t > s && !is_ident_char((unsigned char)t[-1]))
+			if (t[len] == '(' && t[len + 1] == ',' && t > s &&
+			    !is_ident_char((unsigned char)t[-1]))
 				return 1;
 	}
 	return 0;
@@ -385,10 +396,12 @@ int ae_asm_table_len(const struct ae_asm *a, const char *insn_text)
 		return -1;
 	for (i = 0; i < a->n; i++) {
 		const struct ae_stmt *st = &a->st[i];
+		int sw = st->kind == AE_ST_DIRECTIVE ?
+			 section_switch(st->text, name, sizeof(name)) : 0;
 
-		if (st->kind == AE_ST_DIRECTIVE && section_switch(st->text, name, sizeof(name)) < 0)
+		if (sw < 0)
 			return -1;
-		if (st->kind == AE_ST_DIRECTIVE && section_switch(st->text, name, sizeof(name)) > 0)
+		if (sw > 0)
 			snprintf(sec, sizeof(sec), "%s", name);
 		if (st->kind == AE_ST_LABEL && !strncmp(st->text, ops, len) && !st->text[len])
 			break;
@@ -428,7 +441,8 @@ int ae_asm_table_len(const struct ae_asm *a, const char *insn_text)
 	if (j >= a->n)
 		return n;
 	if (a->st[j].kind != AE_ST_LABEL || j + 1 == a->n ||
-	    strncmp(a->st[j + 1].text, ".quad", 5) || !names_table(a, a->st[j].text))
+	    a->st[j + 1].kind != AE_ST_DIRECTIVE || strncmp(a->st[j + 1].text, ".quad", 5) ||
+	    !names_table(a, a->st[j].text))
 		return -1;
 	return n;
 }

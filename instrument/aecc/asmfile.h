@@ -59,8 +59,9 @@ const char *ae_load_operand(const char *text, char *buf, size_t len);
  * indexes, or nothing. The object's relocations cannot tell where one
  * table ends and the next begins. Returns the number, or -1 when the
  * operand is no bare symbol or the table may go on (another label or
- * directive inside it; section stacks, subsections, repetition, macros
- * or conditions anywhere before its end).
+ * directive inside it; before its end, section stacks, subsections,
+ * repetition, macros, conditions, section groups or unique ids, or any
+ * section directive but GCC's own spelling).
  */
 int ae_asm_table_len(const struct ae_asm *a, const char *insn_text);
 

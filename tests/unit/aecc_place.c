@@ -1011,6 +1011,10 @@ static void tables_checks(const char *dir)
 		  "a table the text comes back to, no label: %rcx recorded at the entry" },
 		{ GOES_ON("\t.pushsection\t.rodata\n\t.quad\top2\n\t.popsection\n"),
 		  "a table that goes on through .pushsection: %rcx recorded at the entry" },
+		{ GOES_ON("\t.text\n\tnop\n\t.sect\t.rodata\n\t.quad\top2\n"),
+		  "a table the text comes back to by .sect: %rcx recorded at the entry" },
+		{ GOES_ON("\t.text\n\tnop\n\t.SECTION\t.rodata\n\t.quad\top2\n"),
+		  "a table the text comes back to by .SECTION: %rcx recorded at the entry" },
 	};
 #undef GOES_ON
 	struct ae_ctx c;
