@@ -20,11 +20,12 @@
  * at setjmp and longjmp). With -fae-data: library routines traced by
  * their arguments (strlen, memcmp), the width of register records,
  * branches decided by known registers, and where a register is recorded
- * when a table or a call that never returns seems to lead on. Witness ids shared where no
- * branch needs them apart (colours). With the value cache, a branch side
- * that reaches a value-cache record first writes no witness: the paths
- * that end at such a record end with that byte, which the replay must
- * tell from the other side's witnesses by its class alone.
+ * when a table or a call that never returns seems to lead on. Witness
+ * ids shared where no branch needs them apart (colours). With the value
+ * cache, a branch side that reaches a value-cache record first writes no
+ * witness: the paths that end at such a record end with that byte, which
+ * the replay must tell from the other side's witnesses by its class
+ * alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -780,7 +781,8 @@ static void noreturn_checks(const char *dir)
 	k = insn_with(&c, "call\tg3");
 	result(k >= 0 && !event_at(&c, k, AE_EV_VAL_AFTER, -1) &&
 	       reg_record(&c, "call\tg3", 5, &k), "%s", "noreturn",
-	       "h.cold, entered by a jump after h wrote %rbp: recorded at its entry, not after each call in its loop");
+	       "h.cold, entered by a jump after h wrote %rbp: recorded at its entry, "
+	       "not after each call in its loop");
 	ae_ctx_free(&c);
 }
 
