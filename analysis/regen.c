@@ -1811,6 +1811,14 @@ static int in_restorer(const struct ae_regen *g, uint64_t pc)
 	return pc > g->p->restorer && pc < g->p->restorer + 16;
 }
 
+/* Is marker k's raw ip the return address of the twin's instruction
+ * at pc, len bytes long (a task switched out in that system call)? */
+static int returns_from(const struct ae_regen *g, const struct ae_smk *k, uint64_t pc,
+			unsigned int len)
+{
+	return k->m.ip > len && ae_map_exact(g->p, k->m.ip - len) == pc;
+}
+
 /*
  * After a system call: switch points at this offset before its own
  * marker (a sigreturn's, a fork's) came before that marker in time, so
@@ -1823,9 +1831,13 @@ static void pass_switches(struct ae_regen *g, uint64_t next)
 
 	/* a handler's sigreturn: its hook may wait for room after the
 	 * registers are restored, so a switch point at the ip it returns
-	 * to comes before its marker */
+	 * to comes before its marker; so does one where the task was
+	 * switched out in the call before they were (its ip the call's
+	 * return address, which maps past the restorer's end: only
+	 * padding follows it) */
 	while (g->level > 0 && in_restorer(g, g->sys_pc) && (k = next_mk(g)) && is_switch(k) &&
-	       k->pos == g->pos && mk_ip(g, k) == g->level_ip[g->level])
+	       k->pos == g->pos &&
+	       (mk_ip(g, k) == g->level_ip[g->level] || returns_from(g, k, g->sys_pc, g->sys->len)))
 		switch_here(g, 1);
 	for (i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
 		if (is_active(k) && !is_switch(k))

@@ -12,7 +12,7 @@
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
  *          [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall]
- *          [--blocked-at IP] OUT NCPU SUBBUF SEED IN...
+ *          [--blocked-at IP] [--in-sigreturn IP] OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
  *   --switch-at-signals: slices end only where a task took a signal,
@@ -40,6 +40,11 @@
  *   signal woke it, and only its delivery moves %rip back onto the call.
  *   --blocked-at IP: the same for a SIGNAL at IP, a 2-byte int $0x80
  *   (which leaves %rcx alone).
+ *   --in-sigreturn IP: with --switch-at-signals, the SWITCH_IN before each
+ *   SIGRETURN carries IP (and %rcx; %rsp unknown: 0), as the kernel's
+ *   does for a task switched out in rt_sigreturn before the registers
+ *   were restored: IP is the return address of the program's restorer's
+ *   syscall instruction.
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
@@ -95,7 +100,7 @@ static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
 static int at_signals, switch_again, after_sigret, blocked_in_syscall;
-static uint64_t blocked_at;
+static uint64_t blocked_at, in_sigreturn;
 static long long sigret_cx;
 static uint64_t nsub, bad_done;
 
@@ -379,6 +384,10 @@ static int run_slice(int ci, struct task *t, uint64_t n)
 				    ((blocked_in_syscall && k->cx == k->ip + 2) ||
 				     (blocked_at && k->ip == blocked_at)))
 					t->resume.ip = k->ip + 2;
+				if (k->type == TRBUF_MK_SIGRETURN && in_sigreturn) {
+					t->resume.ip = t->resume.cx = in_sigreturn;
+					t->resume.sp = 0;
+				}
 				break;
 			}
 			due_markers(c, ci, t, 1);
@@ -451,12 +460,14 @@ int main(int argc, char **argv)
 			ai--;
 		else if (!strcmp(argv[ai], "--blocked-at") && ai + 1 < argc)
 			blocked_at = strtoull(argv[ai + 1], NULL, 0);
+		else if (!strcmp(argv[ai], "--in-sigreturn") && ai + 1 < argc)
+			in_sigreturn = strtoull(argv[ai + 1], NULL, 0);
 		else
 			break;
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] [--blocked-at IP] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] [--blocked-at IP] [--in-sigreturn IP] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);

@@ -8,7 +8,8 @@
 # cut at the tasks' markers must end where they resume (switch points,
 # hand-made ones too: tests/data/sw_points.c, a kill moved into a stub;
 # amid expanded memcpy and memset: tests/data/memfn_fault.c; in a
-# data-traced fork and exec),
+# data-traced fork and exec; in a sigreturn before its registers were
+# restored),
 # and malformed captures (a missing sub-buffer, a marker outside the data, a
 # marker of an unknown task, a missing binary, a cut file) must fail with a
 # clear error while the other tasks still regenerate. TAP output.
@@ -229,6 +230,48 @@ for how in libc entry int80; do
 done
 check "a task woken in an SA_RESTART call by a signal: the handler, then the call ($nrs switch points after the call; read through libc, a function with records before its syscall, int \$0x80; 3 seeds each${bad:+; not:$bad}): sig_restart's trace unchanged, $resumed --per-cpu slices begin as the markers say" \
 	'[ -z "$bad" ] && [ $nrs -ge 27 ] && [ $rbad = 0 ] && [ $resumed -ge 27 ]'
+sed 's/^/# /' err mix.err | head -3
+
+# a task switched out in rt_sigreturn before its registers were restored
+# (capmix --in-sigreturn): its SWITCH_IN names the return address of the
+# restorer's syscall, whose mapping runs past __restore_rt's end into the
+# next function (only padding follows it), and the SIGRETURN comes after
+# it at that offset. The handler returns where it interrupted (the
+# regeneration went on past the call, into the next function: 4 of 50
+# of regen-vm's data captures). tests/workload/sigthreads.c (signals in
+# threads, a fault amid a rep), its instructions alone and with
+# -fae-data, 3 seeds each: every thread's trace unchanged, every switch
+# point reached at its ip.
+nis=0 bad=
+for how in insn data; do
+	flags=-O2
+	[ $how = data ] && flags="-fae-data -O2"
+	# shellcheck disable=SC2086
+	"$B/aecc" $flags -o st_$how "$top/tests/workload/sigthreads.c" || exit 1
+	env -i PATH=/usr/bin:/bin "$B/aerun" -q -o st_$how.zst -- ./st_$how 5 >/dev/null 2>&1
+	rm -rf isref
+	"$B/aetrace" regen --split isref st_$how.zst st_$how 2>/dev/null
+	ret=$(objdump -d --no-show-raw-insn st_$how | awk '/^[0-9a-f]+ </ { f = $2 == "<__restore_rt>:" }
+		f && $2 == "syscall" { s = 1; next } s { sub(":", "", $1); print "0x" $1; exit }')
+	for seed in 51 52 53; do
+		rm -rf issp
+		if [ -z "$ret" ] ||
+		   ! "$mix" --switch-at-signals --in-sigreturn "$ret" is.zst 2 256 $seed st_$how.zst 2>mix.err ||
+		   ! "$B/aetrace" regen --split issp is.zst st_$how 2>err || [ -s err ] ||
+		   [ -z "$(ls isref)" ] || [ "$(swsums issp)" != "$(swsums isref)" ] ||
+		   ! "$B/aetrace" stats is.zst st_$how 2>/dev/null | grep -q '^switch points .* 0 of them not at their ip'; then
+			bad="$bad $how:$seed"
+			continue
+		fi
+		# (SWITCH_INs at the return address, right before a SIGRETURN)
+		nis=$((nis + $("$B/schedlog" print is.zst | awk -v a="ip=$ret" '
+			$5 == "ROLLBACK" || $5 == "SUBBUF" { next }
+			$5 == "SWITCH_IN" { last = $7; next }
+			$5 == "SIGRETURN" && last == a { n++ } { last = "" } END { print n + 0 }')))
+	done
+done
+check "a task switched out in its sigreturn before the registers were restored: the handler returns where it interrupted ($nis switch points at the restorer's return address; sigthreads, with and without -fae-data, 3 seeds each${bad:+; not:$bad})" \
+	'[ -z "$bad" ] && [ $nis -ge 30 ]'
 sed 's/^/# /' err mix.err | head -3
 
 # switch points that only the fixes in analysis/regen.c take right, each
