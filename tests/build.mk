@@ -64,7 +64,7 @@ $(UNIT_OBJ)/aecc_place: tests/unit/aecc_place.c $(AECC_LIB_OBJS) $(wildcard inst
 	$(Q)$(CC) $(CFLAGS) -Iinstrument/aecc -o $@ $< $(AECC_LIB_OBJS) -lcapstone -lelf -lm
 
 ALL_TARGETS += $(UNIT_OBJ)/aecc_place
-CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place tests/unit/aecc-errors.sh
+CHECK_UNIT_TARGETS += $(UNIT_OBJ)/aecc_place tests/unit/aecc-errors.sh tests/unit/aecc-cc.sh
 
 # capmix: hand-built whole-system captures for tests/host/regen-synth.sh.
 $(TESTS_OBJ)/capmix: $(TOP)/tests/host/capmix.c $(AE_CONTAINER_LIB) | $(TESTS_OBJ)/

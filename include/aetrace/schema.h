@@ -208,7 +208,8 @@ enum ae_value_kind {
  * The value cache (-fae-data, docs/ARCHITECTURE.md item 23): a TLS array
  * of AE_VC_SLOTS 8-byte slots, the common symbol AE_VC_SYMBOL of every
  * data-traced object compiled from C (not the C library's start-up, which
- * runs before TLS exists), zero in every thread musl creates. A record of the 64-bit register value v against slot s
+ * runs before TLS exists), page-aligned, zero in every thread musl
+ * creates. A record of the 64-bit register value v against slot s
  * holding c is (little-endian; >> shifts arithmetically, keeping the sign)
  *   one byte b, b & 1 == 0:     v = c + ((int8_t)b >> 1)   (-64 <= v - c < 64)
  *   two bytes w, w & 3 == 1:    v = c + ((int16_t)w >> 2)  (-2^13 <= v - c < 2^13)

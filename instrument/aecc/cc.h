@@ -15,7 +15,8 @@ enum ae_cc_mode {
  * (musl_dir/include and gcc's own, unless the user gave -nostdinc) and
  * -ffixed-r15 (invariant 1); in AE_CC_TRACED mode also the code-generation
  * flags the instrumenter needs (no unwind tables, no PIE, no CET, no
- * IPA-RA: calls keep the calling convention). The
+ * IPA-RA: calls keep the calling convention) and, before the user's,
+ * functions aligned to 64 bytes (a steadier speed). The
  * caller adds the mode, output and inputs. Returns nothing.
  */
 void ae_cc_cmd(struct strv *cmd, const struct strv *cflags, int nostdinc,

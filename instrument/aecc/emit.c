@@ -411,6 +411,15 @@ static void flush_stubs(struct out *o)
 	o->nstubs = 0;
 }
 
+/* The value and address caches (TLS common symbols), each on whole
+ * pages of its own: no page holds slots of both (tests/data/vc_signal.c
+ * makes one cache read-only while the other is written). */
+static void emit_caches(FILE *f)
+{
+	fprintf(f, "\t.tls_common\t%s, %d, 4096\n\t.tls_common\t%s, %d, 4096\n",
+		AE_VC_SYMBOL, 8 * AE_VC_SLOTS, AE_LC_SYMBOL, 8 * AE_LC_SLOTS);
+}
+
 /*
  * A stub jumps to its branch's target from elsewhere in the section, so a
  * numeric local label reference ("1f", "2b") is resolved to the unique
@@ -601,8 +610,7 @@ static void write_instrumented(struct ae_ctx *c, FILE *f, const char *orig_o,
 	free(ev_first);
 
 	if (c->vcache)
-		fprintf(f, "\t.tls_common\t%s, %d, 64\n\t.tls_common\t%s, %d, 64\n",
-			AE_VC_SYMBOL, 8 * AE_VC_SLOTS, AE_LC_SYMBOL, 8 * AE_LC_SLOTS);
+		emit_caches(f);
 	if (o.nvc) {
 		fprintf(f, "\t.section\t.ae_vcupd,\"\",@progbits\n\t.balign 4\n");
 		for (int i = 0; i < o.nvc; i++) {
@@ -646,8 +654,7 @@ static void write_orig(struct ae_ctx *c, FILE *f, const char *orig_o,
 	}
 	/* the same TLS layout as the program's */
 	if (c->vcache)
-		fprintf(f, "\t.tls_common\t%s, %d, 64\n\t.tls_common\t%s, %d, 64\n",
-			AE_VC_SYMBOL, 8 * AE_VC_SLOTS, AE_LC_SYMBOL, 8 * AE_LC_SLOTS);
+		emit_caches(f);
 	fprintf(f, "\t.section\t.ae_imap,\"\",@progbits\n\t.balign 4\n\t.long\t%u, %d\n",
 		c->objid, c->a.ninsn);
 	for (int k = 0; k < c->a.ninsn; k++)
