@@ -1242,6 +1242,16 @@ static int other_sp(const struct ae_regen *g, const struct ae_smk *k)
 	       g->ds.v[AE_DF_RSP] != k->sp;
 }
 
+/* Is marker k's raw ip the return address of the twin's instruction
+ * at pc, len bytes long: a task switched out in that system call? Its
+ * mapping (mk_ip()) is not pc + len where only padding follows the call
+ * (musl's __restore_rt, __unmapself): it runs on into the next function. */
+static int returns_from(const struct ae_regen *g, const struct ae_smk *k, uint64_t pc,
+			unsigned int len)
+{
+	return k->m.ip > len && ae_map_exact(g->p, k->m.ip - len) == pc;
+}
+
 /*
  * Before instruction pc: wait while markers at this position may still
  * come; deliver a signal that interrupted pc; stop at the task's end.
@@ -1360,13 +1370,15 @@ static inline void switch_after(struct ae_regen *g, uint64_t next, int seq)
  * delivered first, at pc when it restarts an SA_RESTART call (which
  * then runs once, after the handler, as in a standalone capture and the
  * stepper), and the call's own markers (a fork's, an exec's) follow.
- * Those the call's records after it lead to (seq) are such points too,
- * as in switch_after(), and so are those in a witness stub right after
- * it whose %rcx is their ip: the return address the syscall instruction
- * left, so switched out in the call, not amid the stub (which writes
- * its bytes later). A task preempted right after the call returned is
- * indistinguishable and taken the same way. Returns 1 if one was taken
- * (pc is re-examined).
+ * So is one whose raw ip is the call's return address where that maps
+ * elsewhere (returns_from(): a sigreturn preempted before the registers
+ * are restored, an exit). Those the call's records after it lead to
+ * (seq) are such points too, as in switch_after(), and so are those in
+ * a witness stub right after it whose %rcx is their ip: the return
+ * address the syscall instruction left, so switched out in the call,
+ * not amid the stub (which writes its bytes later). A task preempted
+ * right after the call returned is indistinguishable and taken the same
+ * way. Returns 1 if one was taken (pc is re-examined).
  */
 static int switched_in_call(struct ae_regen *g, uint64_t pc, uint64_t next, int seq)
 {
@@ -1374,7 +1386,7 @@ static int switched_in_call(struct ae_regen *g, uint64_t pc, uint64_t next, int 
 
 	wait_markers_here(g);
 	if (!switches_left(g) || !(k = next_mk(g)) || k->pos != g->pos || !is_switch(k) ||
-	    mk_ip(g, k) != next || other_sp(g, k))
+	    (mk_ip(g, k) != next && !returns_from(g, k, pc, next - pc)) || other_sp(g, k))
 		return 0;
 	if (!seq && k->m.cx != k->m.ip && after_its_bytes(g, k, next))
 		return 0;
@@ -1811,14 +1823,6 @@ static int in_restorer(const struct ae_regen *g, uint64_t pc)
 	return pc > g->p->restorer && pc < g->p->restorer + 16;
 }
 
-/* Is marker k's raw ip the return address of the twin's instruction
- * at pc, len bytes long (a task switched out in that system call)? */
-static int returns_from(const struct ae_regen *g, const struct ae_smk *k, uint64_t pc,
-			unsigned int len)
-{
-	return k->m.ip > len && ae_map_exact(g->p, k->m.ip - len) == pc;
-}
-
 /*
  * After a system call: switch points at this offset before its own
  * marker (a sigreturn's, a fork's) came before that marker in time, so
@@ -1831,13 +1835,9 @@ static void pass_switches(struct ae_regen *g, uint64_t next)
 
 	/* a handler's sigreturn: its hook may wait for room after the
 	 * registers are restored, so a switch point at the ip it returns
-	 * to comes before its marker; so does one where the task was
-	 * switched out in the call before they were (its ip the call's
-	 * return address, which maps past the restorer's end: only
-	 * padding follows it) */
+	 * to comes before its marker */
 	while (g->level > 0 && in_restorer(g, g->sys_pc) && (k = next_mk(g)) && is_switch(k) &&
-	       k->pos == g->pos &&
-	       (mk_ip(g, k) == g->level_ip[g->level] || returns_from(g, k, g->sys_pc, g->sys->len)))
+	       k->pos == g->pos && mk_ip(g, k) == g->level_ip[g->level])
 		switch_here(g, 1);
 	for (i = g->mi; (k = mk(g, i)) && k->pos == g->pos; i++)
 		if (is_active(k) && !is_switch(k))
