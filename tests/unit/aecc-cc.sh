@@ -7,19 +7,8 @@
 # start on pages of their own in every thread (tests/data/vc_signal.c
 # makes one read-only while the other is written). TAP output.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-aecc=${AE_BIN:-$top/bin}/aecc
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
-
-if [ ! -x "$aecc" ]; then
-	echo "ok 1 - aecc code generation # SKIP $aecc not built yet"
-	exit 0
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/aecc-cc.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
+# shellcheck source=tests/unit/aecc-lib.sh
+. "$(dirname "$0")/aecc-lib.sh" "aecc code generation" aecc-cc
 
 cat >p.c <<'C'
 int f(int x) { return x + 1; }

@@ -3,19 +3,8 @@
 # non-zero with exactly one line on stderr that names the cause (the file,
 # the line, the option), never a crash or a silent success. TAP output.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-aecc=${AE_BIN:-$top/bin}/aecc
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
-
-if [ ! -x "$aecc" ]; then
-	echo "ok 1 - aecc errors # SKIP $aecc not built yet"
-	exit 0
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/aecc-errors.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
+# shellcheck source=tests/unit/aecc-lib.sh
+. "$(dirname "$0")/aecc-lib.sh" "aecc errors" aecc-errors
 
 # expect NAME PATTERN CMD...: CMD fails (status 1..125: not a crash) with
 # one stderr line matching PATTERN (extended regex).
