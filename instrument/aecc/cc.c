@@ -12,7 +12,9 @@ void ae_cc_cmd(struct strv *cmd, const struct strv *cflags, int nostdinc,
 	/* Instrumented functions are large, and where one starts within a
 	 * cache line moved Lua's traced time by 6-20% from one build to the
 	 * next (docs/ARCHITECTURE.md item 23); before the user's flags, so
-	 * that theirs win. The twin is assembled from the same code. */
+	 * that their -falign-functions=N wins (gcc 12 keeps 64 for a bare
+	 * -falign-functions or -fno-align-functions after it; =1 turns it
+	 * off). The twin is assembled from the same code. */
 	if (mode == AE_CC_TRACED)
 		strv_add(cmd, "-falign-functions=64");
 	for (int i = 0; i < cflags->n; i++)

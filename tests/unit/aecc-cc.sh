@@ -5,7 +5,9 @@
 # builds), in the traced program and in its twin; a user's own
 # -falign-functions wins. With -fae-data the value and address caches
 # start on pages of their own in every thread (tests/data/vc_signal.c
-# makes one read-only while the other is written). TAP output.
+# makes one read-only while the other is written), and the main
+# thread's TLS, with 4 KiB of the program's own, stays in musl's static
+# builtin_tls (the same address natively and under valgrind). TAP output.
 set -u
 # shellcheck source=tests/unit/aecc-lib.sh
 . "$(dirname "$0")/aecc-lib.sh" "aecc code generation" aecc-cc
@@ -54,11 +56,16 @@ cat >tls.c <<'C'
 #include <stdio.h>
 
 extern __thread uint64_t __ae_vc[], __ae_lc[];
+extern char end[];	/* the linker's: the end of the static image */
+static __thread volatile long own[512];
 
+/* the caches' page offsets; is the thread's TLS in the static image? */
 static void *show(void *a)
 {
-	printf("%lu %lu\n", (unsigned long)((uintptr_t)__ae_vc % 4096),
-	       (unsigned long)((uintptr_t)__ae_lc % 4096));
+	own[511] = 1;
+	printf("%lu %lu %d\n", (unsigned long)((uintptr_t)__ae_vc % 4096),
+	       (unsigned long)((uintptr_t)__ae_lc % 4096),
+	       (uintptr_t)&own[511] < (uintptr_t)end);
 	return a;
 }
 
@@ -73,10 +80,10 @@ C
 if "$aecc" -fae-data -O2 -o tls tls.c 2>err; then
 	for prog in tls tls.orig; do
 		s=$(./$prog 2>/dev/null | tr '\n' ' ')
-		if [ "$s" = "0 0 0 0 " ]; then
-			ok "-fae-data: $prog's value and address caches start on pages, in main and in a thread"
+		if [ "$s" = "0 0 1 0 0 0 " ]; then
+			ok "-fae-data: $prog's value and address caches start on pages, in main and in a thread; main's TLS, with 4 KiB of its own, is in the static image"
 		else
-			not_ok "-fae-data: $prog's caches start at page offsets '$s' (main's, then a thread's)"
+			not_ok "-fae-data: $prog: caches at page offsets, TLS in the static image: '$s' (main's, then a thread's; want 0 0 1 0 0 0)"
 		fi
 	done
 else
