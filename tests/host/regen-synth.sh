@@ -198,6 +198,15 @@ check "switch points in witness stubs, between signals at one offset: sig_stub's
 # trace records registers before its syscall (entry, -fae-data), and
 # through int $0x80; --per-cpu, each slice begins as switch_points.py
 # expects.
+# switches_before CAPTURE TYPE SWIP [IP]: how many SWITCH_INs at ip SWIP
+# come right before a TYPE marker (at ip IP, if given), ROLLBACK and
+# SUBBUF markers aside
+switches_before() {
+	"$B/schedlog" print "$1" | awk -v t="$2" -v a="ip=$3" -v s="${4:+ip=$4}" '
+		$5 == "ROLLBACK" || $5 == "SUBBUF" { next }
+		$5 == "SWITCH_IN" { last = $7; next }
+		$5 == t && last == a && (s == "" || $7 == s) { n++ } { last = "" } END { print n + 0 }'
+}
 nrs=0 bad= resumed=0 rbad=0
 for how in libc entry int80; do
 	flags=-O2
@@ -219,10 +228,7 @@ for how in libc entry int80; do
 			continue
 		fi
 		# (SWITCH_INs after the call, right before its SIGNAL)
-		nrs=$((nrs + $("$B/schedlog" print rs.zst | awk -v a="ip=$after" -v s="ip=$ip" '
-			$5 == "ROLLBACK" || $5 == "SUBBUF" { next }
-			$5 == "SWITCH_IN" { last = $7; next }
-			$5 == "SIGNAL" && last == a && $7 == s { n++ } { last = "" } END { print n + 0 }')))
+		nrs=$((nrs + $(switches_before rs.zst SIGNAL "$after" "$ip")))
 		read -r rn rb < <(per_cpu_resumed rs.zst rspc sr_$how)
 		resumed=$((resumed + ${rn:-0})) rbad=$((rbad + ${rb:-1}))
 		sed 's/^/# /' swbad | head -2
@@ -264,10 +270,7 @@ for how in insn data; do
 			continue
 		fi
 		# (SWITCH_INs at the return address, right before a SIGRETURN)
-		nis=$((nis + $("$B/schedlog" print is.zst | awk -v a="ip=$ret" '
-			$5 == "ROLLBACK" || $5 == "SUBBUF" { next }
-			$5 == "SWITCH_IN" { last = $7; next }
-			$5 == "SIGRETURN" && last == a { n++ } { last = "" } END { print n + 0 }')))
+		nis=$((nis + $(switches_before is.zst SIGRETURN "$ret")))
 	done
 done
 check "a task switched out in its sigreturn before the registers were restored: the handler returns where it interrupted ($nis switch points at the restorer's return address; sigthreads, with and without -fae-data, 3 seeds each${bad:+; not:$bad})" \
