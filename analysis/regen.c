@@ -1565,6 +1565,10 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 			iv->have_lj = 1;
 			break;
 		case AE_VAL_REPCNT:
+			if (g->debug)
+				fprintf(stderr, "aetrace: %srep count %llu at offset %llu before %#llx\n", g->name,
+					(unsigned long long)v, (unsigned long long)(g->pos - e->width),
+					(unsigned long long)pc);
 			iv->repcnt = v;
 			iv->have_rep = 1;
 			ae_df_set(&g->ds, 1, v, 8);
@@ -1644,15 +1648,40 @@ static void sp_return(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const
 	g->ds.known = f->ds.known & SP_REGS;
 }
 
+/*
+ * Do n iterations of string instruction op, from the addresses state s
+ * gives, stay in the user address space (below 2^47, or 2^56 for an
+ * address a 5-level page table gave)? Where they did not, the CPU
+ * faulted before the last: a corrupt count, which regenerated as it is
+ * would emit records for hours. Registers s does not know pass.
+ */
+static int rep_in_space(const struct ae_df_op *op, uint64_t pc,
+			const struct ae_df_state *s, uint64_t n)
+{
+	struct ae_df_access acc[4];
+	int missing, na = s->df_known ? ae_df_accesses(op, pc, s, acc, &missing) : -1;
+
+	for (int i = 0; i < na; i++) {
+		uint64_t a = acc[i].addr, top = a < (1ull << 47) ? 1ull << 47 : 1ull << 56;
+		uint64_t span = (n - 1) * op->ssize;	/* n <= 2^47 / ssize */
+
+		if (a >= top || (s->df ? span > a : span > top - a - op->ssize))
+			return 0;
+	}
+	return 1;
+}
+
 /* n iterations of instruction d (a rep instruction is one step per
  * iteration; one with a zero count executes once and touches nothing;
- * one of more than 2^47 bytes is beyond the address space: corrupt) */
+ * one of more than 2^47 bytes, or whose addresses leave the address
+ * space, is corrupt) */
 static int iterate(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		   struct insn_vals *iv, uint64_t n)
 {
 	const struct ae_df_op *op = iv->have_rep && n > 1 ? ae_decode_df(g->p, d, pc) : NULL;
 
-	if (op && op->ssize && n > (1ull << 47) / op->ssize)
+	if (op && op->ssize &&
+	    (n > (1ull << 47) / op->ssize || (g->data && !rep_in_space(op, pc, &g->ds, n))))
 		return rerr(g, pc, "corrupt trace: a rep instruction's iterations run beyond the address space");
 	iv->emitted += n;
 	for (uint64_t i = 0; i < n; i++) {
