@@ -280,7 +280,7 @@ static struct prog *task_image(struct task *t)
 	struct sr *r = t->sr;
 	struct ae_reg_record rec;
 	char path[AE_REG_PATH_MAX + 1] = "";
-	uint64_t plen;
+	uint64_t plen, at;
 
 	/*
 	 * No record: not a program built by aecc (a hand-written /dev/trbuf
@@ -310,6 +310,7 @@ static struct prog *task_image(struct task *t)
 	memcpy(path, t->s.buf + sizeof(rec), plen);
 	path[plen] = 0;
 	/* the record is no witness: drop it */
+	at = t->s.base;
 	memmove(t->s.buf, t->s.buf + rec.len, t->s.end - t->s.base - rec.len);
 	t->s.base += rec.len;
 	for (int i = 0; i < r->nprogs; i++)
@@ -328,9 +329,9 @@ static struct prog *task_image(struct task *t)
 			r->nprogs = n;
 		}
 	}
-	tfail(t, "no binary for program %s (image id %016llx)%s: give it on the command line",
+	tfail(t, "no binary for program %s (image id %016llx, registration record at trace offset %llu)%s: give it on the command line",
 	      path[0] ? path : "(unnamed)", (unsigned long long)rec.image_id,
-	      r->o->nprogs ? ", which none of the given programs is" : "");
+	      (unsigned long long)at, r->o->nprogs ? ", which none of the given programs is" : "");
 	return NULL;
 }
 

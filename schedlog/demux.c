@@ -46,6 +46,7 @@ struct cpu_src {
 	uint32_t off;
 	uint64_t last_seq;		/* position of the last marker */
 	uint32_t last_off;
+	uint64_t last_time;		/* and its time */
 	uint64_t next_data_seq;		/* expected seq of the next DATA chunk */
 	uint64_t nmk_file;		/* markers counted in file order */
 	int data_eof, mk_eof;
@@ -376,8 +377,17 @@ static int step(struct schedlog_demux *d)
 			    mk.m.cpu, schedlog_type_name(mk.m.type),
 			    (unsigned long long)mk.m.seq, mk.m.offset, mk.m.cpu,
 			    (unsigned long long)best->last_seq, best->last_off);
+	/* a CPU's markers are in time order (the kernel takes the time
+	 * under the CPU's lock): a marker out of it would hand its bytes
+	 * to tasks in the wrong order across CPUs */
+	if (mk.m.time_ns < best->last_time)
+		return derr(d, "%s: marker %llu (cpu %u, %s): its time %llu ns goes back on this cpu (the previous marker's: %llu ns)",
+			    d->sched ? d->sched : d->trace, (unsigned long long)mk.index,
+			    mk.m.cpu, schedlog_type_name(mk.m.type),
+			    (unsigned long long)mk.m.time_ns, (unsigned long long)best->last_time);
 	best->last_seq = mk.m.seq;
 	best->last_off = mk.m.offset;
+	best->last_time = mk.m.time_ns;
 	if (mk.m.type == TRBUF_MK_SWITCH_IN || mk.m.type == TRBUF_MK_START) {
 		/* the task's bytes on its previous CPU come first */
 		for (uint32_t c = 0; c < d->g.nr_cpus; c++) {

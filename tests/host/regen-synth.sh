@@ -493,6 +493,26 @@ expect_error "a cut capture: clear error" "cut.zst: .*offset|trace ends|capture 
 head -c 6400 s.bin > short.bin
 expect_error "a schedule that ends early: the bytes after it do not fit (clear error)" "belong to no traced task|left unread|truncated|ends|corrupt trace: witness" \
 	"$B/aetrace" regen --sched short.bin --split x6 m.zst $progs
+# one SWITCH_IN's time moved past its CPU's next markers (a flipped byte
+# did that): the CPU's later markers would be taken after the other CPUs',
+# a migrating task's bytes handed out out of order, and that task's trace
+# came out different with no error; the order is checked now
+python3 - s.bin late.bin <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+M = 72	# struct trbuf_marker: time_ns u64, type u32, cpu u16 at 12
+mk = [struct.unpack_from('<QIH', b, i) for i in range(0, len(b), M)]
+for i, (t, ty, cpu) in enumerate(mk):
+	if ty != 2 or i < 20:	# TRBUF_MK_SWITCH_IN
+		continue
+	later = [k for k in range(i + 1, len(mk)) if mk[k][2] == cpu][:8]
+	if len(later) == 8:
+		struct.pack_into('<Q', b, i * M, mk[later[-1]][0] + 1)
+		break
+open(sys.argv[2], 'wb').write(b)
+PY
+expect_error "a marker whose time goes back on its CPU is named" "marker [0-9]+ \(cpu [0-9]+, [A-Z_]+\): its time [0-9]+ ns goes back on this cpu" \
+	"$B/aetrace" regen --sched late.bin --split x7 m.zst $progs
 # a task not built by aecc (a hand-written /dev/trbuf producer: no
 # registration record) beside an aecc-built program: reported once and
 # skipped, never guessed to run the one given program (whose control flow
