@@ -2373,6 +2373,14 @@ static int expand_dry(struct ae_regen *g, struct ae_memfn_emu *emu, uint64_t pc,
 	char err[200];
 	int r;
 
+	/* a %rcx the trace does not give: no routine reads it before it
+	 * writes it (none takes a fourth argument), so until then it is
+	 * what the marker says (and not the 0 the emulation would hold,
+	 * which no marker fits: a task switched out there was not placed) */
+	if (!(rr.known & (1u << 1))) {
+		rr.v[1] = k->m.cx;
+		rr.known |= 1u << 1;
+	}
 	x->want = k;
 	x->want_ip = mk_ip(g, k);
 	x->dry = 1;

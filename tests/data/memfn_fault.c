@@ -5,7 +5,12 @@
  * ip, %rsp and %rcx name the step). With "kill", no handler: the memcpy's fault kills the
  * task there; with "jump", the handler leaves by siglongjmp; with "two",
  * two memcpys with no trace byte between them, the second one faulting:
- * its marker fits the first call as well (aetrace-errors: refused). Deterministic: the regeneration must equal the
+ * its marker fits the first call as well (aetrace-errors: refused). With
+ * "head", first a memcpy whose source's one unaligned byte lies on an
+ * unreadable page: the fault comes at the byte copy before the aligned
+ * loop, before memcpy writes %rcx, which its caller leaves unknown to
+ * the regenerator (a switch point there, in a VM capture, was not placed:
+ * the emulation's %rcx was 0). Deterministic: the regeneration must equal the
  * stepper's trace of the twin, which faults at the same iteration. */
 #include <setjmp.h>
 #include <signal.h>
@@ -19,6 +24,7 @@ static long page;
 static volatile int faults;
 static sigjmp_buf jb;
 static int jump;
+static volatile size_t head_len = 64;	/* (not a constant gcc copies inline) */
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
@@ -42,6 +48,12 @@ __attribute__((noinline)) static void copy2(char *d1, char *d2, const char *s, s
 	__asm__ volatile("" ::: "memory");
 }
 
+__attribute__((noinline)) static void copy1(char *d, const char *s, size_t n)
+{
+	memcpy(d, s, n);
+	__asm__ volatile("" ::: "memory");
+}
+
 int main(int argc, char **argv)
 {
 	static char src[16384];
@@ -58,6 +70,10 @@ int main(int argc, char **argv)
 		sigaction(SIGSEGV, &sa, 0);
 	for (int i = 0; i < (int)sizeof(src); i++)
 		src[i] = (char)(i * 7);
+	if (argc > 1 && !strcmp(argv[1], "head")) {
+		mprotect(buf + 3 * page, page, PROT_NONE);
+		copy1(src, buf + 3 * page + 3, head_len);
+	}
 	if (argc > 1 && !strcmp(argv[1], "two")) {
 		mprotect(buf + 2 * page, page, PROT_READ);
 		copy2(buf, buf + page + page / 2, src, page);

@@ -787,10 +787,11 @@ repsig() {
 # memset (musl's C loops) whose handler makes the page writable and
 # returns, or leaves memcpy by siglongjmp, and a kill by such a fault
 # without a handler: the handler and the end are placed at the faulting
-# iteration, equal to the stepper.
+# iteration, equal to the stepper; "head": a fault before memcpy writes
+# %rcx, which the regeneration does not know (it used to be refused).
 memfnfault() {
 	fault_modes memfn_fault ':^memfn_fault 2 faults, ' 'kill:killed by signal 11' \
-		'jump:^memfn_fault 2 faults, '
+		'jump:^memfn_fault 2 faults, ' 'head:^memfn_fault 3 faults, '
 }
 
 # ctxchange: tests/data/ctx_change.c, a SIGSEGV handler that changes
