@@ -340,7 +340,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const 
 	int miss = 0, n;
 
 	if (!op)
-		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, two memory operands, or a scatter)");
+		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, two memory operands, a scatter, a 16-bit pushf or popf)");
 	if (ae_df_vsib_bytes(op) && !vsib)
 		return rerr(g, pc, "a gather without its index record (not built with -fae-data?)");
 	if (ae_df_vsib_bytes(op))
@@ -350,8 +350,10 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const 
 	if (n < 0) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "an address needs %s, which the trace does not give (not built with -fae-data?)",
-			 df_names[miss < 0 || miss > 17 ? 17 : miss]);
+		snprintf(msg, sizeof(msg), "an address needs %s, which the trace does not give (%s)",
+			 df_names[miss < 0 || miss > 17 ? 17 : miss],
+			 miss == 17 ? "a popfq in this function set it from the stack: not followed" :
+			 "not built with -fae-data?");
 		return rerr(g, pc, msg);
 	}
 	g->ld_addr = n > 0 ? a[0].addr : 0;

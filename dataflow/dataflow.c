@@ -142,11 +142,13 @@ static int vsib(const cs_insn *ci, const cs_x86_op *o, struct ae_df_op *op)
 	return 0;
 }
 
-/* The scatters and the gather/scatter prefetches (AVX-512): not followed
- * (capstone 4 decodes a scatter's VSIB index as a general register). */
-static int scatter(unsigned int id)
+/* Not followed: the scatters and the gather/scatter prefetches (AVX-512;
+ * capstone 4 decodes a scatter's VSIB index as a general register), and
+ * the 16-bit pushf/popf (a 2-byte stack slot). */
+static int unfollowed(unsigned int id)
 {
-	return (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
+	return id == X86_INS_PUSHF || id == X86_INS_POPF ||
+	       (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
 	       (id >= X86_INS_VSCATTERDPD && id <= X86_INS_VSCATTERQPS) ||
 	       (id >= X86_INS_VGATHERPF0DPD && id <= X86_INS_VGATHERPF1QPS);
 }
@@ -174,8 +176,8 @@ static int kind_of(unsigned int id)
 	case X86_INS_XCHG: return AE_DF_XCHG;
 	case X86_INS_CDQE: return AE_DF_CDQE;
 	case X86_INS_CQO: return AE_DF_CQO;
-	case X86_INS_PUSH: return AE_DF_PUSH;
-	case X86_INS_POP: return AE_DF_POP;
+	case X86_INS_PUSH: case X86_INS_PUSHFQ: return AE_DF_PUSH;
+	case X86_INS_POP: case X86_INS_POPFQ: return AE_DF_POP;
 	case X86_INS_CALL: return AE_DF_CALL;
 	case X86_INS_RET: return AE_DF_RET;
 	case X86_INS_LEAVE: return AE_DF_LEAVE;
@@ -381,7 +383,7 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	int nreg = 0;
 
 	memset(op, 0, sizeof(*op));
-	if (scatter(ci->id))
+	if (unfollowed(ci->id))
 		return -1;
 	op->len = ci->size;
 	op->dst = op->src = -1;
@@ -682,6 +684,11 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 		put(out, &n, AE_ACC_S, sp - 8, 8);
 		return n;
 	case AE_DF_STR:
+		/* (a popfq set it from the stack: the next addresses depend on it) */
+		if (!s->df_known) {
+			*missing = 17;
+			return -1;
+		}
 		if ((op->uses & (1u << 6)) && !have(s, 6, missing))
 			return -1;
 		if ((op->uses & (1u << 7)) && !have(s, 7, missing))
@@ -1065,6 +1072,9 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 		*sp += 8;
 		if (d == AE_DF_RSP)
 			forget(s, d);
+		/* popfq: the direction flag is what the stack held */
+		if (d < 0 && !op->has_mem)
+			s->df_known = 0;
 		return;
 	case AE_DF_RET:
 		*sp += 8 + op->retimm;

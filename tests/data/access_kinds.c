@@ -4,9 +4,9 @@
  * access issue 12 lists, for tests/host/data-exact.sh: x87 long double
  * (10-byte fldt/fstpt), SSE and AVX operands, locked read-modify-writes,
  * xchg, cmpxchg, xadd, rep movs/stos/cmps/scas, lods, bt on registers and
- * memory, push/pop of memory, calls through memory, %fs-relative (TLS)
- * accesses, setjmp/longjmp. Prints a checksum so the traced run and the
- * twin can be compared.
+ * memory, push/pop of memory, pushfq/popfq, calls through memory,
+ * %fs-relative (TLS) accesses, setjmp/longjmp. Prints a checksum so the
+ * traced run and the twin can be compared.
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -96,6 +96,15 @@ int main(int argc, char **argv)
 	}
 	/* push and pop of memory, a call through memory */
 	__asm__ volatile("pushq %0\n\tpopq %0" : "+m"(cell));
+	/* pushfq and popfq (a store and a load at the stack: they had no
+	 * records, and the next string instruction went the way a std
+	 * before the popfq said) */
+	{
+		unsigned long f;
+
+		__asm__ volatile("pushfq\n\tstd\n\tpopfq\n\tpushfq\n\tpopq %0" : "=r"(f) : : "cc");
+		sum += (long)(f & 0x400);
+	}
 	fnp = twice;
 	__asm__ volatile("" : "+m"(fnp));
 	sum += fnp(sum & 0xff);

@@ -397,6 +397,29 @@ fi
 # regeneration must refuse it (it used to follow the old values,
 # silently). A build without -fae-data decides nothing from registers:
 # its trace regenerates, the branch's side the handler chose included.
+# a string instruction after a popfq in the same function: the direction
+# flag came from the stack, which no record gives; refused by name (it
+# used to keep the std before the popfq, and stored downwards, silently)
+cat > popf.c <<'EOF'
+#include <stdio.h>
+static long b[8];
+int main(void)
+{
+	long *p = b, n = 8;
+
+	__asm__ volatile("pushfq\n\tstd\n\tpopfq" : : : "cc");
+	__asm__ volatile("rep stosq" : "+D"(p), "+c"(n) : "a"(1L) : "memory");
+	printf("%ld %ld\n", b[0], b[7]);
+	return 0;
+}
+EOF
+if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o popf popf.c; then
+	refused_run "a rep stosq after a popfq: refused, naming the direction flag" \
+		"an address needs the direction flag, which the trace does not give \(a popfq" popf x
+else
+	not_ok "a rep stosq after a popfq: aecc -fae-data failed"
+fi
+
 ctx=$top/tests/data/ctx_change.c
 if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o ctxd "$ctx" &&
    "$top/bin/aecc" -O2 -o ctxi "$ctx"; then
