@@ -2325,8 +2325,15 @@ static int expand_insn(void *ctx, uint64_t pc, const struct ae_df_state *regs)
 		expand_match(x, d, pc, regs, step);
 		return 0;
 	}
-	if (step == x->stop)
+	if (step == x->stop) {
+		/* the dry run's %rcx may have been the marker's: the real
+		 * run must reach the same place */
+		if (pc != x->want_ip || regs->v[AE_DF_RSP] != x->want->sp) {
+			x->err = 1;
+			return rerr(g, pc, "an expanded routine's run does not reach the step its dry run placed the marker at");
+		}
 		return X_STOP;
+	}
 	/* (steps before x->skip were emitted before a signal: only where
 	 * they lead counts) */
 	if (step >= x->skip) {
