@@ -1655,7 +1655,8 @@ static void sp_return(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const
  * gives, stay in the user address space (below 2^47, or 2^56 for an
  * address a 5-level page table gave)? Where they did not, the CPU
  * faulted before the last: a corrupt count, which regenerated as it is
- * would emit records for hours. Registers s does not know pass.
+ * would emit records for hours. Registers s does not know pass, and so
+ * do addresses above 2^56 (a tagged pointer, LAM_U57).
  */
 static int rep_in_space(const struct ae_df_op *op, uint64_t pc,
 			const struct ae_df_state *s, uint64_t n)
@@ -1667,7 +1668,9 @@ static int rep_in_space(const struct ae_df_op *op, uint64_t pc,
 		uint64_t a = acc[i].addr, top = a < (1ull << 47) ? 1ull << 47 : 1ull << 56;
 		uint64_t span = (n - 1) * op->ssize;	/* n <= 2^47 / ssize */
 
-		if (a >= top || (s->df ? span > a : span > top - a - op->ssize))
+		if (a >= 1ull << 56)
+			continue;
+		if (s->df ? span > a : span > top - a - op->ssize)
 			return 0;
 	}
 	return 1;
