@@ -247,6 +247,30 @@ static int mem_access(const cs_insn *ci, int i, int n, int cs_acc)
 }
 
 /*
+ * The processor state saves and restores: capstone 4 sizes fxsave's
+ * operand 8 bytes and fnsave's 4 (the areas are 512 and 108), and which
+ * parts of the area they touch depends on the mode and, for the xsave
+ * family, on XCR0 and %edx:%eax (valgrind splits fxsave into 18 stores
+ * of its own). 0: not followed (aecc refuses them with -fae-data; no C
+ * library routine the project builds uses them). Returns the size to use.
+ */
+static int state_size(unsigned int id, int size)
+{
+	switch (id) {
+	case X86_INS_FXSAVE: case X86_INS_FXSAVE64:
+	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
+	case X86_INS_FNSAVE: case X86_INS_FRSTOR:
+	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC:
+	case X86_INS_XSAVEC64: case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64:
+	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_XRSTOR:
+	case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
+		return 0;
+	default:
+		return size;
+	}
+}
+
+/*
  * Scalar SSE operands in memory are 4 or 8 bytes; capstone reports 16
  * for some (comisd, addsd, cvtss2sd...). Returns the size to use.
  */
@@ -451,7 +475,9 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 			if (m->vsib) {
 				m->acc = AE_ACC_L;	/* m->size: vsib()'s */
 			} else {
-				m->size = o->size;
+				m->size = state_size(ci->id, o->size);
+				if (!m->size)
+					return -1;
 				m->acc = mem_access(ci, i, x->op_count, o->access);
 				m->size = scalar_size(ci->mnemonic, m->size);
 			}

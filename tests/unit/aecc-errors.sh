@@ -34,6 +34,15 @@ expect "-o with -c and two sources" '-o with -c needs exactly one source' "$aecc
 expect "-shared" '-shared is not supported' "$aecc" -shared -o x good.s
 expect "-o without argument" '-o needs an argument' "$aecc" good.s -o
 expect "no input" 'no input files' "$aecc" -O2
+# instructions whose accesses data tracing does not follow, named with
+# their line: a state save (capstone sizes fxsave's area 8 bytes; it
+# used to be traced so, silently) and a 16-bit pushf
+printf 'f:\n\tfxsave\t(%%rdi)\n\tret\n' >fxsave.s
+printf 'f:\n\tpushfw\n\tpopfw\n\tret\n' >pushfw.s
+expect "fxsave with -fae-data" 'fxsave\.s:2: data tracing cannot follow .*fxsave.*state save' \
+	"$aecc" -fae-data -c fxsave.s
+expect "16-bit pushf with -fae-data" 'pushfw\.s:2: data tracing cannot follow .*16-bit pushf' \
+	"$aecc" -fae-data -c pushfw.s
 
 # Linking: needs the tracing musl (make musl).
 if [ -e "$top/build/musl/lib/libc.a" ]; then
