@@ -144,10 +144,12 @@ static int vsib(const cs_insn *ci, const cs_x86_op *o, struct ae_df_op *op)
 
 /* Not followed: the scatters and the gather/scatter prefetches (AVX-512;
  * capstone 4 decodes a scatter's VSIB index as a general register), and
- * the 16-bit pushf/popf (a 2-byte stack slot). */
+ * the 16-bit pushf/popf (a 2-byte stack slot), and the masked stores to
+ * (%rdi), of which capstone 4 shows no memory operand. */
 static int unfollowed(unsigned int id)
 {
 	return id == X86_INS_PUSHF || id == X86_INS_POPF ||
+	       id == X86_INS_MASKMOVQ || id == X86_INS_MASKMOVDQU || id == X86_INS_VMASKMOVDQU ||
 	       (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
 	       (id >= X86_INS_VSCATTERDPD && id <= X86_INS_VSCATTERQPS) ||
 	       (id >= X86_INS_VGATHERPF0DPD && id <= X86_INS_VGATHERPF1QPS);
@@ -185,6 +187,7 @@ static int kind_of(unsigned int id)
 	case X86_INS_CLD: return AE_DF_CLD;
 	case X86_INS_STD: return AE_DF_STD;
 	case X86_INS_SYSCALL: return AE_DF_SYSCALL;
+	case X86_INS_XLATB: return AE_DF_XLAT;
 	case X86_INS_NOP: case X86_INS_PREFETCH: case X86_INS_PREFETCHW:
 	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
 	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2:
@@ -541,6 +544,9 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	case AE_DF_LEAVE:
 		op->uses |= 1u << AE_DF_RBP;
 		break;
+	case AE_DF_XLAT:
+		op->uses |= (1u << 0) | (1u << 3);
+		break;
 	case AE_DF_ENTER:
 		/* a nesting level copies frame pointers: not followed */
 		if (x->op_count != 2 || x->operands[1].imm != 0)
@@ -708,6 +714,11 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 		if (!have(s, AE_DF_RSP, missing))
 			return -1;
 		put(out, &n, AE_ACC_S, sp - 8, 8);
+		return n;
+	case AE_DF_XLAT:
+		if (!have(s, 0, missing) || !have(s, 3, missing))
+			return -1;
+		put(out, &n, AE_ACC_L, s->v[3] + (s->v[0] & 0xff), 1);
 		return n;
 	case AE_DF_STR:
 		/* (a popfq set it from the stack: the next addresses depend on it) */

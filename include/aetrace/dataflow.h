@@ -32,6 +32,7 @@ enum ae_df_kind {
 	AE_DF_BTREG,	/* bt* %reg, %reg: VEX goes through rsp-288 (lackey sees it) */
 	AE_DF_BTMEM,	/* bt* %reg, mem: the byte at mem + (bit >> 3) */
 	AE_DF_ENTER,	/* enter $imm, $0: push %rbp, %rbp = %rsp, %rsp -= imm */
+	AE_DF_XLAT,	/* xlatb: %al = the byte at %rbx + %al (capstone: no operand) */
 };
 
 /* string instructions (AE_DF_STR) */

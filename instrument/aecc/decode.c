@@ -313,7 +313,7 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			x->rd_any = 0xffff;
 		if (c->data && ae_df_decode(h, ci, &x->df)) {
 			cs_free(ci, 1);
-			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore)",
+			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store)",
 				      c->a.st[x->stmt].text);
 		}
 		cs_free(ci, 1);

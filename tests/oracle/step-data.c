@@ -535,6 +535,9 @@ static int step_data_of(const cs_insn *in, const struct user_regs_struct *r, pid
 	case X86_INS_LEAVE:
 		sd_add(d, 'L', r->rbp, 8);
 		return 0;
+	case X86_INS_XLATB:
+		sd_add(d, 'L', r->rbx + (r->rax & 0xff), 1);
+		return 0;
 	case X86_INS_FXSAVE:
 	case X86_INS_FXSAVE64:
 	case X86_INS_FXRSTOR:

@@ -39,10 +39,13 @@ expect "no input" 'no input files' "$aecc" -O2
 # used to be traced so, silently) and a 16-bit pushf
 printf 'f:\n\tfxsave\t(%%rdi)\n\tret\n' >fxsave.s
 printf 'f:\n\tpushfw\n\tpopfw\n\tret\n' >pushfw.s
+printf 'f:\n\tmaskmovdqu\t%%xmm1, %%xmm0\n\tret\n' >maskmov.s
 expect "fxsave with -fae-data" 'fxsave\.s:2: data tracing cannot follow .*fxsave.*state save' \
 	"$aecc" -fae-data -c fxsave.s
 expect "16-bit pushf with -fae-data" 'pushfw\.s:2: data tracing cannot follow .*16-bit pushf' \
 	"$aecc" -fae-data -c pushfw.s
+expect "maskmovdqu with -fae-data" 'maskmov\.s:2: data tracing cannot follow .*maskmovdqu.*masked store' \
+	"$aecc" -fae-data -c maskmov.s
 
 # Linking: needs the tracing musl (make musl).
 if [ -e "$top/build/musl/lib/libc.a" ]; then
