@@ -192,6 +192,7 @@ static int kind_of(unsigned int id)
 	case X86_INS_PREFETCHNTA: case X86_INS_PREFETCHT0:
 	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2:
 	case X86_INS_ENDBR64: case X86_INS_PAUSE:
+	case X86_INS_CLFLUSH: case X86_INS_CLFLUSHOPT:	/* no access (lackey: none) */
 		return AE_DF_NOP;
 	default: return AE_DF_OTHER;
 	}
