@@ -585,6 +585,57 @@ out:
 	return ret < 0 ? -1 : 0;
 }
 
+/*
+ * A separate schedule file must hold the trace's own markers, where the
+ * trace has them (bdump writes both; the trace's chunks are checksummed,
+ * the file is not): a flipped byte of the file's would be taken as is,
+ * and some (a switch point's ip) move a signal silently. Returns 0 or -1.
+ */
+static int same_markers(struct schedlog_demux *d)
+{
+	struct schedlog_markers *a = NULL, *b = NULL;
+	struct trbuf_marker ma, mb;
+	uint64_t ia, ib;
+	int ra, rb, ret = 0;
+
+	if (schedlog_markers_open(&a, d->sched, -1)) {
+		ret = derr(d, "%s", a ? schedlog_markers_error(a) : "out of memory");
+		goto out;
+	}
+	if (schedlog_markers_open(&b, d->trace, -1)) {
+		ret = derr(d, "%s", b ? schedlog_markers_error(b) : "out of memory");
+		goto out;
+	}
+	rb = schedlog_markers_next(b, &mb, &ib);
+	if (rb == 0)
+		goto out;	/* the trace has none: the file is the schedule */
+	for (;;) {
+		ra = schedlog_markers_next(a, &ma, &ia);
+		if (ra < 0 || rb < 0) {
+			ret = derr(d, "%s", schedlog_markers_error(ra < 0 ? a : b));
+			break;
+		}
+		if (!ra && !rb)
+			break;
+		if (!ra) {
+			ret = derr(d, "%s: ends at marker %llu, before the markers %s holds (checksummed: leave out the schedule file)",
+				   d->sched, (unsigned long long)ib, d->trace);
+			break;
+		}
+		if (!rb || memcmp(&ma, &mb, sizeof(ma))) {
+			ret = derr(d, "%s: marker %llu %s the markers %s holds (checksummed: leave out the schedule file)",
+				   d->sched, (unsigned long long)ia, !rb ? "is past" : "differs from",
+				   d->trace);
+			break;
+		}
+		rb = schedlog_markers_next(b, &mb, &ib);
+	}
+out:
+	schedlog_markers_close(a);
+	schedlog_markers_close(b);
+	return ret;
+}
+
 int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const char *sched)
 {
 	struct schedlog_demux *d = calloc(1, sizeof(*d));
@@ -595,6 +646,8 @@ int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const cha
 	d->trace = trace;
 	d->sched = sched;
 	if (read_session(d))
+		return -1;
+	if (sched && same_markers(d))
 		return -1;
 	d->src = calloc(d->g.nr_cpus, sizeof(*d->src));
 	if (!d->src)

@@ -499,9 +499,9 @@ expect_error "a schedule that ends early: the bytes after it do not fit (clear e
 # did that): the CPU's later markers would be taken after the other CPUs',
 # a migrating task's bytes handed out out of order, and that task's trace
 # came out different with no error; the order is checked now
-python3 - s.bin late.bin <<'PY'
+read -r li lt < <(python3 - s.bin <<'PY'
 import struct, sys
-b = bytearray(open(sys.argv[1], 'rb').read())
+b = open(sys.argv[1], 'rb').read()
 M = 72	# struct trbuf_marker: time_ns u64, type u32, cpu u16 at 12
 mk = [struct.unpack_from('<QIH', b, i) for i in range(0, len(b), M)]
 for i, (t, ty, cpu) in enumerate(mk):
@@ -509,12 +509,21 @@ for i, (t, ty, cpu) in enumerate(mk):
 		continue
 	later = [k for k in range(i + 1, len(mk)) if mk[k][2] == cpu][:8]
 	if len(later) == 8:
-		struct.pack_into('<Q', b, i * M, mk[later[-1]][0] + 1)
+		print(i, mk[later[-1]][0] + 1)
 		break
-open(sys.argv[2], 'wb').write(b)
 PY
+)
+"$tm" --marker m.zst late.zst "$li" time "$lt"
 expect_error "a marker whose time goes back on its CPU is named" "marker [0-9]+ \(cpu [0-9]+, [A-Z_]+\): its time [0-9]+ ns goes back on this cpu" \
-	"$B/aetrace" regen --sched late.bin --split x7 m.zst $progs
+	"$B/aetrace" regen --split x7 late.zst $progs
+# a schedule file is the trace's markers again (bdump writes both), but
+# only the trace's are checksummed: one whose byte differs is refused (a
+# SWITCH_IN's ip flipped moved a signal by a loop iteration, silently)
+python3 -c "
+import sys
+b = bytearray(open('s.bin', 'rb').read()); b[$li * 72 + 41] ^= 0x10; open('flip.bin', 'wb').write(b)"
+expect_error "a schedule file that differs from the trace's markers is refused" "flip.bin: marker $li differs from the markers m.zst holds" \
+	"$B/aetrace" regen --sched flip.bin --split x8 m.zst $progs
 # a task not built by aecc (a hand-written /dev/trbuf producer: no
 # registration record) beside an aecc-built program: reported once and
 # skipped, never guessed to run the one given program (whose control flow

@@ -2,13 +2,13 @@
 /*
  * trace_mutate - rewrite an aetrace container with one witness byte
  * changed, the %rsp of every SIGNAL marker (or of the one with
- * absolute marker index INDEX) moved, the ip, sp, cx, offset, arg or
- * flags of marker INDEX set, or the DATA payload cut after LEN bytes (a task killed
+ * absolute marker index INDEX) moved, the ip, sp, cx, offset, arg,
+ * flags or time of marker INDEX set, or the DATA payload cut after LEN bytes (a task killed
  * there), for tests of the regenerator on hand-made input.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
  *   trace_mutate --signal-sp IN OUT ADD [INDEX]
- *   trace_mutate --marker IN OUT INDEX ip|sp|cx|offset|arg|flags VALUE
+ *   trace_mutate --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE
  *   trace_mutate --data-cut IN OUT LEN
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  */
@@ -34,19 +34,19 @@ int main(int argc, char **argv)
 	int set = argc == 7 && !strcmp(argv[1], "--marker") &&
 		  (!strcmp(argv[5], "ip") || !strcmp(argv[5], "sp") || !strcmp(argv[5], "cx") ||
 		   !strcmp(argv[5], "offset") || !strcmp(argv[5], "arg") ||
-		   !strcmp(argv[5], "flags"));
+		   !strcmp(argv[5], "flags") || !strcmp(argv[5], "time"));
 	int cut = argc == 5 && !strcmp(argv[1], "--data-cut");
 	long long sp_add = 0, only = -1, mki = 0;
 	unsigned long long val = 0;
 
 	if (!count && !sp && !set && !cut && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags VALUE | --data-cut IN OUT LEN | --data-len IN\n");
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE | --data-cut IN OUT LEN | --data-len IN\n");
 		return 2;
 	}
 	if (set) {
 		only = strtoll(argv[4], NULL, 0);
 		val = strtoull(argv[6], NULL, 0);
-		set = argv[5][0];	/* the field: i, s, c, o, a or f */
+		set = argv[5][0];	/* the field: i, s, c, o, a, f or t */
 		argv++;
 	} else if (cut) {
 		val = strtoull(argv[4], NULL, 0);
@@ -97,6 +97,8 @@ int main(int argc, char **argv)
 					m[i].arg = val;
 				else if (set == 'f' && only == mki)
 					m[i].flags = val;
+				else if (set == 't' && only == mki)
+					m[i].time_ns = val;
 				else if (sp && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
 			}
