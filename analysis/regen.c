@@ -339,7 +339,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const 
 	struct ae_df_access a[AE_DF_VSIB_MAX];
 	int miss = 0, n;
 
-	if (!op)
+	if (!op || op->unfollowed)
 		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store)");
 	if (ae_df_vsib_bytes(op) && !vsib)
 		return rerr(g, pc, "a gather without its index record (not built with -fae-data?)");

@@ -142,15 +142,39 @@ static int vsib(const cs_insn *ci, const cs_x86_op *o, struct ae_df_op *op)
 	return 0;
 }
 
-/* Not followed: the scatters and the gather/scatter prefetches (AVX-512;
- * capstone 4 decodes a scatter's VSIB index as a general register), and
- * the 16-bit pushf/popf (a 2-byte stack slot), and the masked stores to
- * (%rdi), of which capstone 4 shows no memory operand. */
-static int unfollowed(unsigned int id)
+/*
+ * Not followed: the scatters and the gather/scatter prefetches (AVX-512;
+ * capstone 4 decodes a scatter's VSIB index as a general register); the
+ * 16-bit pushf/popf (a 2-byte stack slot); the masked stores to (%rdi),
+ * of which capstone 4 shows no memory operand; and the processor state
+ * saves and restores, whose areas capstone 4 sizes 8 (fxsave) or 4
+ * (fnsave) bytes, and which touch parts of them that depend on the mode
+ * and, for the xsave family, on XCR0 and %edx:%eax (valgrind even splits
+ * fxsave into 18 stores of its own). No C library routine the project
+ * builds uses any of them.
+ */
+static int unfollowed(const cs_insn *ci)
 {
-	return id == X86_INS_PUSHF || id == X86_INS_POPF ||
-	       id == X86_INS_MASKMOVQ || id == X86_INS_MASKMOVDQU || id == X86_INS_VMASKMOVDQU ||
-	       (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
+	unsigned int id = ci->id;
+	const cs_x86 *x = &ci->detail->x86;
+
+	switch (id) {
+	case X86_INS_PUSHF: case X86_INS_POPF:
+	case X86_INS_MASKMOVQ: case X86_INS_MASKMOVDQU: case X86_INS_VMASKMOVDQU:
+	case X86_INS_FXSAVE: case X86_INS_FXSAVE64:
+	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
+	case X86_INS_FNSAVE: case X86_INS_FRSTOR:
+	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC:
+	case X86_INS_XSAVEC64: case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64:
+	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_XRSTOR:
+	case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
+		return 1;
+	case X86_INS_XLATB:	/* (a segment or a 32-bit address: not followed) */
+		return x->prefix[1] || x->prefix[3];
+	default:
+		break;
+	}
+	return (id >= X86_INS_VPSCATTERDD && id <= X86_INS_VPSCATTERQQ) ||
 	       (id >= X86_INS_VSCATTERDPD && id <= X86_INS_VSCATTERQPS) ||
 	       (id >= X86_INS_VGATHERPF0DPD && id <= X86_INS_VGATHERPF1QPS);
 }
@@ -193,6 +217,7 @@ static int kind_of(unsigned int id)
 	case X86_INS_PREFETCHT1: case X86_INS_PREFETCHT2:
 	case X86_INS_ENDBR64: case X86_INS_PAUSE:
 	case X86_INS_CLFLUSH: case X86_INS_CLFLUSHOPT:	/* no access (lackey: none) */
+	case X86_INS_CLWB:
 		return AE_DF_NOP;
 	default: return AE_DF_OTHER;
 	}
@@ -248,30 +273,6 @@ static int mem_access(const cs_insn *ci, int i, int n, int cs_acc)
 		return AE_ACC_S;
 	r = (cs_acc & CS_AC_READ ? AE_ACC_L : 0) | (cs_acc & CS_AC_WRITE ? AE_ACC_S : 0);
 	return r ? r : AE_ACC_M;
-}
-
-/*
- * The processor state saves and restores: capstone 4 sizes fxsave's
- * operand 8 bytes and fnsave's 4 (the areas are 512 and 108), and which
- * parts of the area they touch depends on the mode and, for the xsave
- * family, on XCR0 and %edx:%eax (valgrind splits fxsave into 18 stores
- * of its own). 0: not followed (aecc refuses them with -fae-data; no C
- * library routine the project builds uses them). Returns the size to use.
- */
-static int state_size(unsigned int id, int size)
-{
-	switch (id) {
-	case X86_INS_FXSAVE: case X86_INS_FXSAVE64:
-	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
-	case X86_INS_FNSAVE: case X86_INS_FRSTOR:
-	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC:
-	case X86_INS_XSAVEC64: case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64:
-	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_XRSTOR:
-	case X86_INS_XRSTOR64: case X86_INS_XRSTORS: case X86_INS_XRSTORS64:
-		return 0;
-	default:
-		return size;
-	}
 }
 
 /*
@@ -411,8 +412,6 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 	int nreg = 0;
 
 	memset(op, 0, sizeof(*op));
-	if (unfollowed(ci->id))
-		return -1;
 	op->len = ci->size;
 	op->dst = op->src = -1;
 	op->mem.base = op->mem.index = -1;
@@ -428,6 +427,11 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 				op->writes |= 1u << g;
 		}
 	op->writes |= ae_df_implicit_writes(ci->id);
+	if (unfollowed(ci)) {
+		op->kind = AE_DF_OTHER;
+		op->unfollowed = 1;
+		return 0;
+	}
 	/* string instructions by opcode (capstone shares names with SSE) */
 	if (x->opcode[0] != 0x0f && str_kind(x->opcode[0]) && ci->id != X86_INS_NOP) {
 		op->kind = AE_DF_STR;
@@ -479,9 +483,7 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op)
 			if (m->vsib) {
 				m->acc = AE_ACC_L;	/* m->size: vsib()'s */
 			} else {
-				m->size = state_size(ci->id, o->size);
-				if (!m->size)
-					return -1;
+				m->size = o->size;
 				m->acc = mem_access(ci, i, x->op_count, o->access);
 				m->size = scalar_size(ci->mnemonic, m->size);
 			}
@@ -661,7 +663,7 @@ int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_st
 	int n = 0;
 	int mem = op->has_mem && op->mem.acc;
 
-	if (op->has_mem && op->mem.vsib) {
+	if ((op->has_mem && op->mem.vsib) || op->unfollowed) {
 		*missing = -1;		/* the record's: ae_df_vsib_accesses() */
 		return -1;
 	}
@@ -1102,16 +1104,21 @@ void ae_df_step(const struct ae_df_op *op, uint64_t pc, struct ae_df_state *s)
 			forget(s, 2);
 		return;
 	case AE_DF_PUSH:
+		*sp -= 8;
+		return;
 	case AE_DF_CALL:
 		*sp -= 8;
+		s->df = 0;	/* the ABI: clear at every call and return */
+		s->df_known = 1;
 		return;
 	case AE_DF_POP:
 		forget(s, d);
 		*sp += 8;
 		if (d == AE_DF_RSP)
 			forget(s, d);
-		/* popfq: the direction flag is what the stack held */
-		if (d < 0 && !op->has_mem)
+		/* popfq (a pop that sets the flags): the direction flag is
+		 * what the stack held */
+		if (op->fl == AE_FL_LOST)
 			s->df_known = 0;
 		return;
 	case AE_DF_RET:

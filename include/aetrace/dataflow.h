@@ -84,6 +84,9 @@ struct ae_df_op {
 	uint8_t fl;		/* enum ae_df_fl: what it does to the status flags */
 	uint8_t fl_kind;	/* AE_FL_SET: the arithmetic (cmp: SUB, test: AND) */
 	uint8_t cc;		/* a jcc on the flags: its condition (tttn) + 1 */
+	uint8_t unfollowed;	/* data tracing cannot follow its accesses (only
+				 * `writes` and `len` hold: an instruction trace
+				 * still steps %rsp over it) */
 	uint16_t retimm;	/* ret $n */
 	int64_t imm;
 	uint32_t writes;	/* registers this instruction may change */
@@ -135,7 +138,9 @@ struct ae_df_access {
 /*
  * Decode capstone's instruction ci (detail on, handle h) into op.
  * Returns 0, or -1 when it uses %gs or another form data tracing cannot
- * follow (the caller names the instruction).
+ * follow (the caller names the instruction); 0 with op->unfollowed for
+ * an instruction whose accesses are not followed but which touches no
+ * general register but those in op->writes (a scatter, a state save).
  */
 int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op);
 
@@ -144,7 +149,8 @@ int ae_df_decode(csh h, const cs_insn *ci, struct ae_df_op *op);
  * instruction), in lackey's order, into out[] (room for 4). Returns how
  * many, or -1 when an address needs a register s does not know
  * (*missing = that register, 16 for %fs base, 17 for the direction flag;
- * -1 for a gather, whose addresses ae_df_vsib_accesses() computes).
+ * -1 for a gather, whose addresses ae_df_vsib_accesses() computes, and
+ * for an unfollowed instruction).
  */
 int ae_df_accesses(const struct ae_df_op *op, uint64_t pc, const struct ae_df_state *s,
 		   struct ae_df_access *out, int *missing);

@@ -311,11 +311,15 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 		if ((x->kind == IK_CALL || x->kind == IK_JMP) &&
 		    strstr(c->a.st[x->stmt].text, "__x86_indirect_thunk"))
 			x->rd_any = 0xffff;
-		if (c->data && ae_df_decode(h, ci, &x->df)) {
+		if (c->data && (ae_df_decode(h, ci, &x->df) || x->df.unfollowed)) {
 			cs_free(ci, 1);
 			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store)",
 				      c->a.st[x->stmt].text);
 		}
+		/* an address register is read whole (xlatb's %rbx: capstone
+		 * 4 lists no register of it) */
+		if (c->data)
+			x->rd64 |= x->df.uses & 0xffff;
 		cs_free(ci, 1);
 		continue;
 bad:

@@ -104,6 +104,10 @@ int main(int argc, char **argv)
 
 		__asm__ volatile("pushfq\n\tstd\n\tpopfq\n\tpushfq\n\tpopq %0" : "=r"(f) : : "cc");
 		sum += (long)(f & 0x400);
+		/* a cld makes the direction flag known again */
+		t = dst + 250;
+		n = 8;
+		__asm__ volatile("cld\n\trep stosb" : "+D"(t), "+c"(n) : "a"(0x33L) : "memory");
 	}
 	/* clflush: no access (it had a 1-byte load) */
 	__asm__ volatile("clflush %0" : : "m"(cells[0]));

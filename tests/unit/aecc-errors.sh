@@ -40,12 +40,26 @@ expect "no input" 'no input files' "$aecc" -O2
 printf 'f:\n\tfxsave\t(%%rdi)\n\tret\n' >fxsave.s
 printf 'f:\n\tpushfw\n\tpopfw\n\tret\n' >pushfw.s
 printf 'f:\n\tmaskmovdqu\t%%xmm1, %%xmm0\n\tret\n' >maskmov.s
+printf 'f:\n\txsave\t(%%rdi)\n\tret\n' >xsave.s
+printf 'f:\n\tfnsave\t(%%rdi)\n\tret\n' >fnsave.s
+printf 'f:\n\txlat\t%%fs:(%%rbx)\n\tret\n' >fsxlat.s
 expect "fxsave with -fae-data" 'fxsave\.s:2: data tracing cannot follow .*fxsave.*state save' \
 	"$aecc" -fae-data -c fxsave.s
 expect "16-bit pushf with -fae-data" 'pushfw\.s:2: data tracing cannot follow .*16-bit pushf' \
 	"$aecc" -fae-data -c pushfw.s
 expect "maskmovdqu with -fae-data" 'maskmov\.s:2: data tracing cannot follow .*maskmovdqu.*masked store' \
 	"$aecc" -fae-data -c maskmov.s
+expect "xsave with -fae-data" 'xsave\.s:2: data tracing cannot follow .*xsave.*state save' \
+	"$aecc" -fae-data -c xsave.s
+expect "fnsave with -fae-data" 'fnsave\.s:2: data tracing cannot follow .*fnsave.*state save' \
+	"$aecc" -fae-data -c fnsave.s
+expect "xlatb through %fs with -fae-data" 'fsxlat\.s:2: data tracing cannot follow .*xlat' \
+	"$aecc" -fae-data -c fsxlat.s
+# the same instructions in an instruction-only build: traced
+for f in fxsave xsave fnsave maskmov pushfw fsxlat; do
+	"$aecc" -c -o "$f.o" "$f.s" 2>err || break
+done
+if [ -s "$f.o" ] && [ ! -s err ]; then ok "the same instructions build without -fae-data"; else not_ok "the same instructions build without -fae-data"; fi
 
 # Linking: needs the tracing musl (make musl).
 if [ -e "$top/build/musl/lib/libc.a" ]; then

@@ -169,8 +169,17 @@ static void vsib_checks(void)
 	   "a gather with an address-size prefix is refused");
 	/* vpscatterdd %zmm0,8(%rax,%zmm1,4){%k1}: refused (capstone 4 reads
 	 * its index as %rcx) */
-	ok(dec(B(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x44, 0x88, 0x02), 0x401000, &op) < 0,
-	   "a scatter is refused");
+	ok(dec(B(0x62, 0xf2, 0x7d, 0x49, 0xa0, 0x44, 0x88, 0x02), 0x401000, &op) == 0 &&
+	   op.unfollowed && !(op.writes & 0xffff),
+	   "a scatter is not followed (and writes no general register)");
+	/* fxsave (%rax): capstone 4 sizes its area 8 bytes; not followed,
+	 * %rsp untouched (an instruction trace steps over it) */
+	ok(dec(B(0x0f, 0xae, 0x00), 0x401000, &op) == 0 && op.unfollowed &&
+	   !(op.writes & (1u << AE_DF_RSP)), "fxsave is not followed and leaves %rsp");
+	/* xlatb: the byte at %rbx + %al; with %fs: not followed */
+	ok(dec(B(0xd7), 0x401000, &op) == 0 && !op.unfollowed && op.kind == AE_DF_XLAT &&
+	   op.uses == ((1u << 0) | (1u << 3)), "xlatb uses %rax and %rbx");
+	ok(dec(B(0x64, 0xd7), 0x401000, &op) == 0 && op.unfollowed, "%fs xlatb is not followed");
 }
 
 int main(void)
@@ -193,6 +202,20 @@ int main(void)
 	/* push %rbx: S at rsp-8; rsp -= 8 */
 	check("push stores below rsp", B(0x53), &s, W({ AE_ACC_S, 0x7ffdfff8, 8 }));
 	ok(s.v[AE_DF_RSP] == 0x7ffdfff8, "push moves rsp");
+	/* pushfq, popfq: a store and a load at the stack; after popfq the
+	 * direction flag is what the stack held (unknown) until a call */
+	check("pushfq stores below rsp", B(0x9c), &s, W({ AE_ACC_S, 0x7ffdfff0, 8 }));
+	check("popfq loads at rsp", B(0x9d), &s, W({ AE_ACC_L, 0x7ffdfff0, 8 }));
+	ok(s.v[AE_DF_RSP] == 0x7ffdfff8 && (s.known >> AE_DF_RSP & 1) && !s.df_known,
+	   "popfq moves rsp back and leaves the direction flag unknown");
+	ok(dec(B(0xaa), 0x401000, &op) == 0 && ae_df_accesses(&op, 0x401000, &s, a, &miss) < 0 &&
+	   miss == 17, "a string instruction then names the direction flag");
+	/* xlatb: L 1 at %rbx + %al, the upper bits of %rax ignored */
+	ae_df_set(&s, 0, 0x1234567890abcd05ull, 8);
+	check("xlatb loads the byte at rbx + al", B(0xd7), &s, W({ AE_ACC_L, 0x1005, 1 }));
+	s.v[AE_DF_RSP] += 8;	/* (room for a call's push) */
+	check("call pushes", B(0xe8, 0, 0, 0, 0), &s, W({ AE_ACC_S, 0x7ffdfff8, 8 }));
+	ok(s.df_known && !s.df, "a call clears the direction flag (the ABI)");
 	/* lea 0x10(%rbx,%rbx,2),%rax: no access; rax = 0x3010 */
 	check("lea touches nothing", B(0x48, 0x8d, 0x44, 0x5b, 0x10), &s, NULL, 0);
 	ok((s.known & 1) && s.v[0] == 0x3010, "lea computes rax");
