@@ -524,6 +524,13 @@ import sys
 b = bytearray(open('s.bin', 'rb').read()); b[$li * 72 + 41] ^= 0x10; open('flip.bin', 'wb').write(b)"
 expect_error "a schedule file that differs from the trace's markers is refused" "flip.bin: marker $li differs from the markers m.zst holds" \
 	"$B/aetrace" regen --sched flip.bin --split x8 m.zst $progs
+nmk=$(($(stat -c %s s.bin) / 72))
+head -c $(((nmk - 1) * 72)) s.bin >less.bin
+expect_error "a schedule file one marker short of the trace's is refused" "less.bin: ends at marker $((nmk - 1)), before the markers m.zst holds" \
+	"$B/aetrace" regen --sched less.bin --split x9 m.zst $progs
+{ cat s.bin; tail -c 72 s.bin; } >more.bin
+expect_error "a schedule file one marker longer than the trace's is refused" "more.bin: marker $nmk is past the markers m.zst holds" \
+	"$B/aetrace" regen --sched more.bin --split x10 m.zst $progs
 # a task not built by aecc (a hand-written /dev/trbuf producer: no
 # registration record) beside an aecc-built program: reported once and
 # skipped, never guessed to run the one given program (whose control flow
