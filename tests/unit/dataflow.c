@@ -210,6 +210,12 @@ int main(void)
 	   "popfq moves rsp back and leaves the direction flag unknown");
 	ok(dec(B(0xaa), 0x401000, &op) == 0 && ae_df_accesses(&op, 0x401000, &s, a, &miss) < 0 &&
 	   miss == 17, "a string instruction then names the direction flag");
+	/* a plain pop leaves the direction flag as it was */
+	s.df_known = 1;
+	check("push %rcx", B(0x51), &s, W({ AE_ACC_S, 0x7ffdfff0, 8 }));
+	check("pop %rcx", B(0x59), &s, W({ AE_ACC_L, 0x7ffdfff0, 8 }));
+	ok(s.df_known, "a plain pop keeps the direction flag known");
+	s.df_known = 0;
 	/* xlatb: L 1 at %rbx + %al, the upper bits of %rax ignored */
 	ae_df_set(&s, 0, 0x1234567890abcd05ull, 8);
 	check("xlatb loads the byte at rbx + al", B(0xd7), &s, W({ AE_ACC_L, 0x1005, 1 }));
