@@ -600,15 +600,15 @@ static int same_markers(struct schedlog_demux *d)
 
 	if (schedlog_markers_open(&a, d->sched, -1)) {
 		ret = derr(d, "%s", a ? schedlog_markers_error(a) : "out of memory");
-		goto out;
+		goto close_readers;
 	}
 	if (schedlog_markers_open(&b, d->trace, -1)) {
 		ret = derr(d, "%s", b ? schedlog_markers_error(b) : "out of memory");
-		goto out;
+		goto close_readers;
 	}
 	rb = schedlog_markers_next(b, &mb, &ib);
 	if (rb == 0)
-		goto out;	/* the trace has none: the file is the schedule */
+		goto close_readers;	/* the trace has none: the file is the schedule */
 	for (;;) {
 		ra = schedlog_markers_next(a, &ma, &ia);
 		if (ra < 0 || rb < 0) {
@@ -630,7 +630,7 @@ static int same_markers(struct schedlog_demux *d)
 		}
 		rb = schedlog_markers_next(b, &mb, &ib);
 	}
-out:
+close_readers:
 	schedlog_markers_close(a);
 	schedlog_markers_close(b);
 	return ret;
