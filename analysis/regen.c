@@ -340,7 +340,7 @@ static int data_exec(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc, const 
 	int miss = 0, n;
 
 	if (!op || op->unfollowed)
-		return rerr(g, pc, "data tracing cannot follow this instruction (%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store)");
+		return rerr(g, pc, "data tracing cannot follow this instruction (" AE_DF_UNFOLLOWED_KINDS ")");
 	if (ae_df_vsib_bytes(op) && !vsib)
 		return rerr(g, pc, "a gather without its index record (not built with -fae-data?)");
 	if (ae_df_vsib_bytes(op))

@@ -135,6 +135,11 @@ struct ae_df_access {
 	uint64_t addr;
 };
 
+/* What ae_df_decode() refuses or leaves unfollowed, for the messages of
+ * aecc and the regenerator. */
+#define AE_DF_UNFOLLOWED_KINDS \
+	"%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store"
+
 /*
  * Decode capstone's instruction ci (detail on, handle h) into op.
  * Returns 0, or -1 when it uses %gs or another form data tracing cannot

@@ -313,8 +313,8 @@ static int decode_all(struct ae_ctx *c, const struct ae_scan *s, csh h)
 			x->rd_any = 0xffff;
 		if (c->data && (ae_df_decode(h, ci, &x->df) || x->df.unfollowed)) {
 			cs_free(ci, 1);
-			return ae_err(c, line, "data tracing cannot follow '%s' (%%gs, two memory operands, a scatter, a 16-bit pushf or popf, a state save or restore, a masked store)",
-				      c->a.st[x->stmt].text);
+			return ae_err(c, line, "data tracing cannot follow '%s' (%s)",
+				      c->a.st[x->stmt].text, AE_DF_UNFOLLOWED_KINDS);
 		}
 		/* an address register is read whole (xlatb's %rbx: capstone
 		 * 4 lists no register of it) */
