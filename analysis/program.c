@@ -347,9 +347,11 @@ int ae_program_vcprof_write(const struct ae_program *p, FILE *f)
 		const struct ae_vcprof_count *c = &p->vcprof[i];
 
 		if (c->recs &&
-		    fprintf(f, "%08x %u %u %llu %llu %llu\n", p->ev[i].objid, p->ev[i].insn,
+		    fprintf(f, "%08x %u %c %u %llu %llu %llu %llu\n", p->ev[i].objid,
+			    p->ev[i].insn, p->ev[i].kind == AE_EV_VAL_AFTER ? 'a' : 'b',
 			    p->ev[i].a, (unsigned long long)c->recs,
-			    (unsigned long long)c->lc_hits, (unsigned long long)c->one_byte) < 0)
+			    (unsigned long long)c->lc_hits, (unsigned long long)c->one_byte,
+			    (unsigned long long)c->bytes) < 0)
 			return -1;
 	}
 	return 0;

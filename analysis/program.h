@@ -27,12 +27,13 @@ struct ae_rev {
 	const uint32_t *pool;	/* AE_EV_PRED: witness values of side `flag` */
 };
 
-/* What the tests of a value-cache record with AE_VC_BY_ADDR would find,
+/* What a value-cache record's coding took and what its tests would find,
  * counted for `aetrace stats --vc-profile` (include/aetrace/vcprof.h) */
 struct ae_vcprof_count {
 	uint64_t recs;		/* records */
-	uint64_t lc_hits;	/* the address cache held the value */
+	uint64_t lc_hits;	/* the address cache held the value (AE_VC_BY_ADDR) */
 	uint64_t one_byte;	/* within the one-byte difference of the slot */
+	uint64_t bytes;		/* trace bytes the records took */
 };
 
 struct ae_dinsn {

@@ -856,21 +856,24 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 }
 
 /*
- * The value-cache profile's counts of one address-cache place: what each
- * test would have found for value v, the value slot holding old and the
- * address slot lc (both as they were before the record), whichever test
- * ran first, so that profiles of builds in either order agree. Not when
- * the cache is unknown (a full value of a task sharing it).
+ * The value-cache profile's counts of one place: the bytes its record
+ * took (nb) and what each test would
+ * have found for value v, the value slot holding old and, at an
+ * address-cache place, the address slot lc (both as they were before the
+ * record), whichever test ran first, so that profiles of builds in either
+ * order agree. No tests when the cache is unknown (a full value of a task
+ * sharing it).
  */
-static void vc_count(struct ae_vcprof_count *c, int low, uint64_t v, uint64_t old, uint64_t lc,
-		     int known)
+static void vc_count(struct ae_vcprof_count *c, int by_addr, int low, uint64_t v, uint64_t old,
+		     uint64_t lc, int known, unsigned int nb)
 {
 	int64_t d = low ? (int64_t)(int32_t)(uint32_t)(v - old) : (int64_t)(v - old);
 
 	c->recs++;
+	c->bytes += nb;
 	if (!known)
 		return;
-	if (lc == v)
+	if (by_addr && lc == v)
 		c->lc_hits++;
 	if (d >= -64 && d < 64)
 		c->one_byte++;
@@ -946,9 +949,9 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	if (t == AE_VC_BY_ADDR_HIT && by_addr)
 		g->st.lc_hits++;
-	if (by_addr && g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
-		vc_count(&g->p->vcprof[e - g->p->ev], e->flag == AE_VAL_REG_VC_LOW, *v, old,
-			 g->vcl.lc ? g->vcl.lold : vc->lc[lslot], !vc->unknown);
+	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
+		vc_count(&g->p->vcprof[e - g->p->ev], by_addr, e->flag == AE_VAL_REG_VC_LOW, *v,
+			 old, g->vcl.lc ? g->vcl.lold : vc->lc[lslot], !vc->unknown, nb);
 	return 0;
 }
 
@@ -1505,6 +1508,8 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 				if (e->flag == AE_VAL_REG_VC_LOW)
 					v &= 0xffffffffull;
 				ghits--;
+				if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
+					g->p->vcprof[e - g->p->ev].recs++;	/* (no byte of its own) */
 			} else if (vc_value(g, e, pc, &v, t0)) {
 				return -1;
 			}

@@ -24,6 +24,7 @@
 #include "bdump.h"
 #include <aetrace/container_sink.h>
 #include <aetrace/fullio.h>
+#include <aetrace/outfile.h>
 #include "net_client.h"
 #include "source.h"
 #include "spawn.h"
@@ -96,10 +97,10 @@ static int out_open(struct out *o, const char *trace, const char *sched,
 	memset(o, 0, sizeof(*o));
 	o->name = trace;
 	o->fd = -1;
-	o->sched_fd = open(sched, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	o->sched_fd = schedlog_open_output(sched);
 	if (o->sched_fd < 0) {
-		snprintf(err, errlen, "%s: %s", sched, strerror(errno));
-		return -errno;
+		snprintf(err, errlen, "%s: %s", sched, strerror(-o->sched_fd));
+		return o->sched_fd;
 	}
 	if (trace[0] == '|') {
 		int p[2];
@@ -133,10 +134,10 @@ static int out_open(struct out *o, const char *trace, const char *sched,
 			snprintf(err, errlen, "%s: zstd setup failed", trace);
 		return ret;
 	} else {
-		o->fd = open(trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		o->fd = schedlog_open_output(trace);
 		if (o->fd < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "%s: %s", trace, strerror(errno));
+			ret = o->fd;
+			snprintf(err, errlen, "%s: %s", trace, strerror(-ret));
 			goto err_close_sched;
 		}
 	}

@@ -149,9 +149,10 @@ EOF
 # profiled NAME DATA STDIN ARGS...: DATA built again with the value-cache
 # profile (aecc -fae-vc-profile) of a run on STDIN ARGS (the small
 # workload: the timed runs are larger); prints the program's path. The
-# profile orders the cache's tests only: the sanity line gives the raw
-# bytes of that run with both (from one path, which Lua keeps in its
-# data).
+# profile orders the cache's tests and makes plain the records of places
+# where the cache saved little: the sanity line gives the raw bytes and
+# the plain register records of that run with both (from one path, which
+# Lua keeps in its data).
 profiled() {
 	local name=$1 data=$2 in=$3 p b0 b1 same=$tmp/same/${2##*/}
 	shift 3
@@ -169,12 +170,13 @@ profiled() {
 	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$same" "$@" <"$in" >/dev/null 2>&1
 	b0=$("$mutate" --data-len "$tmp/$name.s0.zst")
 	b1=$("$mutate" --data-len "$tmp/$name.s1.zst")
-	# each value coded in as many bytes; a few can differ (a recorded
-	# register the program leaves unused holds other garbage; code
-	# that grew moves the data, the twin with it)
+	local p0 p1 plain='/value records/ { print $3 + $7 + $10 + $13 }'
+	p0=$("$aetrace" stats "$tmp/$name.s0.zst" "$same" 2>/dev/null | awk "$plain")
+	p1=$("$aetrace" stats "$tmp/$name.s1.zst" "$same" 2>/dev/null | awk "$plain")
+	# the twin moves when the code grows or shrinks (the data layout)
 	local twin=' (the same twin)'
 	cmp -s "$data.orig" "$p.orig" || twin=' (the twin moved with the code: another data layout)'
-	echo "$name: built with its value-cache profile ($(awk 'NR > 1 && $5 > $6' "$tmp/$name.prof" | wc -l) places try the address cache first): $b1 raw bytes against $b0 without$twin" >>"$tmp/sanity"
+	echo "$name: built with its value-cache profile ($(awk 'NR > 1 && $6 > $7' "$tmp/$name.prof" | wc -l) places try the address cache first): $b1 raw bytes against $b0 without, $p1 plain register records against $p0$twin" >>"$tmp/sanity"
 	rm -rf "$tmp/same" "$tmp/$name.s0.zst" "$tmp/$name.s1.zst"
 	echo "$p"
 }
@@ -294,7 +296,9 @@ cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 	echo "for the writer, README \"Pacing\"; --fixed-level: level 1 throughout, as before pacing;"
 	echo "aerun -T 2: two zstd worker threads beside the program on this 2-CPU machine)."
 	echo "\`-fae-vc-profile\`: built again with the value-cache profile of the small workload above"
-	echo "(\`aetrace stats --vc-profile\`, docs/ARCHITECTURE.md item 23): faster code, the same codings."
+	echo "(\`aetrace stats --vc-profile\`, docs/ARCHITECTURE.md item 23): the cache's tests in the order"
+	echo "that hits first, and plain records where the cache saved under 2.5 bytes a record (more bytes, faster code)."
+	echo "Each round writes over the last round's file, as a user who captures again does."
 	echo "Size: the .zst file aerun wrote (paced runs: of the last round)."
 	echo
 	echo "| workload | configuration | median s | min s | vs twin | min vs twin's min | .zst size |"

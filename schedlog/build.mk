@@ -12,7 +12,7 @@ AE_CONTAINER_EXTLIBS := -lzstd -lisal
 AE_CONTAINER_LDLIBS := $(AE_CONTAINER_LIB) $(AE_CONTAINER_EXTLIBS)
 export AE_CONTAINER_LIB AE_CONTAINER_EXTLIBS AE_CONTAINER_LDLIBS
 
-SCHEDLOG_LIB_SRCS := container.c fullio.c marker.c demux.c
+SCHEDLOG_LIB_SRCS := container.c fullio.c outfile.c marker.c demux.c
 SCHEDLOG_HDRS := $(wildcard include/aetrace/*.h) include/uapi/linux/trbuf.h
 
 $(SCHEDLOG_OBJ)/%.o: schedlog/%.c $(SCHEDLOG_HDRS) | $(SCHEDLOG_OBJ)

@@ -134,9 +134,9 @@ static void usage(void)
 		"  measure what expanding them saves; -fae-memfn-lib: the objects are\n"
 		"  the C library, whose global memcpy, strlen... are expanded;\n"
 		"  -fno-ae-vcache: register records written whole, not coded\n"
-		"  against the thread's value cache; -fae-vc-profile=FILE: the order of\n"
-		"  the cache's tests from `aetrace stats --vc-profile FILE` of a run,\n"
-		"  for faster code, each value coded in as many bytes).\n"
+		"  against the thread's value cache; -fae-vc-profile=FILE: from\n"
+		"  `aetrace stats --vc-profile FILE` of a run, the order of the cache's\n"
+		"  tests, and plain records where it saved little: faster code).\n"
 		"  AECC_KEEP=1 keeps temporaries,\n"
 		"  -### or AECC_VERBOSE=1 shows the commands.\n");
 }

@@ -30,6 +30,7 @@
 #include "cfg.h"
 #include "data.h"
 #include "memfn.h"
+#include "vcprof.h"
 #include "xalloc.h"
 
 #define FS_BIT	(1u << 16)
@@ -569,6 +570,29 @@ static int lc_load(const struct ae_ctx *c, const struct insn *x)
 	       ae_load_operand(c->a.st[x->stmt].text, buf, sizeof(buf));
 }
 
+/* Registers of bits (records before k if before, else after it) whose
+ * place the value-cache profile says codes worse than plain records do
+ * (vcprof.h); never a group's (group_before). */
+static uint32_t vc_plain_by_profile(const struct ae_ctx *c, int k, uint32_t bits, int before)
+{
+	const struct insn *x = &c->in[k];
+	uint32_t out = 0;
+
+	for (int r = 0; r < 16 && c->vcprof; r++) {
+		int sext, w = before ? 8 : def_width(x, r, &sext), g = 0;
+
+		if (!((bits >> r) & 1))
+			continue;
+		for (int i = 0; before && i < x->ngrp; i++)
+			g |= x->grp[i] == r;
+		if ((before ? x->rec_low : x->rec_after_low) >> r & 1)
+			w = 4;
+		if (!g && ae_vcprof_plain_at(c->vcprof, c->objid, k, before, r, w))
+			out |= 1u << r;
+	}
+	return out;
+}
+
 /*
  * Which register records the value cache codes: those of a whole 64-bit
  * register, of 4 bytes that the register holds extended (a 32-bit write,
@@ -601,6 +625,8 @@ static void vc_choose(struct plan *pl)
 		}
 		if (x->df.kind == AE_DF_SYSCALL)
 			a = 0;	/* a clone child's first record: its cache is new */
+		b &= ~vc_plain_by_profile(c, k, b, 1);
+		a &= ~vc_plain_by_profile(c, k, a, 0);
 		if (b && !(lin[k] & FL_BIT)) {
 			x->vc_scr_before = pick_scratch(scratch_free(c, lin[k], recs, k - 1));
 			if (x->vc_scr_before >= 0)

@@ -11,8 +11,8 @@ struct ae_instr_opts {
 	int no_memfn;		/* -fno-ae-memfn: no routine traced by its arguments */
 	int memfn_lib;		/* -fae-memfn-lib: C library objects (expanded routines) */
 	int no_vcache;		/* -fno-ae-vcache: register records written whole */
-	/* -fae-vc-profile: which places try the address cache first (NULL:
-	 * none) */
+	/* -fae-vc-profile: which places try the address cache first and
+	 * which write plain records (NULL: none) */
 	const struct ae_vcprof *vcprof;
 };
 

@@ -18,8 +18,8 @@
 #include "xalloc.h"
 
 struct place {
-	uint32_t objid, insn, reg, used;	/* (reg 0-15, insn < 2^28) */
-	uint64_t lc_hits, one_byte;
+	uint32_t objid, insn, reg, used;	/* (reg: 0-15 after, 16-31 before; insn < 2^27) */
+	uint64_t recs, lc_hits, one_byte, bytes;
 };
 
 struct ae_vcprof {
@@ -29,7 +29,7 @@ struct ae_vcprof {
 
 static size_t place_hash(uint32_t objid, uint32_t insn, uint32_t reg, size_t size)
 {
-	uint64_t h = ((uint64_t)objid << 32 | (insn << 4 | reg)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ((uint64_t)objid << 32 | (insn << 5 | reg)) * 0x9e3779b97f4a7c15ull;
 
 	return (size_t)(h >> 32) & (size - 1);
 }
@@ -75,17 +75,31 @@ static int field(char **p, int base, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* x + y, or UINT64_MAX past it (counts of one place that add up past
+ * 2^64 saturate: a hint) */
+static uint64_t sat_add(uint64_t x, uint64_t y)
+{
+	return x + y < y ? UINT64_MAX : x + y;
+}
+
 /* One place's line into the table. Returns 0 or -1 (not a profile line). */
 static int place_line(struct ae_vcprof *p, char *line)
 {
-	uint64_t objid, insn, reg, recs, lc, one;
+	uint64_t objid, insn, reg, recs, lc, one, bytes;
 	struct place *x;
+	int before;
 
 	line += strspn(line, " \t");
-	if (field(&line, 16, UINT32_MAX, &objid) || field(&line, 10, (1u << 28) - 1, &insn) ||
-	    field(&line, 10, 15, &reg) || field(&line, 10, UINT64_MAX, &recs) ||
-	    field(&line, 10, recs, &lc) || field(&line, 10, recs, &one) || *line)
+	if (field(&line, 16, UINT32_MAX, &objid) || field(&line, 10, (1u << 27) - 1, &insn) ||
+	    (*line != 'a' && *line != 'b') || (line[1] != ' ' && line[1] != '\t'))
 		return -1;
+	before = *line == 'b';
+	line += 1 + strspn(line + 1, " \t");
+	if (field(&line, 10, 15, &reg) || field(&line, 10, UINT64_MAX, &recs) ||
+	    field(&line, 10, recs, &lc) || field(&line, 10, recs, &one) ||
+	    field(&line, 10, UINT64_MAX, &bytes) || *line)
+		return -1;
+	reg += before ? 16 : 0;
 	if (2 * (p->n + 1) > p->size)
 		grow(p);
 	x = find(p, objid, insn, reg);
@@ -93,9 +107,10 @@ static int place_line(struct ae_vcprof *p, char *line)
 		*x = (struct place){ .objid = objid, .insn = insn, .reg = reg, .used = 1 };
 		p->n++;
 	}
-	/* (counts of one place that add up past 2^64 saturate: an order) */
-	x->lc_hits = x->lc_hits + lc < lc ? UINT64_MAX : x->lc_hits + lc;
-	x->one_byte = x->one_byte + one < one ? UINT64_MAX : x->one_byte + one;
+	x->recs = sat_add(x->recs, recs);
+	x->lc_hits = sat_add(x->lc_hits, lc);
+	x->one_byte = sat_add(x->one_byte, one);
+	x->bytes = sat_add(x->bytes, bytes);
 	return 0;
 }
 
@@ -130,7 +145,7 @@ int ae_vcprof_load(const char *path, struct ae_vcprof **out)
 		if (lineno == 1 || line[0] == '#' || !strcmp(line, AE_VCPROF_HEADER))
 			continue;
 		if (place_line(p, line)) {
-			fprintf(stderr, "aecc: %s:%lu: not a profile line (OBJID INSN REG RECORDS ADDR_HITS ONE_BYTE: hex, then decimal, register 0-15, counts within RECORDS)\n",
+			fprintf(stderr, "aecc: %s:%lu: not a profile line (OBJID INSN WHEN REG RECORDS ADDR_HITS ONE_BYTE BYTES: hex, then decimal, WHEN a or b, register 0-15, hits within RECORDS)\n",
 				path, lineno);
 			goto err_free_line;
 		}
@@ -164,6 +179,17 @@ int ae_vcprof_lookup(const struct ae_vcprof *p, uint32_t objid, uint32_t insn, u
 		return 0;
 	x = find(p, objid, insn, reg);
 	return x->used && ae_vcprof_addr_first(x->lc_hits, x->one_byte);
+}
+
+int ae_vcprof_plain_at(const struct ae_vcprof *p, uint32_t objid, uint32_t insn, int before,
+		       uint32_t reg, unsigned int plain)
+{
+	const struct place *x;
+
+	if (!p)
+		return 0;
+	x = find(p, objid, insn, reg + (before ? 16 : 0));
+	return x->used && ae_vcprof_plain(x->recs, x->bytes, plain);
 }
 
 void ae_vcprof_free(struct ae_vcprof *p)

@@ -17,6 +17,12 @@ int ae_vcprof_load(const char *path, struct ae_vcprof **out);
  * objid should try the address cache first (ae_vcprof_addr_first() of
  * its counts; no: a place the profile does not name). p may be NULL. */
 int ae_vcprof_lookup(const struct ae_vcprof *p, uint32_t objid, uint32_t insn, uint32_t reg);
+/* Whether the record of register reg before (before != 0) or after
+ * instruction insn of object objid, plain bytes wide uncoded, should be
+ * a plain record (ae_vcprof_plain() of its counts; no: a place the
+ * profile does not name). p may be NULL. */
+int ae_vcprof_plain_at(const struct ae_vcprof *p, uint32_t objid, uint32_t insn, int before,
+		       uint32_t reg, unsigned int plain);
 /* Free it (NULL is fine). Returns nothing. */
 void ae_vcprof_free(struct ae_vcprof *p);
 

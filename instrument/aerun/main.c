@@ -28,6 +28,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <aetrace/outfile.h>
+
 #include "aerun.h"
 
 extern char **environ;
@@ -543,9 +546,9 @@ int main(int argc, char **argv)
 	if (setup_memfd(&a))
 		return AERUN_EXIT_FAIL;
 	if (a.o.out) {
-		a.out_fd = open(a.o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		a.out_fd = schedlog_open_output(a.o.out);
 		if (a.out_fd < 0) {
-			fprintf(stderr, "aerun: %s: %s\n", a.o.out, strerror(errno));
+			fprintf(stderr, "aerun: %s: %s\n", a.o.out, strerror(-a.out_fd));
 			return AERUN_EXIT_FAIL;
 		}
 		wo.level = a.o.level;

@@ -32,6 +32,22 @@ check "check fails on a different SCHED (oracle can fail)" '! "$bd" --check file
 said=$(sed -n 's/.* -> \([0-9]*\) compressed .*/\1/p' sum.err)
 check "summary counts every byte of the file" '[ -n "$said" ] && [ "$said" -eq $(stat -c %s sum.zst) ]'
 
+# A capture over the last one's files replaces them (a reader holding
+# the old ones keeps them whole), writes through a symlink, and truncates
+# a file with another name in place (schedlog_open_output).
+cp file.zst old.zst && cp file.sched old.sched && ln -sf link.target link.zst && ln -f old.sched old2.sched
+exec 7<old.zst
+"$bd" -q --synthetic-source ${spec/seed=7/seed=9} old.zst old.sched
+check "a capture over the last one: a reader holding the old TRACE still reads it whole" \
+	'cmp -s /dev/fd/7 file.zst && "$bd" --check old.zst old.sched >/dev/null && ! cmp -s old.zst file.zst'
+exec 7<&-
+check "... the SCHED file's other name, truncated in place, holds the new one" 'cmp -s old.sched old2.sched'
+"$bd" -q --synthetic-source $spec link.zst link.sched
+check "a TRACE that is a symlink: written through it, the link kept" \
+	'[ -L link.zst ] && "$bd" --check link.target link.sched >/dev/null'
+"$bd" -q --synthetic-source $spec /dev/null null.sched
+check "TRACE /dev/null: exit 0, the device left as it was" '[ $? -eq 0 ] && [ -c /dev/null ]'
+
 "$bd" -q --synthetic-source $spec '|cat > pipe.zst' pipe.sched
 check "|command capture: exit 0" '[ $? -eq 0 ]'
 check "|command capture verifies" '"$bd" --check pipe.zst pipe.sched >/dev/null'

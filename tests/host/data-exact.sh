@@ -251,17 +251,21 @@ formats() {
 # lackey on the same run (bzip2 on 2 KiB). Lackey on the twin alone runs
 # them differently (strlen on differently aligned argv strings,
 # AT_RANDOM). prof: built again with the value-cache profile of a first
-# run (aecc -fae-vc-profile), which orders the cache's tests only: the
-# run then codes more records as address-cache hits and, where the
-# twin (the data layout) did not move with the code, profiles the same
-# (the counts do not depend on the order) and, for this run, writes as
-# many trace bytes: each value takes as many bytes either way, and Lua
-# no longer records a register where it holds garbage, which differs
-# between builds (what a callee left in one nothing reads, a caller's
-# callee-saved one on entry; docs/ARCHITECTURE.md item 23).
+# run (aecc -fae-vc-profile), its bytes per record made 1 so that it
+# orders the cache's tests only: the run then codes more records as
+# address-cache hits and, where the twin (the data layout) did not move
+# with the code, profiles the same (the counts do not depend on the
+# order) and, for this run, writes as many trace bytes: each value takes
+# as many bytes either way, and Lua no longer records a register where it
+# holds garbage, which differs between builds (what a callee left in one
+# nothing reads, a caller's callee-saved one on entry;
+# docs/ARCHITECTURE.md item 23). plain: the profile as it is, which also
+# makes plain the records of places where the cache saved little (bzip2's
+# sort indices): more plain records and fewer coded ones, the same
+# instructions and data records regenerated as the first run's.
 real() {
 	local name=$1 base=$1 variant=${2:-} d=$work/$1${2:+-$2} cache=${AE_CACHE:-$HOME/.cache/aetrace}
-	local dsc p r b0 h0 b1 h1 moved=
+	local dsc p r b0 h0 b1 h1 moved="" r0 pf p0 c0 i0 m0 p1 c1 i1 m1
 	mkdir -p "$d/i" "$d/o"
 	: >"$d/res"
 	case $name in
@@ -290,12 +294,18 @@ real() {
 		set -- -c in.file
 	fi
 	: >"$d/in"
-	if [ "$variant" = prof ]; then
+	if [ -n "$variant" ]; then
 		(cd "$d/i" && timeout 120 $clean_env "$aerun" -o "$d/t.zst" -- ./p "$@" <"$d/in" \
 			>/dev/null 2>&1)
 		b0=$("$mutate" --data-len "$d/t.zst")
 		h0=$(real_lc_hits "$d/t.zst" "$d/i/p" "$d/prof")
-		if [ -z "$h0" ] || ! p=$("$top/tests/real/data-build.sh" "$name" "-fae-vc-profile=$d/prof" 2>"$d/build.log"); then
+		pf=$d/prof
+		if [ "$variant" != plain ]; then
+			pf=$d/prof.order
+			awk 'NR > 1 && !/^#/ { $8 = $5 } { print }' "$d/prof" >"$pf"
+		fi
+		r0=$(real_counts "$d/t.zst" "$d/i/p")
+		if [ -z "$h0" ] || ! p=$("$top/tests/real/data-build.sh" "$name" "-fae-vc-profile=$pf" 2>"$d/build.log"); then
 			{ echo "not ok - $name-prof: profiling run or build with its profile failed"; tail -5 "$d/build.log" | sed 's/^/# /'; } >>"$d/res"
 			return
 		fi
@@ -305,7 +315,7 @@ real() {
 		fi
 		cmp -s "$p.orig" "$d/i/p.orig" || moved=1
 		cp "$p" "$d/i/p" && cp "$p.orig" "$d/i/p.orig" && cp "$p.orig" "$d/o/p"
-		name=$name-prof
+		name=$name-$variant
 	fi
 	if [ "$base" = bzip2 ]; then
 		"$top/tests/real/gen-input.sh" 2048 >"$d/in.same"
@@ -332,7 +342,17 @@ real() {
 	else
 		{ echo "not ok - $name: aetrace regen failed"; head -5 "$d/err.regen" | sed 's/^/# /'; } >>"$d/res"
 	fi
-	if [ -n "$b0" ]; then
+	if [ "$variant" = plain ]; then
+		r=$(real_counts "$d/t.zst" "$d/i/p")
+		# (plain records, coded records, regenerated I and L/S/M lines)
+		read -r p0 c0 i0 m0 <<<"$r0"
+		read -r p1 c1 i1 m1 <<<"$r"
+		if [ -n "$p1" ] && [ "$p1" -gt "$p0" ] && [ "$c1" -lt "$c0" ] && [ "$i1 $m1" = "$i0 $m0" ]; then
+			echo "ok - $name: $p1 plain register records against $p0, $c1 coded against $c0, the same $i1 instructions and $m1 data records, $("$mutate" --data-len "$d/t.zst") trace bytes against $b0" >>"$d/res"
+		else
+			echo "not ok - $name: plain/coded records and regenerated instructions and data records, first run: $r0; with the profile: $r (more plain, fewer coded, the same instructions and data records)" >>"$d/res"
+		fi
+	elif [ -n "$b0" ]; then
 		b1=$("$mutate" --data-len "$d/t.zst")
 		h1=$(real_lc_hits "$d/t.zst" "$d/i/p" "$d/prof1")
 		if [ "${h1:-0}" -gt "$h0" ] &&
@@ -343,6 +363,18 @@ real() {
 		fi
 	fi
 	rm -rf "$d/t.zst" "$d/regen"
+}
+
+# real_counts TRACE PROG: the capture's plain and coded register records
+# (aetrace stats), and the instructions and data records it regenerates
+real_counts() {
+	local a b
+	a=$("$aetrace" stats "$1" "$2" 2>/dev/null |
+		awk '/^value records/ { p = $3 + $7 + $10 + $13 }
+		     /^value cache/ { c = $3 + $8 + $11 + $14 + $17 } END { print p, c }')
+	b=$("$aetrace" regen --format=lackey "$1" "$2" 2>/dev/null |
+		awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { print i, m }')
+	echo "$a $b"
 }
 
 # real_lc_hits TRACE PROG PROFILE: the address-cache hits of the capture
@@ -1119,14 +1151,14 @@ workload() {
 	rm -rf "$d/split" "$d/step" "$d/t.zst"
 }
 
-names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua luaprof bzip2 kinds gather vclow sigmemfn sigstub sigrecur vcsig vcsiglf vcgroup vcvfork vckill vcjoin repsig memfnfault xlat sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
-export -f one real real_lc_hits workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault xlat sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
+names=${AE_DATA_EXACT_ONLY:-$(cd "$top/tests/corpus" && ls *.c | sed 's/\.c$//') lua luaprof bzip2 bzplain kinds gather vclow sigmemfn sigstub sigrecur vcsig vcsiglf vcgroup vcvfork vckill vcjoin repsig memfnfault xlat sigrestart ctxchange vcstats debuginfo ownlink wl:forkloop:3 wl:threads:60 wl:pingpong:20 wl:sigthreads:10}
+export -f one real real_counts real_lc_hits workload data_prog segv_prog pool_loads regen_step kinds gather vclow sigmemfn sig_run sigstub sig_sp_refused sigrecur vcsig vcgroup vcvfork vckill ae_first_load vcjoin fault_modes repsig memfnfault xlat sigrestart ctxchange vcstats debuginfo build_regen ownlink stepper same_run negative formats ae_step_cached ae_step_prog_hash ae_lackey_ok ae_corpus_args ae_sym_addr ae_sym_range ae_join_skips ae_capture_forks
 export clean_env top aecc aerun aetrace mutate cmp dcmp work skip_same skip_step lackey_twin handlers ae_step_cache_dir ae_step_clean_env ae_step_cache_max ae_lackey_from_sym ae_lackey_inexact
-printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcsiglf) vcsig lfirst ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; xlat) xlat ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; luaprof) real lua prof ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
+printf '%s\n' $names | xargs -P "$jobs" -I{} bash -c 'case {} in kinds) kinds ;; gather) gather ;; vclow) vclow ;; sigmemfn) sigmemfn ;; sigstub) sigstub ;; sigrecur) sigrecur ;; vcsig) vcsig ;; vcsiglf) vcsig lfirst ;; vcgroup) vcgroup ;; vcvfork) vcvfork ;; vckill) vckill ;; vcjoin) vcjoin ;; repsig) repsig ;; memfnfault) memfnfault ;; xlat) xlat ;; sigrestart) sigrestart ;; ctxchange) ctxchange ;; vcstats) vcstats ;; debuginfo) debuginfo ;; ownlink) ownlink ;; lua|bzip2) real {} ;; luaprof) real lua prof ;; bzplain) real bzip2 plain ;; wl:*) IFS=: read -r _ n a <<< {}; workload $n $a ;; *) one {} ;; esac'
 
 i=0 failed=0
 for name in $names; do
-	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcsiglf) name=vc_signal_lfirst ;; luaprof) name=lua-prof ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; ctxchange) name=ctx_change ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
+	case $name in wl:*) name=${name#wl:}; name=wl-${name%%:*} ;; kinds) name=access_kinds ;; vclow) name=vc_low ;; sigmemfn) name=signal_memfn ;; sigstub) name=sig_stub ;; sigrecur) name=sig_recur ;; vcsig) name=vc_signal ;; vcsiglf) name=vc_signal_lfirst ;; luaprof) name=lua-prof ;; bzplain) name=bzip2-plain ;; vcgroup) name=vc_group ;; vcvfork) name=vc_vfork ;; vckill) name=vc_kill ;; vcjoin) name=vc_join ;; repsig) name=rep_signal ;; memfnfault) name=memfn_fault ;; sigrestart) name=sig_restart ;; ctxchange) name=ctx_change ;; vcstats) name=vc_stats ;; debuginfo) name=debug_info ;; ownlink) name=own_link ;; esac
 	[ -s "$work/$name/res" ] || echo "not ok - $name: no result" >"$work/$name/res"
 	while IFS= read -r line; do
 		case "$line" in

@@ -33,8 +33,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <aetrace/vcprof.h>
+
 #include "cfg.h"
 #include "ir.h"
+#include "vcprof.h"
 
 #define MAX_DEPTH	48	/* edges per path */
 #define MAX_VISITS	3	/* times one edge is taken in one path */
@@ -469,12 +472,12 @@ static int flip_a_predicate(struct ae_ctx *c)
 /* Write `text` to DIR/NAME.s and run aecc's analysis on it with -fae-data
  * (and -fae-memfn-lib when lib & 1, the value cache when lib & 2); 0, or
  * -1 after a failed result line. */
-static int analyze_data_asm(const char *dir, const char *name, const char *text, int lib,
-			    struct ae_ctx *c)
+static int analyze_data_asm_prof(const char *dir, const char *name, const char *text, int lib,
+				 const struct ae_vcprof *prof, struct ae_ctx *c)
 {
 	char path[96], work[96];
 	struct ae_instr_opts o = { .tmpdir = work, .data = 1, .memfn_lib = lib & 1,
-				   .no_vcache = !(lib & 2) };
+				   .no_vcache = !(lib & 2), .vcprof = prof };
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s.s", dir, name);
@@ -486,6 +489,12 @@ static int analyze_data_asm(const char *dir, const char *name, const char *text,
 		return -1;
 	}
 	return 0;
+}
+
+static int analyze_data_asm(const char *dir, const char *name, const char *text, int lib,
+			    struct ae_ctx *c)
+{
+	return analyze_data_asm_prof(dir, name, text, lib, NULL, c);
 }
 
 /*
@@ -959,6 +968,78 @@ static void vcache_checks(const char *dir)
 	ae_ctx_free(&c);
 }
 
+/*
+ * A value-cache profile (aecc -fae-vc-profile) makes a place whose
+ * records the cache coded in nearly as many bytes as plain ones a plain
+ * record (vcprof.h ae_vcprof_plain: less than 2.5 bytes saved a record,
+ * at least 64 records), before or after its instruction; every other
+ * place stays coded, and the placement still gives back every path.
+ */
+static void vcprof_checks(const char *dir)
+{
+	static const struct {
+		const char *insn, *what;
+		char when;
+		int reg, recs, bytes, flag, width;
+	} places[] = {
+		{ "movl\t(%rdi), %eax", "a 32-bit value in 1.51 bytes a record: plain, 4 bytes",
+		  'a', 0, 100, 151, AE_VAL_REG, 4 },
+		{ "movq\t(%rdi), %rax", "a pointer in 1.5 bytes a record: coded",
+		  'a', 0, 100, 150, AE_VAL_REG_VC, 8 },
+		{ "movq\t(%rdi), %r8", "a pointer in 5.51 bytes a record: plain, 8 bytes",
+		  'a', 8, 100, 551, AE_VAL_REG, 8 },
+		{ "leal\t1(%rsi), %eax", "a low half before an instruction in 2 bytes a record: plain, 4 bytes",
+		  'b', 6, 100, 200, AE_VAL_REG, 4 },
+		{ "movslq\t(%rdi), %rdx", "63 records, too few to say: coded",
+		  'a', 2, 63, 315, AE_VAL_REG_VC_SEXT, 4 },
+		{ "movq\t(%rdi), %r9", "a line for a record before the instruction leaves the one after it coded",
+		  'b', 9, 100, 800, AE_VAL_REG_VC_LOW, 4 },
+		{ "movq\t(%rdi), %rcx", "exactly 2.5 bytes saved a record: coded",
+		  'a', 1, 100, 550, AE_VAL_REG_VC, 8 },
+	};
+	char path[96], why[256];
+	struct ae_vcprof *prof = NULL;
+	struct ae_ctx c;
+	FILE *f;
+	long n;
+
+	if (analyze_data_asm(dir, "vcprof0", vcache_asm, 2, &c))
+		return;
+	snprintf(path, sizeof(path), "%s/vcprof.prof", dir);
+	f = fopen(path, "w");
+	if (!f) {
+		ae_ctx_free(&c);
+		result(0, "%s", "vcprof", "the profile is written");
+		return;
+	}
+	fprintf(f, "%s\n", AE_VCPROF_HEADER);
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++)
+		fprintf(f, "%08x %d %c %d %d 0 0 %d\n", c.objid, insn_with(&c, places[i].insn),
+			places[i].when, places[i].reg, places[i].recs, places[i].bytes);
+	ae_ctx_free(&c);
+	if (fclose(f) || ae_vcprof_load(path, &prof)) {
+		result(0, "%s", "vcprof", "the profile is written and read");
+		return;
+	}
+	if (analyze_data_asm_prof(dir, "vcprof1", vcache_asm, 2, prof, &c)) {
+		ae_vcprof_free(prof);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		int k = insn_with(&c, places[i].insn), kind = places[i].when == 'b' &&
+			places[i].flag == AE_VAL_REG ? AE_EV_VAL : AE_EV_VAL_AFTER;
+		const struct ae_event *ev = k >= 0 ? event_at(&c, k, kind, -1) : NULL;
+
+		result(ev && ev->flag == places[i].flag && (int)ev->a == places[i].reg &&
+		       ev->width == places[i].width, "%s", "vcprof", places[i].what);
+	}
+	n = check_tracing(&c, why, sizeof(why));
+	result(n > 0, "%s", "vcprof", n > 0 ? "every path given back by its witnesses" :
+	       n ? why : "no path checked");
+	ae_ctx_free(&c);
+	ae_vcprof_free(prof);
+}
+
 /* The corner named `name`'s assembly. */
 static const char *corner_asm(const char *name)
 {
@@ -1303,6 +1384,7 @@ int main(void)
 	callers_checks(dir);
 	noreturn_checks(dir);
 	vcache_checks(dir);
+	vcprof_checks(dir);
 	tables_checks(dir);
 	decided_checks(dir);
 	vcside_checks(dir);

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outfile.h - the file a capture is written to (schedlog/outfile.c,
+ * libschedlog.a): aerun -o, bdump's trace and schedule files.
+ */
+#ifndef AETRACE_OUTFILE_H
+#define AETRACE_OUTFILE_H
+
+/*
+ * Open path for writing a new capture, created with mode 0644 (less the
+ * umask). A regular file already there with no other name is replaced:
+ * unlinked and created anew, as `mv` would, not truncated in place. ext4
+ * forces the block allocation and writeback of a file truncated to zero
+ * when it is closed (its auto_da_alloc), on the writer's time: capturing
+ * bzip2's data trace over the last run's file took 0.6 s where a new file
+ * took 0.45 (docs/ARCHITECTURE.md item 28). Anything else (a symlink, a
+ * device such as /dev/null, a FIFO, a file with other links, one whose
+ * directory forbids the unlink) is opened and truncated as before.
+ * Returns the descriptor (close-on-exec) or -errno.
+ */
+int schedlog_open_output(const char *path);
+
+#endif /* AETRACE_OUTFILE_H */
