@@ -256,6 +256,18 @@ static void count_plain(struct ae_regen *g, unsigned int width)
 	g->st.value_recs[width <= 8 ? width : 0]++;
 }
 
+/* The value-cache profile's counts of a plain register record e of 4 or 8
+ * bytes (a place the cache could code, or that a profile made plain: it
+ * stays so when the profile of such a build is used again). */
+static void prof_plain(struct ae_regen *g, const struct ae_rev *e)
+{
+	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev &&
+	    (e->flag == AE_VAL_REG || e->flag == AE_VAL_REG_SEXT) && (e->width == 4 || e->width == 8)) {
+		g->p->vcprof[e - g->p->ev].recs++;
+		g->p->vcprof[e - g->p->ev].bytes += e->width;
+	}
+}
+
 static const char *const df_names[18] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
@@ -286,6 +298,7 @@ static int data_after(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 			if (consume(g, e->width, &v, pc))
 				return -1;
 			count_plain(g, e->width);
+			prof_plain(g, e);
 		}
 		if (e->flag == AE_VAL_REG_SEXT && e->width < 8 && (v >> (8 * e->width - 1)) & 1)
 			v |= ~0ull << (8 * e->width);
@@ -857,12 +870,11 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 
 /*
  * The value-cache profile's counts of one place: the bytes its record
- * took (nb) and what each test would
- * have found for value v, the value slot holding old and, at an
- * address-cache place, the address slot lc (both as they were before the
- * record), whichever test ran first, so that profiles of builds in either
- * order agree. No tests when the cache is unknown (a full value of a task
- * sharing it).
+ * took (nb), and what each test would have found for value v, the value
+ * slot holding old and, at an address-cache place, the address slot lc
+ * (both as they were before the record), whichever test ran first, so
+ * that profiles of builds in either order agree. No tests when the cache
+ * is unknown (a full value of a task sharing it).
  */
 static void vc_count(struct ae_vcprof_count *c, int by_addr, int low, uint64_t v, uint64_t old,
 		     uint64_t lc, int known, unsigned int nb)
@@ -1508,8 +1520,14 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 				if (e->flag == AE_VAL_REG_VC_LOW)
 					v &= 0xffffffffull;
 				ghits--;
-				if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
-					g->p->vcprof[e - g->p->ev].recs++;	/* (no byte of its own) */
+				if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev) {
+					struct ae_vcprof_count *cnt = &g->p->vcprof[e - g->p->ev];
+
+					/* a zero difference; the tag byte is the first one's */
+					cnt->recs++;
+					cnt->one_byte++;
+					cnt->bytes += g->pos == at + 1;
+				}
 			} else if (vc_value(g, e, pc, &v, t0)) {
 				return -1;
 			}
@@ -1550,6 +1568,7 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		if (consume(g, e->width, &v, pc))
 			return -1;
 		count_plain(g, e->width);
+		prof_plain(g, e);
 		switch (e->flag) {
 		case AE_VAL_TARGET:
 			iv->target = v;

@@ -2,24 +2,64 @@
 /* outfile.c - the file a capture is written to (include/aetrace/outfile.h) */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <aetrace/outfile.h>
 
-int schedlog_open_output(const char *path)
+/*
+ * A new empty file in old's place, with old's mode and owner (st), put
+ * there by rename(): the name always names a whole file, the old one or
+ * the new. Returns its descriptor, or -1 when it cannot be made so (the
+ * caller truncates in place).
+ */
+static int replace(const char *path, const struct stat *st)
 {
-	struct stat st;
+	char tmp[PATH_MAX];
 	int fd;
 
-	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_size > 0 &&
-	    !unlink(path)) {
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
+		return -1;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fchown(fd, st->st_uid, st->st_gid) || fchmod(fd, st->st_mode & 07777) ||
+	    rename(tmp, path)) {
+		unlink(tmp);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int schedlog_open_output(const char *path)
+{
+	struct stat st, st2;
+	int fd;
+
+	/* a regular file with no other name and no extended attributes (ACLs,
+	 * labels): replaced, if O_TRUNC would have opened it (write
+	 * permission); anything else (a symlink, a device, a FIFO, which a
+	 * second open would close under its reader) is opened once, as before */
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_size > 0) {
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT && errno != ELOOP)
 			return -errno;
-		/* created again since: that one is truncated */
+		if (fd >= 0 && !fstat(fd, &st2) && st2.st_ino == st.st_ino && st2.st_dev == st.st_dev &&
+		    st2.st_nlink == 1 && flistxattr(fd, NULL, 0) == 0) {
+			int nfd = replace(path, &st2);
+
+			if (nfd >= 0) {
+				close(fd);
+				return nfd;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	return fd < 0 ? -errno : fd;

@@ -4,8 +4,9 @@
  * FILE` writes and `aecc -fae-vc-profile=FILE` reads (docs/FORMAT.md,
  * "Value-cache profile"). Written by analysis/, read by instrument/.
  *
- * Text, one line per value-cache place whose record ran, so that files
- * made by several runs merge with cat (counts of one place add up):
+ * Text, one line per place whose register record ran (coded, or plain of
+ * 4 or 8 bytes), so that files made by several runs merge with cat
+ * (counts of one place add up):
  *
  *   aetrace-vcprof 2
  *   OBJID INSN WHEN REG RECORDS ADDR_HITS ONE_BYTE BYTES
@@ -18,7 +19,8 @@
  * AE_VC_BY_ADDR; else 0), in how many the value was within the one-byte
  * difference of the place's slot: what each test would have found,
  * whichever the build tried first (records coded against an unknown
- * cache count in RECORDS and BYTES only); and the trace bytes they took.
+ * cache count in RECORDS and BYTES only); and the trace bytes they took
+ * (a plain record: its width; a group's tag byte: its first record's).
  * A header line may repeat (files joined with cat); after the first, '#'
  * starts a comment line.
  */

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * vcprof.c - read a value-cache profile (include/aetrace/vcprof.h) into
- * a hash table of places. The profile only orders the tests a record's
- * code makes, never how many bytes a value takes, so a stale one (another
- * build, an edited source) costs speed, not correctness: places it does
- * not name keep the default order.
+ * a hash table of places. The profile orders the tests a record's code
+ * makes and says which places write plain records: the regenerator reads
+ * either from the schema, so a stale one (another build, an edited
+ * source) costs speed or bytes, not correctness; places it does not name
+ * keep the default.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -33,20 +33,28 @@ said=$(sed -n 's/.* -> \([0-9]*\) compressed .*/\1/p' sum.err)
 check "summary counts every byte of the file" '[ -n "$said" ] && [ "$said" -eq $(stat -c %s sum.zst) ]'
 
 # A capture over the last one's files replaces them (a reader holding
-# the old ones keeps them whole), writes through a symlink, and truncates
-# a file with another name in place (schedlog_open_output).
-cp file.zst old.zst && cp file.sched old.sched && ln -sf link.target link.zst && ln -f old.sched old2.sched
+# the old ones keeps them whole; the new ones keep their mode), writes
+# through a symlink, truncates a file with another name in place, and
+# opens a FIFO once (schedlog_open_output).
+cp file.zst old.zst && cp file.sched old.sched && chmod 640 old.zst && ln -f old.sched old2.sched &&
+	cp file.zst target.zst && ln -sf target.zst link.zst
 exec 7<old.zst
 "$bd" -q --synthetic-source ${spec/seed=7/seed=9} old.zst old.sched
-check "a capture over the last one: a reader holding the old TRACE still reads it whole" \
-	'cmp -s /dev/fd/7 file.zst && "$bd" --check old.zst old.sched >/dev/null && ! cmp -s old.zst file.zst'
+check "a capture over the last one: a reader holding the old TRACE still reads it whole, the new one has its mode" \
+	'cmp -s /dev/fd/7 file.zst && "$bd" --check old.zst old.sched >/dev/null && ! cmp -s old.zst file.zst &&
+	 [ "$(stat -c %a old.zst)" = 640 ]'
 exec 7<&-
 check "... the SCHED file's other name, truncated in place, holds the new one" 'cmp -s old.sched old2.sched'
-"$bd" -q --synthetic-source $spec link.zst link.sched
+ino=$(stat -c %i target.zst)
+"$bd" -q --synthetic-source ${spec/seed=7/seed=9} link.zst link.sched
 check "a TRACE that is a symlink: written through it, the link kept" \
-	'[ -L link.zst ] && "$bd" --check link.target link.sched >/dev/null'
-"$bd" -q --synthetic-source $spec /dev/null null.sched
-check "TRACE /dev/null: exit 0, the device left as it was" '[ $? -eq 0 ] && [ -c /dev/null ]'
+	'[ -L link.zst ] && [ "$(stat -c %i target.zst)" = "$ino" ] && ! cmp -s target.zst file.zst &&
+	 "$bd" --check target.zst link.sched >/dev/null'
+mkfifo fifo.zst
+cat fifo.zst >fifo.got &
+"$bd" -q --synthetic-source $spec fifo.zst fifo.sched
+check "a TRACE that is a FIFO: opened once, its reader gets the whole capture" \
+	'wait $! && [ -p fifo.zst ] && "$bd" --check fifo.got fifo.sched >/dev/null'
 
 "$bd" -q --synthetic-source $spec '|cat > pipe.zst' pipe.sched
 check "|command capture: exit 0" '[ $? -eq 0 ]'

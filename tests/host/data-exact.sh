@@ -623,11 +623,11 @@ vcsig() {
 			{ echo "not ok - $name: the profiling run failed"; tail -2 "$d/err.aerun" "$d/err" | sed 's/^/# /'; } >>"$d/res"
 			return
 		fi
-		awk 'NR == 1 || /^#/ { print; next } { $5 = $4; $6 = 0; print }' "$d/prof0" >"$d/prof"
+		awk 'NR == 1 || /^#/ { print; next } { $6 = $5; $7 = 0; $8 = $5; print }' "$d/prof0" >"$d/prof"
 		mv "$d/i/p" "$d/p.plain"
 		segv_prog "$name" vc_signal vc_signal_segv "-fae-vc-profile=$d/prof" || return
 		if [ "$(grep -c . "$d/prof")" -gt 1 ] && ! cmp -s "$d/p.plain" "$d/i/p"; then
-			echo "ok - $name: built again with $(($(grep -c . "$d/prof") - 1)) places trying the address cache first" >>"$d/res"
+			echo "ok - $name: built again with a profile of $(($(grep -c . "$d/prof") - 1)) places, each trying the address cache first where it may" >>"$d/res"
 		else
 			echo "not ok - $name: the profile named no place, or changed nothing in the program" >>"$d/res"
 		fi

@@ -977,25 +977,33 @@ static void vcache_checks(const char *dir)
  */
 static void vcprof_checks(const char *dir)
 {
+	/* a profile line (when 'a' or 'b'; 0: none) and the record expected
+	 * (event kind ev: AE_EV_VAL before, AE_EV_VAL_AFTER after) */
 	static const struct {
 		const char *insn, *what;
 		char when;
-		int reg, recs, bytes, flag, width;
+		int reg, recs, bytes, ev, flag, width;
 	} places[] = {
 		{ "movl\t(%rdi), %eax", "a 32-bit value in 1.51 bytes a record: plain, 4 bytes",
-		  'a', 0, 100, 151, AE_VAL_REG, 4 },
+		  'a', 0, 100, 151, AE_EV_VAL_AFTER, AE_VAL_REG, 4 },
 		{ "movq\t(%rdi), %rax", "a pointer in 1.5 bytes a record: coded",
-		  'a', 0, 100, 150, AE_VAL_REG_VC, 8 },
+		  'a', 0, 100, 150, AE_EV_VAL_AFTER, AE_VAL_REG_VC, 8 },
 		{ "movq\t(%rdi), %r8", "a pointer in 5.51 bytes a record: plain, 8 bytes",
-		  'a', 8, 100, 551, AE_VAL_REG, 8 },
+		  'a', 8, 100, 551, AE_EV_VAL_AFTER, AE_VAL_REG, 8 },
 		{ "leal\t1(%rsi), %eax", "a low half before an instruction in 2 bytes a record: plain, 4 bytes",
-		  'b', 6, 100, 200, AE_VAL_REG, 4 },
-		{ "movslq\t(%rdi), %rdx", "63 records, too few to say: coded",
-		  'a', 2, 63, 315, AE_VAL_REG_VC_SEXT, 4 },
+		  'b', 6, 100, 200, AE_EV_VAL, AE_VAL_REG, 4 },
+		{ "movslq\t(%rdi), %rdx", "movslq's value in 2 bytes a record: plain, 4 bytes sign-extended",
+		  'a', 2, 100, 200, AE_EV_VAL_AFTER, AE_VAL_REG_SEXT, 4 },
+		{ "movl\t(%rdi), %r11d", "63 records, too few to say: coded",
+		  'a', 11, 63, 315, AE_EV_VAL_AFTER, AE_VAL_REG_VC, 4 },
 		{ "movq\t(%rdi), %r9", "a line for a record before the instruction leaves the one after it coded",
-		  'b', 9, 100, 800, AE_VAL_REG_VC_LOW, 4 },
+		  'b', 9, 100, 800, AE_EV_VAL_AFTER, AE_VAL_REG_VC_LOW, 4 },
 		{ "movq\t(%rdi), %rcx", "exactly 2.5 bytes saved a record: coded",
-		  'a', 1, 100, 550, AE_VAL_REG_VC, 8 },
+		  'a', 1, 100, 550, AE_EV_VAL_AFTER, AE_VAL_REG_VC, 8 },
+		{ "movq\t(%r9), %rdi", "a record moved past a compare's branch, in 8 bytes a record: plain there",
+		  'b', 6, 100, 800, AE_EV_VAL, AE_VAL_REG, 8 },
+		{ "movq\t(%r11), %rax", "a place the profile does not name: coded",
+		  0, 0, 0, 0, AE_EV_VAL_AFTER, AE_VAL_REG_VC, 8 },
 	};
 	char path[96], why[256];
 	struct ae_vcprof *prof = NULL;
@@ -1014,8 +1022,9 @@ static void vcprof_checks(const char *dir)
 	}
 	fprintf(f, "%s\n", AE_VCPROF_HEADER);
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++)
-		fprintf(f, "%08x %d %c %d %d 0 0 %d\n", c.objid, insn_with(&c, places[i].insn),
-			places[i].when, places[i].reg, places[i].recs, places[i].bytes);
+		if (places[i].when)
+			fprintf(f, "%08x %d %c %d %d 0 0 %d\n", c.objid, insn_with(&c, places[i].insn),
+				places[i].when, places[i].reg, places[i].recs, places[i].bytes);
 	ae_ctx_free(&c);
 	if (fclose(f) || ae_vcprof_load(path, &prof)) {
 		result(0, "%s", "vcprof", "the profile is written and read");
@@ -1026,9 +1035,8 @@ static void vcprof_checks(const char *dir)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-		int k = insn_with(&c, places[i].insn), kind = places[i].when == 'b' &&
-			places[i].flag == AE_VAL_REG ? AE_EV_VAL : AE_EV_VAL_AFTER;
-		const struct ae_event *ev = k >= 0 ? event_at(&c, k, kind, -1) : NULL;
+		int k = insn_with(&c, places[i].insn);
+		const struct ae_event *ev = k >= 0 ? event_at(&c, k, places[i].ev, -1) : NULL;
 
 		result(ev && ev->flag == places[i].flag && (int)ev->a == places[i].reg &&
 		       ev->width == places[i].width, "%s", "vcprof", places[i].what);
