@@ -212,6 +212,7 @@ static int load_maps(struct ae_program *p)
 			r->pool = pool + (ev[i].kind == AE_EV_PRED ? ev[i].a : 0);
 			r->objid = h->objid;
 			r->insn = ev[i].insn;
+			r->vcobj = !!(h->flags & AE_SCHEMA_F_VCACHE);
 		}
 		pi += 2 + h->ninsn;
 		oi += 2 + h->ninsn;

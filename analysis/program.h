@@ -24,6 +24,7 @@ struct ae_rev {
 	uint8_t width, flag;
 	uint32_t a, b;
 	uint32_t objid, insn;	/* the place: object and instruction index */
+	uint8_t vcobj;		/* its object has the value cache (AE_SCHEMA_F_VCACHE) */
 	const uint32_t *pool;	/* AE_EV_PRED: witness values of side `flag` */
 };
 

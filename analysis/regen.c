@@ -257,11 +257,12 @@ static void count_plain(struct ae_regen *g, unsigned int width)
 }
 
 /* The value-cache profile's counts of a plain register record e of 4 or 8
- * bytes (a place the cache could code, or that a profile made plain: it
- * stays so when the profile of such a build is used again). */
+ * bytes in an object built with the cache (a place it could not code, or
+ * that a profile made plain: it stays so when the profile of such a build
+ * is used again; one built without it says nothing of the cache). */
 static void prof_plain(struct ae_regen *g, const struct ae_rev *e)
 {
-	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev &&
+	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev && e->vcobj &&
 	    (e->flag == AE_VAL_REG || e->flag == AE_VAL_REG_SEXT) && (e->width == 4 || e->width == 8)) {
 		g->p->vcprof[e - g->p->ev].recs++;
 		g->p->vcprof[e - g->p->ev].bytes += e->width;
@@ -1526,7 +1527,7 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 					/* a zero difference; the tag byte is the first one's */
 					cnt->recs++;
 					cnt->one_byte++;
-					cnt->bytes += g->pos == at + 1;
+					cnt->bytes += AE_VC_GROUP_OF(e->b) != 0;
 				}
 			} else if (vc_value(g, e, pc, &v, t0)) {
 				return -1;

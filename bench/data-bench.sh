@@ -165,13 +165,13 @@ profiled() {
 		echo "data-bench: $name: the profiling run or the build with its profile failed" >&2
 		return 1
 	fi
-	cp "$p" "$same"
+	local p0 p1 plain='/^value records/ { print $3 + $7 + $10 + $13 }'
+	p0=$("$aetrace" stats "$tmp/$name.s0.zst" "$same" 2>/dev/null | awk "$plain")
+	cp "$p" "$same" && cp "$p.orig" "$same.orig"
 	# shellcheck disable=SC2086
 	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$same" "$@" <"$in" >/dev/null 2>&1
 	b0=$("$mutate" --data-len "$tmp/$name.s0.zst")
 	b1=$("$mutate" --data-len "$tmp/$name.s1.zst")
-	local p0 p1 plain='/value records/ { print $3 + $7 + $10 + $13 }'
-	p0=$("$aetrace" stats "$tmp/$name.s0.zst" "$same" 2>/dev/null | awk "$plain")
 	p1=$("$aetrace" stats "$tmp/$name.s1.zst" "$same" 2>/dev/null | awk "$plain")
 	# the twin moves when the code grows or shrinks (the data layout)
 	local twin=' (the same twin)'

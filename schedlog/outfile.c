@@ -12,10 +12,12 @@
 #include <aetrace/outfile.h>
 
 /*
- * A new empty file in old's place, with old's mode and owner (st), put
- * there by rename(): the name always names a whole file, the old one or
- * the new. Returns its descriptor, or -1 when it cannot be made so (the
- * caller truncates in place).
+ * A new empty file in old's place, with old's group and permissions (st;
+ * not set-user or set-group-ID, which a write would clear), put there by
+ * rename(): the name always names a whole file, the old one or the new.
+ * Returns its descriptor, or -1 when it cannot be made so (the caller
+ * truncates in place). A kill between the create and the rename leaves
+ * an empty PATH.XXXXXX of mode 0600.
  */
 static int replace(const char *path, const struct stat *st)
 {
@@ -27,8 +29,10 @@ static int replace(const char *path, const struct stat *st)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (fchown(fd, st->st_uid, st->st_gid) || fchmod(fd, st->st_mode & 07777) ||
-	    rename(tmp, path)) {
+	/* (a directory's default ACL would give the new file readers the
+	 * old one did not have) */
+	if (fchown(fd, (uid_t)-1, st->st_gid) || fchmod(fd, st->st_mode & 01777) ||
+	    flistxattr(fd, NULL, 0) != 0 || rename(tmp, path)) {
 		unlink(tmp);
 		close(fd);
 		return -1;
@@ -41,11 +45,14 @@ int schedlog_open_output(const char *path)
 	struct stat st, st2;
 	int fd;
 
-	/* a regular file with no other name and no extended attributes (ACLs,
-	 * labels): replaced, if O_TRUNC would have opened it (write
-	 * permission); anything else (a symlink, a device, a FIFO, which a
-	 * second open would close under its reader) is opened once, as before */
-	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_size > 0) {
+	/* a regular file of ours with no other name and no extended
+	 * attributes (ACLs, labels): replaced, if O_TRUNC would have opened
+	 * it (write permission; another's file in a sticky directory, which
+	 * fs.protected_regular refuses to O_CREAT, is left to that refusal);
+	 * anything else (a symlink, a device, a FIFO, which a second open
+	 * would close under its reader) is opened once, as before */
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_size > 0 &&
+	    st.st_uid == geteuid()) {
 		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 && errno != ENOENT && errno != ELOOP)
 			return -errno;

@@ -64,6 +64,10 @@ struct ae_schema_obj {
 
 /* the object was built with -fae-data: it records what data addresses need */
 #define AE_SCHEMA_F_DATA	1u
+/* and with the value cache (not -fno-ae-vcache): its plain register
+ * records are where the cache could not or should not code (a hint for
+ * the value-cache profile only; readers need not know it) */
+#define AE_SCHEMA_F_VCACHE	2u
 
 enum ae_event_kind {
 	/* conditional branch k: a = pool index, b = count of witness values

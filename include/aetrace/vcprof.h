@@ -5,8 +5,9 @@
  * "Value-cache profile"). Written by analysis/, read by instrument/.
  *
  * Text, one line per place whose register record ran (coded, or plain of
- * 4 or 8 bytes), so that files made by several runs merge with cat
- * (counts of one place add up):
+ * 4 or 8 bytes in an object built with the cache: AE_SCHEMA_F_VCACHE), so
+ * that files made by several runs merge with cat (counts of one place add
+ * up):
  *
  *   aetrace-vcprof 2
  *   OBJID INSN WHEN REG RECORDS ADDR_HITS ONE_BYTE BYTES
@@ -60,7 +61,7 @@ static inline int ae_vcprof_addr_first(uint64_t addr_hits, uint64_t one_byte)
 
 static inline int ae_vcprof_plain(uint64_t recs, uint64_t bytes, unsigned int plain)
 {
-	/* (counts past 2^58 wrap: a wrong hint, never a wrong trace) */
+	/* (counts past 2^57 wrap: a wrong hint, never a wrong trace) */
 	return recs >= AE_VCPROF_MIN_RECORDS &&
 	       16 * bytes + AE_VCPROF_MIN_SAVED_16THS * recs > 16 * (uint64_t)plain * recs;
 }

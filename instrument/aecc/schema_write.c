@@ -14,7 +14,8 @@ int ae_write_schema(const struct ae_ctx *c, const char *path)
 	struct ae_schema_obj hd = {
 		.magic = AE_SCHEMA_MAGIC, .version = AE_SCHEMA_VERSION,
 		.objid = c->objid, .ninsn = c->n, .nev = c->nev,
-		.npool = c->npool, .flags = c->data ? AE_SCHEMA_F_DATA : 0,
+		.npool = c->npool,
+		.flags = (c->data ? AE_SCHEMA_F_DATA : 0) | (c->vcache ? AE_SCHEMA_F_VCACHE : 0),
 	};
 	FILE *f = fopen(path, "wb");
 	int ok;

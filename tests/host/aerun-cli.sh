@@ -148,7 +148,7 @@ else
 fi
 exec 7<&-
 mkfifo "$tmp/rf.zst"
-cat "$tmp/rf.zst" >"$tmp/rf.got" &
+timeout 60 cat "$tmp/rf.zst" >"$tmp/rf.got" &	# (ends if aerun never opens it)
 if "$AERUN" -q -o "$tmp/r1.zst" "$PROD" 2000 >/dev/null 2>&1 && cmp -s "$tmp/r1.zst" "$tmp/r1b.zst" &&
 	"$AERUN" -q -o "$tmp/rl.zst" "$PROD" 2000 >/dev/null 2>&1 && [ -L "$tmp/rl.zst" ] &&
 	"$CHECK" "$tmp/rt.zst" >/dev/null 2>&1 && ! cmp -s "$tmp/rt.zst" "$tmp/rt0.zst" &&

@@ -776,12 +776,24 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 		[ -n "$a" ] && [ "$a" = "$b" ] && [ "${pl:-0}" -gt $((pl0 + 1000)) ] && [ "${vc:-1}" -lt 100 ]
 		result "a profile where the cache saved nothing: plain records ($pl against $pl0, $vc coded), the same instructions and data records ($b against $a)"
 		# the profile of that build names its plain places as plain:
-		# used again (as many records), it builds the same program
+		# used again (each place's records scaled as above), it builds
+		# the same program
 		"$top/bin/aetrace" stats --vc-profile vn.prof vn.zst vn >/dev/null &&
-		   awk 'NR == 1 { print; next } { if ($5 < 64) $5 = 64; print }' vn.prof >vn64.prof &&
+		   awk 'NR == 1 { print; next } { if ($5 < 64) { $8 = int($8 * 64 / $5); $5 = 64 } print }' \
+			vn.prof >vn64.prof &&
 		   "$top/bin/aecc" -fae-data -fae-vc-profile=vn64.prof -O2 -o vm "$top/tests/corpus/interp.c" &&
 		   cmp -s vn vm
 		result "... and the profile of its run, used again, builds the same program"
+		# a build without the cache says nothing of it: its plain
+		# records are not profiled (a profile of it would make every
+		# place of a build with the cache plain)
+		"$top/bin/aecc" -fae-data -fno-ae-vcache -O2 -o vx "$top/tests/corpus/interp.c" &&
+		   "$top/bin/aerun" -q -o vx.zst -- ./vx >/dev/null 2>&1 &&
+		   "$top/bin/aetrace" stats --vc-profile vx.prof vx.zst vx >out &&
+		   px=$(awk '/^value records/ { print $3 + $7 + $10 + $13 }' out) &&
+		   rx=$(awk 'NR > 1 { n += $5 } END { print n + 0 }' vx.prof) &&
+		   [ "$px" -gt 10000 ] && [ "$rx" -lt 1000 ]
+		result "the profile of a build without the cache leaves out its plain records (${rx:-?} records profiled of ${px:-?} plain)"
 	else
 		result "a profile where the cache saved nothing: the build or its run failed"
 	fi
