@@ -207,8 +207,10 @@ timing() {
 		"-fae-data -fae-vc-profile, aerun -o FILE"
 		"-fae-data -fno-ae-vcache, aerun --discard" "-fae-data -fno-ae-vcache, aerun -o FILE")
 	echo "  RUN     $name: 1 warm-up + $rounds interleaved rounds of ${#cmds[@]} configurations"
+	# each run after a sync: the gigabytes the other runs wrote are not
+	# still being written back while it runs
 	for i in $(seq 0 "$rounds"); do
-		hyperfine -N --runs 1 --style none --export-json "$tmp/$name.$i.json" \
+		hyperfine -N --runs 1 --style none --prepare sync --export-json "$tmp/$name.$i.json" \
 			"${cmds[@]}" > /dev/null
 	done
 	rm -f "$tmp/$name.0.json"
@@ -298,7 +300,8 @@ cmdline="BENCH_ROUNDS=$rounds bench/data-bench.sh"
 	echo "\`-fae-vc-profile\`: built again with the value-cache profile of the small workload above"
 	echo "(\`aetrace stats --vc-profile\`, docs/ARCHITECTURE.md item 23): the cache's tests in the order"
 	echo "that hits first, and plain records where the cache saved under 2.5 bytes a record (more bytes, faster code)."
-	echo "Each round writes over the last round's file, as a user who captures again does."
+	echo "Each round writes over the last round's file, as a user who captures again does; each run"
+	echo "starts after \`sync\`, so that the files the other runs wrote are not written back during it."
 	echo "Size: the .zst file aerun wrote (paced runs: of the last round)."
 	echo
 	echo "| workload | configuration | median s | min s | vs twin | min vs twin's min | .zst size |"
