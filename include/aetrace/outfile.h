@@ -12,8 +12,8 @@
  * name and no extended attributes, that it may write is replaced: a new
  * file with its group and permissions is renamed over it (the name always
  * names a whole file; a reader holding the old one keeps it), not
- * truncated in place. ext4 forces the block allocation and writeback of a file
- * truncated to zero when it is closed (its auto_da_alloc), on the
+ * truncated in place. ext4 forces the block allocation and writeback of
+ * a file truncated to zero when it is closed (its auto_da_alloc), on the
  * writer's time: capturing bzip2's data trace over the last run's file
  * took 0.6 s where a new file took 0.45 (docs/ARCHITECTURE.md item 28).
  * Anything else (another's file, a symlink, a device such as /dev/null,

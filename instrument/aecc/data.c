@@ -585,7 +585,7 @@ static uint32_t vc_plain_by_profile(const struct ae_ctx *c, int k, uint32_t bits
 			continue;
 		for (int i = 0; before && i < x->ngrp; i++)
 			g |= x->grp[i] == r;
-		if ((before ? x->rec_low : x->rec_after_low) >> r & 1)
+		if (((before ? x->rec_low : x->rec_after_low) >> r) & 1)
 			w = 4;
 		if (!g && ae_vcprof_plain_at(c->vcprof, c->objid, k, before, r, w))
 			out |= 1u << r;
