@@ -256,16 +256,26 @@ static void count_plain(struct ae_regen *g, unsigned int width)
 	g->st.value_recs[width <= 8 ? width : 0]++;
 }
 
+/* The value-cache profile's counts of record e's place, or NULL when
+ * none are kept (no --vc-profile; a record not in the schema's table). */
+static struct ae_vcprof_count *prof_of(const struct ae_regen *g, const struct ae_rev *e)
+{
+	return g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev ?
+	       &g->p->vcprof[e - g->p->ev] : NULL;
+}
+
 /* The value-cache profile's counts of a plain register record e of 4 or 8
  * bytes in an object built with the cache (a place it could not code, or
  * that a profile made plain: it stays so when the profile of such a build
  * is used again; one built without it says nothing of the cache). */
 static void prof_plain(struct ae_regen *g, const struct ae_rev *e)
 {
-	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev && e->vcobj &&
-	    (e->flag == AE_VAL_REG || e->flag == AE_VAL_REG_SEXT) && (e->width == 4 || e->width == 8)) {
-		g->p->vcprof[e - g->p->ev].recs++;
-		g->p->vcprof[e - g->p->ev].bytes += e->width;
+	struct ae_vcprof_count *cnt = prof_of(g, e);
+
+	if (cnt && e->vcobj && (e->flag == AE_VAL_REG || e->flag == AE_VAL_REG_SEXT) &&
+	    (e->width == 4 || e->width == 8)) {
+		cnt->recs++;
+		cnt->bytes += e->width;
 	}
 }
 
@@ -902,6 +912,7 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	int by_addr = !!(e->b & AE_VC_BY_ADDR);
 	uint32_t slot = AE_VC_SLOT_OF(e->b), lslot = ae_lc_slot(g->ld_addr);
 	struct vcache *vc;
+	struct ae_vcprof_count *cnt;
 	uint64_t t = (uint64_t)t0, hi, old;
 	int64_t d = 0;
 	unsigned int nb = 1;
@@ -962,9 +973,10 @@ static int vc_value(struct ae_regen *g, const struct ae_rev *e, uint64_t pc, uin
 	g->st.vc_recs[nb == 9 ? 4 : nb == 5 ? 3 : nb - 1]++;
 	if (t == AE_VC_BY_ADDR_HIT && by_addr)
 		g->st.lc_hits++;
-	if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev)
-		vc_count(&g->p->vcprof[e - g->p->ev], by_addr, e->flag == AE_VAL_REG_VC_LOW, *v,
-			 old, g->vcl.lc ? g->vcl.lold : vc->lc[lslot], !vc->unknown, nb);
+	cnt = prof_of(g, e);
+	if (cnt)
+		vc_count(cnt, by_addr, e->flag == AE_VAL_REG_VC_LOW, *v, old,
+			 g->vcl.lc ? g->vcl.lold : vc->lc[lslot], !vc->unknown, nb);
 	return 0;
 }
 
@@ -1514,6 +1526,7 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 			}
 			if (ghits) {
 				struct vcache *vc = vc_for(g, pc, 1);
+				struct ae_vcprof_count *cnt = prof_of(g, e);
 
 				if (!vc)
 					return -1;
@@ -1521,9 +1534,7 @@ static int records_before(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 				if (e->flag == AE_VAL_REG_VC_LOW)
 					v &= 0xffffffffull;
 				ghits--;
-				if (g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev) {
-					struct ae_vcprof_count *cnt = &g->p->vcprof[e - g->p->ev];
-
+				if (cnt) {
 					/* a zero difference; the tag byte is the first one's */
 					cnt->recs++;
 					cnt->one_byte++;

@@ -18,6 +18,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+. tests/oracle/corpus-lib.sh
 rounds=${BENCH_ROUNDS:-5}
 results=$top/bench/RESULTS.md
 aecc=$top/bin/aecc aerun=$top/bin/aerun aetrace=$top/bin/aetrace
@@ -165,14 +166,14 @@ profiled() {
 		echo "data-bench: $name: the profiling run or the build with its profile failed" >&2
 		return 1
 	fi
-	local p0 p1 plain='/^value records/ { print $3 + $7 + $10 + $13 }'
-	p0=$("$aetrace" stats "$tmp/$name.s0.zst" "$same" 2>/dev/null | awk "$plain")
+	local p0 p1
+	read -r p0 _ < <(ae_value_recs "$tmp/$name.s0.zst" "$same")
 	cp "$p" "$same" && cp "$p.orig" "$same.orig"
 	# shellcheck disable=SC2086
 	$clean_env "$aerun" -o "$tmp/$name.s1.zst" -- "$same" "$@" <"$in" >/dev/null 2>&1
 	b0=$("$mutate" --data-len "$tmp/$name.s0.zst")
 	b1=$("$mutate" --data-len "$tmp/$name.s1.zst")
-	p1=$("$aetrace" stats "$tmp/$name.s1.zst" "$same" 2>/dev/null | awk "$plain")
+	read -r p1 _ < <(ae_value_recs "$tmp/$name.s1.zst" "$same")
 	# the twin moves when the code grows or shrinks (the data layout)
 	local twin=' (the same twin)'
 	cmp -s "$data.orig" "$p.orig" || twin=' (the twin moved with the code: another data layout)'

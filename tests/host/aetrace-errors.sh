@@ -5,6 +5,7 @@
 # and never a regenerated trace passed off as good.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/oracle/corpus-lib.sh"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -770,9 +771,8 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	   "$top/bin/aerun" -q -o vn.zst -- ./vn >/dev/null 2>&1; then
 		a=$("$top/bin/aetrace" regen --format=lackey vp.zst vp | awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { print i, m }')
 		b=$("$top/bin/aetrace" regen --format=lackey vn.zst vn | awk '/^I/ { i++ } /^ [LSM]/ { m++ } END { print i, m }')
-		vc=$("$top/bin/aetrace" stats vn.zst vn | awk '/^value cache/ { print $3 + $8 + $11 + $14 + $17 }')
-		pl=$("$top/bin/aetrace" stats vn.zst vn | awk '/^value records/ { print $3 + $7 + $10 + $13 }')
-		pl0=$("$top/bin/aetrace" stats vp.zst vp | awk '/^value records/ { print $3 + $7 + $10 + $13 }')
+		read -r pl vc < <(ae_value_recs vn.zst vn)
+		read -r pl0 _ < <(ae_value_recs vp.zst vp)
 		[ -n "$a" ] && [ "$a" = "$b" ] && [ "${pl:-0}" -gt $((pl0 + 1000)) ] && [ "${vc:-1}" -lt 100 ]
 		result "a profile where the cache saved nothing: plain records ($pl against $pl0, $vc coded), the same instructions and data records ($b against $a)"
 		# the profile of that build names its plain places as plain:
@@ -789,8 +789,8 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 		# place of a build with the cache plain)
 		"$top/bin/aecc" -fae-data -fno-ae-vcache -O2 -o vx "$top/tests/corpus/interp.c" &&
 		   "$top/bin/aerun" -q -o vx.zst -- ./vx >/dev/null 2>&1 &&
-		   "$top/bin/aetrace" stats --vc-profile vx.prof vx.zst vx >out &&
-		   px=$(awk '/^value records/ { print $3 + $7 + $10 + $13 }' out) &&
+		   "$top/bin/aetrace" stats --vc-profile vx.prof vx.zst vx >/dev/null &&
+		   read -r px _ < <(ae_value_recs vx.zst vx) &&
 		   rx=$(awk 'NR > 1 { n += $5 } END { print n + 0 }' vx.prof) &&
 		   [ "$px" -gt 10000 ] && [ "$rx" -lt 1000 ]
 		result "the profile of a build without the cache leaves out its plain records (${rx:-?} records profiled of ${px:-?} plain)"

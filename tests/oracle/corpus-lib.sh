@@ -1,6 +1,7 @@
-# Shared by tests/host/oracle-agree.sh and tests/host/trace-exact.sh:
-# corpus arguments, the lackey comparison window and the skip ranges of the
-# asynchronous-signal program. Source it; needs $top (the repo root).
+# Shared by tests/host/oracle-agree.sh, trace-exact.sh, data-exact.sh,
+# aetrace-errors.sh and bench/data-bench.sh: corpus arguments, the lackey
+# comparison window, the skip ranges of the asynchronous-signal program and
+# a capture's register-record counts. Source it; needs $top (the repo root).
 
 # The lackey comparison starts at the first instruction of this function
 # (tests/oracle/README.md explains why: before it, musl walks an auxv that
@@ -92,4 +93,13 @@ with open(sys.argv[1]) as f:
 			n += lo <= a < hi
 print(n)
 PY
+}
+
+# ae_value_recs TRACE PROG: "PLAIN CODED", the capture's plain register
+# records and those the value cache coded (`aetrace stats`: its "value
+# records" and "value cache" lines; 0 0 when it fails).
+ae_value_recs() {
+	"$top/bin/aetrace" stats "$1" "$2" 2>/dev/null |
+		awk '/^value records/ { p = $3 + $7 + $10 + $13 }
+		     /^value cache/ { c = $3 + $8 + $11 + $14 + $17 } END { print p + 0, c + 0 }'
 }
