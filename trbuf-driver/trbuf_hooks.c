@@ -205,6 +205,8 @@ static void trbuf_hook_fork(struct task_struct *child,
 	refcount_inc(&ctx->ref);
 	child->trbuf = ctx;
 	atomic64_inc(&buf->cnt.traced);
+	/* a fork in a handler returns from it in the child too */
+	trbuf_sigframe_fork(child);
 	/* the child has not run: it writes nothing before this marker */
 	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,

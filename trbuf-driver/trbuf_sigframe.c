@@ -4,8 +4,9 @@
  * registers of the interrupted code, to tell at each sigreturn which of
  * them the handler changed in its ucontext (docs/ARCHITECTURE.md item
  * 30).  Only a task itself reads or changes its frames (its delivery,
- * sigreturn, exit, exec); the table that finds them is shared, and also
- * taken where a dead task is freed (free_task(), from an RCU callback).
+ * sigreturn, exit, exec), and its parent at its fork, before it runs;
+ * the table that finds them is shared, and also taken where a dead task
+ * is freed (free_task(), from an RCU callback).
  */
 #include <linux/hashtable.h>
 #include <linux/sched.h>
@@ -151,6 +152,32 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 		if (now.regs[r] != fs->f[i].regs[r])
 			*changed |= 1ULL << r;
 	return true;
+}
+
+/**
+ * trbuf_sigframe_fork - a new task's copy of current's frames
+ * @child: the new task, not yet run; current is its parent
+ *
+ * A fork in a handler returns from it in the child too, from the copy of
+ * the frame on the child's stack: the child's sigreturn compares against
+ * what the parent's delivery kept.  Called from the fork hook, where
+ * sleeping is allowed; on failure to allocate, the child's returns from
+ * those frames go unchecked.
+ */
+void trbuf_sigframe_fork(struct task_struct *child)
+{
+	struct trbuf_frames *fs = frames_of(current), *cfs;
+	unsigned long flags;
+
+	if (!fs || !fs->nr)
+		return;
+	cfs = kmemdup(fs, sizeof(*fs), GFP_KERNEL_ACCOUNT);
+	if (!cfs)
+		return;
+	cfs->task = child;
+	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	hash_add(trbuf_frames_ht, &cfs->node, (unsigned long)child);
+	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
 }
 
 /**

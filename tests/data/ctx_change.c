@@ -12,8 +12,12 @@
  *   nested  as reg, after a SIGUSR2 handled on an alternate stack above
  *           the first frame (main's array) returned within the handler;
  *   vector  changes the index register of the AVX2 gather that faulted
- *           (prints "no avx2" where the CPU lacks it).
- * A data trace must refuse reg, flags, saved, nested and vector
+ *           (prints "no avx2" where the CPU lacks it);
+ *   fork    forks in the handler: the child, returning from its copy of
+ *           the frame, points %rbx at another array; the parent changes
+ *           nothing, and waits for the child at the end.
+ * A data trace must refuse reg, flags, saved, nested and vector, and the
+ * child of fork (aetrace regenerates no task forked inside a handler)
  * (aetrace-errors) and regenerate the others exactly (data-exact:
  * ctxchange). The handler makes the faulting page readable, so the load
  * runs again and goes on.
@@ -24,6 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <ucontext.h>
 
 static char *page;
@@ -60,7 +66,8 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	mprotect(page, 4096, PROT_READ);
 	if (!strcmp(mode, "nested"))
 		raise(SIGUSR2);
-	if (!strcmp(mode, "reg") || !strcmp(mode, "saved") || !strcmp(mode, "nested"))
+	if (!strcmp(mode, "reg") || !strcmp(mode, "saved") || !strcmp(mode, "nested") ||
+	    (!strcmp(mode, "fork") && fork() == 0))
 		uc->uc_mcontext.gregs[REG_RBX] = (greg_t)b;
 	else if (!strcmp(mode, "flags"))
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x40;	/* ZF */
@@ -169,5 +176,7 @@ int main(int argc, char **argv)
 		direct();
 	if (usr2)
 		printf("ctx_change %s: %d SIGUSR2 on the alternate stack\n", mode, usr2);
+	if (!strcmp(mode, "fork"))
+		wait(NULL);
 	return 0;
 }

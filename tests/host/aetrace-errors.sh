@@ -432,6 +432,17 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd saved
 	refused_run "a handler that changes %rbx after a nested handler on an alternate stack" \
 		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd nested
+	# the child of a fork in the handler returns from its copy of the
+	# frame: aerun compares that return too (the child's change to %rbx
+	# is seen, nothing goes unchecked), and the regeneration refuses
+	# the child by name (a task forked inside a handler is not supported)
+	refused_run "a task forked inside a signal handler: refused by name" \
+		"task [0-9]+/[0-9]+: forked inside a signal handler of its parent: not supported" ctxd fork
+	"$top/bin/schedlog" print fork.zst >out 2>err &&
+	   [ "$(awk '$5 == "SIGRETURN" && / changed=0$/' out | wc -l)" = 1 ] &&
+	   [ "$(awk '$5 == "SIGRETURN" && / changed=0x8$/' out | wc -l)" = 1 ] &&
+	   [ "$(awk '$5 == "SIGRETURN"' out | wc -l)" = 2 ]
+	result "... and aerun compared the child's return from the handler (%rbx changed) as well as the parent's"
 	if ./ctxd.orig vector | grep -q 'gathered 100 101 102 103$'; then
 		refused_run "a handler that changes a faulting gather's index register" \
 			"signal handler changed the vector or x87 registers in its ucontext" ctxd vector
@@ -465,6 +476,8 @@ else
 	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes a callee-saved register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes %rbx after a nested handler # SKIP no data-traced musl or the program did not build"
+	ok "a task forked inside a signal handler # SKIP no data-traced musl or the program did not build"
+	ok "... and aerun compared the child's return # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes a gather's index # SKIP no data-traced musl or the program did not build"
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
 	for c in "names %rbx" "names no register" "compared in full but not checked" "that compared nothing"; do

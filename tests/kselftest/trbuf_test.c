@@ -1565,6 +1565,78 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 	EXPECT_EQ(0, self->c.ctx_full);
 }
 
+static volatile long ctx_forked;
+
+/* Every fourth call forks; the child changes %r11 in its frame (the
+ * kill(2) it interrupted clobbers it anyway) and returns too. */
+static void on_signal_fork(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+
+	if (ctx_signals++ % 4 == 0 && ae_sys1(__NR_fork, 0) == 0) {
+		ctx_forked = 1;
+		uc->uc_mcontext.gregs[REG_R11] ^= 0x5a5a;
+	}
+}
+
+/*
+ * A fork in a handler returns from it in the child too, from the copy of
+ * the frame on its stack: the child's SIGRETURN must be compared with
+ * what the parent's delivery kept, and say that %r11 changed.  The
+ * parent's handlers change nothing.  Catches a child that inherits no
+ * frames (its returns unchecked) and one that inherits them after the
+ * parent's own return (none left to match).
+ */
+TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
+{
+	enum { NRAISE = 200, NFORK = NRAISE / 4 };
+	pid_t pid;
+
+	NEED_DEV();
+	stream_add(&self->c, tag_of(0, 0), 1, 1);
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_sigaction = on_signal_fork,
+					.sa_flags = SA_SIGINFO };
+		long me, i;
+		int status;
+
+		sigaction(SIGUSR2, &sa, NULL);
+		if (ae_trbuf_register_table(__start___ae_seqtab,
+					    __stop___ae_seqtab - __start___ae_seqtab))
+			_exit(3);
+		/* ---- traced: no libc ---- */
+		me = ae_sys0(__NR_getpid);
+		for (i = 0; i < NRAISE; i++) {
+			ae_sys2(__NR_kill, me, SIGUSR2);
+			if (ctx_forked)
+				for (;;)
+					ae_sys1(__NR_exit_group, 0);
+		}
+		for (i = 0; i < NFORK; i++)
+			if (ae_sys4(__NR_wait4, -1, &status, 0, 0) <= 0 || status)
+				ae_sys1(__NR_exit_group, 5);
+		trbuf_prod_loop((uint64_t)tag_of(0, 0) << 32, 1);
+		for (;;)
+			ae_sys1(__NR_exit_group, 0);
+	}
+	self->c.proc_pid[0] = pid;
+	ASSERT_EQ(0, consumer_map(&self->c));
+	EXPECT_EQ(0, consume(&self->c, &pid, 1, NULL));
+	EXPECT_EQ(0, verify(_metadata, &self->c));
+	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other; forks %llu",
+	       (unsigned long long)self->c.mk[TRBUF_MK_SIGRETURN],
+	       (unsigned long long)self->c.ctx_checked,
+	       (unsigned long long)self->c.ctx_r11,
+	       (unsigned long long)self->c.ctx_other,
+	       (unsigned long long)self->c.mk[TRBUF_MK_FORK]);
+	EXPECT_EQ(NFORK, self->c.mk[TRBUF_MK_FORK]);
+	EXPECT_EQ(NRAISE + NFORK, self->c.mk[TRBUF_MK_SIGRETURN]);
+	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
+	EXPECT_EQ(NFORK, self->c.ctx_r11);
+	EXPECT_EQ(0, self->c.ctx_other);
+}
+
 /*
  * A traced task held by a stalled consumer stays killable: SIGKILL ends
  * the wait, and the dying task's markers (its EXIT) go into the area's
