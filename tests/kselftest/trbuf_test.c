@@ -1502,7 +1502,58 @@ TEST_F_TIMEOUT(trbuf, markers_small_area_stalled_signals_forks, 900)
 	EXPECT_LT(0, st.overflow_waits);
 }
 
-static volatile long ctx_signals;
+static volatile long ctx_signals, ctx_forked;
+
+/*
+ * A traced child whose SIGUSR2 handler is @handler signals itself @nraise
+ * times (a child forked in the handler, ctx_forked set, exits after its
+ * return), reaps @nchildren children, writes record (0, 0) and exits; the
+ * consumer takes all of it and checks the streams.  Returns when done.
+ */
+static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
+		    void (*handler)(int, siginfo_t *, void *), long nraise,
+		    long nchildren)
+{
+	pid_t pid;
+
+	stream_add(c, tag_of(0, 0), 1, 1);
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_sigaction = handler,
+					.sa_flags = SA_SIGINFO };
+		long me, i;
+		int status;
+
+		sigaction(SIGUSR2, &sa, NULL);
+		if (ae_trbuf_register_table(__start___ae_seqtab,
+					    __stop___ae_seqtab - __start___ae_seqtab))
+			_exit(3);
+		/* ---- traced: no libc ---- */
+		me = ae_sys0(__NR_getpid);
+		for (i = 0; i < nraise; i++) {
+			ae_sys2(__NR_kill, me, SIGUSR2);
+			if (ctx_forked)
+				for (;;)
+					ae_sys1(__NR_exit_group, 0);
+		}
+		for (i = 0; i < nchildren; i++)
+			if (ae_sys4(__NR_wait4, -1, &status, 0, 0) <= 0 || status)
+				ae_sys1(__NR_exit_group, 5);
+		trbuf_prod_loop((uint64_t)tag_of(0, 0) << 32, 1);
+		for (;;)
+			ae_sys1(__NR_exit_group, 0);
+	}
+	c->proc_pid[0] = pid;
+	ASSERT_EQ(0, consumer_map(c));
+	EXPECT_EQ(0, consume(c, &pid, 1, NULL));
+	EXPECT_EQ(0, verify(_metadata, c));
+	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other; forks %llu",
+	       (unsigned long long)c->mk[TRBUF_MK_SIGRETURN],
+	       (unsigned long long)c->ctx_checked,
+	       (unsigned long long)c->ctx_r11,
+	       (unsigned long long)c->ctx_other,
+	       (unsigned long long)c->mk[TRBUF_MK_FORK]);
+}
 
 /* Every other call changes %r11 in the frame: the kill(2) it interrupted
  * clobbers it anyway. */
@@ -1526,37 +1577,9 @@ static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
 	enum { NRAISE = 200 };
-	pid_t pid;
 
 	NEED_DEV();
-	stream_add(&self->c, tag_of(0, 0), 1, 1);
-	pid = fork();
-	if (pid == 0) {
-		struct sigaction sa = { .sa_sigaction = on_signal_ctx,
-					.sa_flags = SA_SIGINFO };
-		long me, i;
-
-		sigaction(SIGUSR2, &sa, NULL);
-		if (ae_trbuf_register_table(__start___ae_seqtab,
-					    __stop___ae_seqtab - __start___ae_seqtab))
-			_exit(3);
-		/* ---- traced: no libc ---- */
-		me = ae_sys0(__NR_getpid);
-		for (i = 0; i < NRAISE; i++)
-			ae_sys2(__NR_kill, me, SIGUSR2);
-		trbuf_prod_loop((uint64_t)tag_of(0, 0) << 32, 1);
-		for (;;)
-			ae_sys1(__NR_exit_group, 0);
-	}
-	self->c.proc_pid[0] = pid;
-	ASSERT_EQ(0, consumer_map(&self->c));
-	EXPECT_EQ(0, consume(&self->c, &pid, 1, NULL));
-	EXPECT_EQ(0, verify(_metadata, &self->c));
-	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other",
-	       (unsigned long long)self->c.mk[TRBUF_MK_SIGRETURN],
-	       (unsigned long long)self->c.ctx_checked,
-	       (unsigned long long)self->c.ctx_r11,
-	       (unsigned long long)self->c.ctx_other);
+	ctx_run(_metadata, &self->c, on_signal_ctx, NRAISE, 0);
 	EXPECT_EQ(NRAISE, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE, self->c.ctx_checked);
 	EXPECT_EQ(NRAISE / 2, self->c.ctx_r11);
@@ -1564,8 +1587,6 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 	/* the kernel restores the flags and the FPU state after its hook */
 	EXPECT_EQ(0, self->c.ctx_full);
 }
-
-static volatile long ctx_forked;
 
 /* Every fourth call forks; the child changes %r11 in its frame (the
  * kill(2) it interrupted clobbers it anyway) and returns too. */
@@ -1590,46 +1611,9 @@ static void on_signal_fork(int sig, siginfo_t *si, void *ctx)
 TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
 {
 	enum { NRAISE = 200, NFORK = NRAISE / 4 };
-	pid_t pid;
 
 	NEED_DEV();
-	stream_add(&self->c, tag_of(0, 0), 1, 1);
-	pid = fork();
-	if (pid == 0) {
-		struct sigaction sa = { .sa_sigaction = on_signal_fork,
-					.sa_flags = SA_SIGINFO };
-		long me, i;
-		int status;
-
-		sigaction(SIGUSR2, &sa, NULL);
-		if (ae_trbuf_register_table(__start___ae_seqtab,
-					    __stop___ae_seqtab - __start___ae_seqtab))
-			_exit(3);
-		/* ---- traced: no libc ---- */
-		me = ae_sys0(__NR_getpid);
-		for (i = 0; i < NRAISE; i++) {
-			ae_sys2(__NR_kill, me, SIGUSR2);
-			if (ctx_forked)
-				for (;;)
-					ae_sys1(__NR_exit_group, 0);
-		}
-		for (i = 0; i < NFORK; i++)
-			if (ae_sys4(__NR_wait4, -1, &status, 0, 0) <= 0 || status)
-				ae_sys1(__NR_exit_group, 5);
-		trbuf_prod_loop((uint64_t)tag_of(0, 0) << 32, 1);
-		for (;;)
-			ae_sys1(__NR_exit_group, 0);
-	}
-	self->c.proc_pid[0] = pid;
-	ASSERT_EQ(0, consumer_map(&self->c));
-	EXPECT_EQ(0, consume(&self->c, &pid, 1, NULL));
-	EXPECT_EQ(0, verify(_metadata, &self->c));
-	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other; forks %llu",
-	       (unsigned long long)self->c.mk[TRBUF_MK_SIGRETURN],
-	       (unsigned long long)self->c.ctx_checked,
-	       (unsigned long long)self->c.ctx_r11,
-	       (unsigned long long)self->c.ctx_other,
-	       (unsigned long long)self->c.mk[TRBUF_MK_FORK]);
+	ctx_run(_metadata, &self->c, on_signal_fork, NRAISE, NFORK);
 	EXPECT_EQ(NFORK, self->c.mk[TRBUF_MK_FORK]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
