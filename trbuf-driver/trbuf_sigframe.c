@@ -10,6 +10,7 @@
  */
 #include <linux/hashtable.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <asm/ptrace.h>
@@ -160,7 +161,10 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
  *
  * A fork in a handler returns from it in the child too, from the copy of
  * the frame on the child's stack: the child's sigreturn compares against
- * what the parent's delivery kept.  Called from the fork hook, where
+ * what the parent's delivery kept.  A child given a stack of its own (a
+ * thread, posix_spawn) starts elsewhere and never returns from them: it
+ * gets none (frames a handler left by longjmp stay in the parent, and
+ * would be copied into every thread).  Called from the fork hook, where
  * sleeping is allowed; on failure to allocate, the child's returns from
  * those frames go unchecked.
  */
@@ -169,7 +173,7 @@ void trbuf_sigframe_fork(struct task_struct *child)
 	struct trbuf_frames *fs = frames_of(current), *cfs;
 	unsigned long flags;
 
-	if (!fs || !fs->nr)
+	if (!fs || !fs->nr || task_pt_regs(child)->sp != task_pt_regs(current)->sp)
 		return;
 	cfs = kmemdup(fs, sizeof(*fs), GFP_KERNEL_ACCOUNT);
 	if (!cfs)

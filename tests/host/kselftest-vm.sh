@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kernel self-tests: builds trbuf.ko against the cached guest kernel, boots
 # the VM with 2 CPUs, runs tests/kselftest/run-in-vm.sh there and relays its
-# TAP lines; then fails if the guest's kernel log has a WARNING/BUG/Oops.
+# TAP lines, unloads the module; then fails if that failed or the guest's
+# kernel log has a WARNING/BUG/Oops.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # AE_KSELFTEST_INNER: another script, relative to the repository (used by
@@ -41,9 +42,13 @@ record() {
 	done
 	printf '%s' "$name" >"$running"
 }
-# The guest prints the kernel log between two markers after the tests.
+# The guest unloads the module after the tests (its exit warns about
+# state a task left behind: signal frames, buffers) and prints the kernel
+# log between two markers.
 "$top/vm/run" --smp 2 -- bash -c '
 	"./$1"; st=$?
+	rmmod trbuf 2>&1 | sed "s/^/# rmmod: /"
+	echo "# aevm-rmmod ${PIPESTATUS[0]}"
 	echo "# aevm-dmesg-begin"; dmesg; echo "# aevm-dmesg-end"
 	exit $st' bash "$inner" 2>&1 |
 	record | sed -n '/^# aevm-dmesg-begin$/,/^# aevm-dmesg-end$/!p'
@@ -57,6 +62,12 @@ last=$(cat "$running")
 if grep -q '^# watchdog:' "$out"; then
 	n=$((n + 1))
 	echo "not ok $n - the tests finish before the guest's watchdog (hung in ${last:-?})"
+fi
+n=$((n + 1))
+if grep -q '^# aevm-rmmod 0$' "$out"; then
+	echo "ok $n - trbuf.ko unloads after the tests"
+else
+	echo "not ok $n - trbuf.ko unloads after the tests ($(grep '^# rmmod: ' "$out" | head -1))"
 fi
 n=$((n + 1))
 if ! grep -q '^# aevm-dmesg-end$' "$out"; then
