@@ -16,9 +16,9 @@
  *   fork    forks in the handler: the child, returning from its copy of
  *           the frame, points %rbx at another array; the parent changes
  *           nothing, and waits for the child at the end.
- * A data trace must refuse reg, flags, saved, nested and vector, and the
- * child of fork (aetrace regenerates no task forked inside a handler)
- * (aetrace-errors) and regenerate the others exactly (data-exact:
+ * A data trace must refuse reg, flags, saved, nested, vector and the
+ * child of fork, a task forked inside a handler (aetrace-errors), and
+ * regenerate the others exactly (data-exact:
  * ctxchange). The handler makes the faulting page readable, so the load
  * runs again and goes on.
  */
