@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		"                     TRACE [PROG...]\n"
 		"       aetrace stats [--sched SCHED] [--vc-profile FILE] TRACE [PROG...]   (per task, per slice)\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
-		"       aetrace timeline --sched SCHED [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
+		"       aetrace timeline [--sched SCHED] [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
 		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
 		"  PROG   the instrumented programs (PROG.orig beside each); a task's program\n"
@@ -275,6 +275,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.lc_signals += x->st.lc_signals;
 		sum.sigreturns_unchecked += x->st.sigreturns_unchecked;
 		sum.sigreturns_gprs_only += x->st.sigreturns_gprs_only;
+		sum.sigreturns_no_vector += x->st.sigreturns_no_vector;
 		sum.lcw_signals += x->st.lcw_signals;
 		sum.expanded += x->st.expanded;
 		sum.expanded_insns += x->st.expanded_insns;
@@ -316,10 +317,12 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
 	/* what producers did not compare of the handlers' frames: the
-	 * tracing kernel compares the general registers only */
-	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown), %llu with only the general registers compared\n",
+	 * tracing kernel compares the general registers and the flags,
+	 * an older one the general registers only */
+	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown), %llu with only the general registers compared, %llu without the vector state\n",
 	       (unsigned long long)sum.sigreturns_unchecked,
-	       (unsigned long long)sum.sigreturns_gprs_only);
+	       (unsigned long long)sum.sigreturns_gprs_only,
+	       (unsigned long long)sum.sigreturns_no_vector);
 	/* library routines traced by their arguments (aecc -fae-data) */
 	printf("expanded calls   %llu (%llu instructions, no witness bytes)\n",
 	       (unsigned long long)sum.expanded, (unsigned long long)sum.expanded_insns);

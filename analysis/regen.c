@@ -702,8 +702,10 @@ static int deliver(struct ae_regen *g)
 	g->ds = saved_ds;
 	if (!g->ret_checked)
 		g->st.sigreturns_unchecked++;
-	else if (!(g->ret_checked & TRBUF_MKF_CTX_FULL))
+	else if (!(g->ret_checked & (TRBUF_MKF_CTX_FULL | TRBUF_MKF_CTX_FLAGS)))
 		g->st.sigreturns_gprs_only++;
+	else if (!(g->ret_checked & TRBUF_MKF_CTX_FULL))
+		g->st.sigreturns_no_vector++;
 	if (ctx_changed(g, expanding, sig_ip))
 		return -1;
 	g->ld_addr = ld_addr;
@@ -1924,15 +1926,15 @@ static void pass_switches(struct ae_regen *g, uint64_t next)
  * g->ret_checked and g->ret_changed. Returns 0, or -1 (a corrupt mask). */
 static int ctx_marker(struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
 {
-	const uint64_t gprs = 0x7fff, full = gprs | TRBUF_CTX_STATUS | TRBUF_CTX_DF |
-					      TRBUF_CTX_VECTOR;
-	uint16_t f = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL);
+	const uint64_t gprs = 0x7fff, flags = TRBUF_CTX_STATUS | TRBUF_CTX_DF;
+	uint16_t f = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL | TRBUF_MKF_CTX_FLAGS);
+	uint64_t compared = f & TRBUF_MKF_CTX_FULL ? gprs | flags | TRBUF_CTX_VECTOR :
+			    f & TRBUF_MKF_CTX_FLAGS ? gprs | flags : gprs;
 	char msg[160];
 
 	g->ret_checked = f & TRBUF_MKF_CTX_CHECKED ? f : 0;
 	g->ret_changed = g->ret_checked ? k->m.arg : 0;
-	if (f == TRBUF_MKF_CTX_FULL ||
-	    g->ret_changed & ~(f & TRBUF_MKF_CTX_FULL ? full : gprs)) {
+	if ((f && !(f & TRBUF_MKF_CTX_CHECKED)) || g->ret_changed & ~compared) {
 		snprintf(msg, sizeof(msg), "corrupt trace: SIGRETURN marker %llu: flags %#x, changed %#llx name no register it compared",
 			 (unsigned long long)k->index, k->m.flags, (unsigned long long)k->m.arg);
 		return rerr(g, pc, msg);

@@ -78,6 +78,7 @@ struct ae_regen_stats {
 	uint64_t sigreturns_unchecked;	/* handlers whose changes to their
 					 * frame no producer compared */
 	uint64_t sigreturns_gprs_only;	/* only their general registers */
+	uint64_t sigreturns_no_vector;	/* their general registers and flags */
 	uint64_t expanded;	/* library routines expanded (AE_EV_EXPAND) */
 	uint64_t expanded_insns;	/* instructions they executed */
 	uint64_t expanded_signals;	/* signals and kills taken amid them */

@@ -32,7 +32,7 @@ struct ae_timeline {
 };
 
 /*
- * aetrace timeline --sched SCHED [--bpf ALL] -o OUT.json|OUT.svg
+ * aetrace timeline [--sched SCHED] [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg
  * (argv[0] is "timeline"). Returns the process exit status: 0 written,
  * 1 bad input or write error (one line on stderr), 2 usage.
  */

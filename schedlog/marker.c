@@ -44,7 +44,9 @@ int schedlog_format(char *buf, size_t len, uint64_t index, const struct trbuf_ma
 	case TRBUF_MK_SIGRETURN:
 		if (m->flags & TRBUF_MKF_CTX_CHECKED)
 			snprintf(extra, sizeof(extra), " changed=%#llx%s", (unsigned long long)m->arg,
-				 m->flags & TRBUF_MKF_CTX_FULL ? "" : " (registers only)");
+				 m->flags & TRBUF_MKF_CTX_FULL ? "" :
+				 m->flags & TRBUF_MKF_CTX_FLAGS ? " (registers and flags)" :
+				 " (registers only)");
 		break;
 	case TRBUF_MK_FORK:
 		snprintf(extra, sizeof(extra), " child=%llu flags=%#x", (unsigned long long)m->arg, m->arg2);

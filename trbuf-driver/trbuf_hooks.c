@@ -175,15 +175,15 @@ static void trbuf_hook_sigreturn(struct pt_regs *regs,
 	bool checked;
 
 	/*
-	 * The flags and the FPU state are restored after this hook: only
-	 * the general registers are compared.
+	 * The FPU state is restored after this hook: the general registers
+	 * and the flags are compared, not the vector state.
 	 */
 	checked = trbuf_sigframe_pop(regs, &changed);
 	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	m = trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 			  TRBUF_MK_SIGRETURN, current, regs, changed, 0);
 	if (m && checked)
-		m->flags |= TRBUF_MKF_CTX_CHECKED;
+		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FLAGS;
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);

@@ -1,30 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a traced task's signal frames held at delivery: the general
- * registers of the interrupted code, to tell at each sigreturn which of
- * them the handler changed in its ucontext (docs/ARCHITECTURE.md item
- * 30).  Only a task itself reads or changes its frames (its delivery,
- * sigreturn, exit, exec), and its parent at its fork, before it runs;
- * the table that finds them is shared, and also taken where a dead task
- * is freed (free_task(), from an RCU callback).
+ * registers and the flags of the interrupted code, to tell at each
+ * sigreturn which of them the handler changed in its ucontext
+ * (docs/ARCHITECTURE.md item 30).  Only a task itself reads or changes
+ * its frames (its delivery, sigreturn, exit, exec), and its parent at its
+ * fork, before it runs; the table that finds them is shared, and also
+ * taken where a dead task is freed (free_task(), from an RCU callback).
  */
 #include <linux/hashtable.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <asm/processor-flags.h>
 #include <asm/ptrace.h>
 #include "trbuf_core.h"
 
 /*
  * Frames kept per task; beyond, the oldest goes (its return unchecked).
- * 15: struct trbuf_frames fits a 2 KiB slab.
+ * 14: struct trbuf_frames fits a 2 KiB slab.
  */
-#define TRBUF_FRAMES	15
+#define TRBUF_FRAMES	14
 
 struct trbuf_frame {
 	unsigned long regs[15];	/* x86 encoding order, %rax to %r14 */
 	unsigned long ip;
+	unsigned long flags;
 };
 
 struct trbuf_frames {
@@ -81,6 +83,7 @@ static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
 	f->regs[13] = regs->r13;
 	f->regs[14] = regs->r14;
 	f->ip = regs->ip;
+	f->flags = regs->flags;
 }
 
 /**
@@ -123,9 +126,11 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 
 /**
  * trbuf_sigframe_pop - what a handler changed in its frame
- * @regs: current's user registers as the sigreturn restored them
+ * @regs: current's user registers as the sigreturn restored them, the
+ *	flags included
  * @changed: out: bit r set when general register r (x86 encoding order)
- *	differs from its value at delivery
+ *	differs from its value at delivery; TRBUF_CTX_STATUS when a status
+ *	flag does, TRBUF_CTX_DF when the direction flag does
  *
  * Matches the frame by the %rip and %rsp it gives back, and drops it and
  * the frames delivered after it (handlers within it that never returned).
@@ -152,6 +157,11 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 	for (r = 0; r < ARRAY_SIZE(now.regs); r++)
 		if (now.regs[r] != fs->f[i].regs[r])
 			*changed |= 1ULL << r;
+	if ((now.flags ^ fs->f[i].flags) & (X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_ZF |
+					     X86_EFLAGS_SF | X86_EFLAGS_OF))
+		*changed |= TRBUF_CTX_STATUS;
+	if ((now.flags ^ fs->f[i].flags) & X86_EFLAGS_DF)
+		*changed |= TRBUF_CTX_DF;
 	return true;
 }
 

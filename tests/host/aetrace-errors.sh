@@ -471,6 +471,21 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 	mut ctxm4 flags 0 && "$top/bin/aetrace" stats ctxm4.zst ctxd >out 2>err &&
 		grep -q "^unchecked  *1 handlers' returns" out
 	result "a SIGRETURN that compared nothing: regenerated, counted as unchecked"
+	# the tracing kernel's: the general registers and the flags, not
+	# the vector state (TRBUF_MKF_CTX_FLAGS)
+	mut ctxm5 flags 5 && "$top/bin/aetrace" stats ctxm5.zst ctxd >out 2>err &&
+		grep -q "^unchecked  *0 handlers' returns .*, 0 with only the general registers compared, 1 without the vector state$" out
+	result "a SIGRETURN that compared the registers and the flags: regenerated, counted as without the vector state"
+	"$top/build/tests/trace_mutate" --marker ctxm5.zst ctxm6.zst "${k:-0}" arg $((1 << 16)) &&
+		expect_error "a SIGRETURN that compared the flags and names a status flag" \
+		"signal handler changed the status flags in its ucontext, which the regeneration follows" \
+		"$top/bin/aetrace" regen ctxm6.zst ctxd
+	"$top/build/tests/trace_mutate" --marker ctxm5.zst ctxm7.zst "${k:-0}" arg $((1 << 18)) &&
+		expect_error "a SIGRETURN that compared the flags and names the vector state" \
+		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x5, changed 0x40000 name no register it compared" \
+		"$top/bin/aetrace" regen ctxm7.zst ctxd
+	mut ctxm8 flags 4 && expect_error "a SIGRETURN with the flags compared but not checked" \
+		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x4" "$top/bin/aetrace" regen ctxm8.zst ctxd
 else
 	ok "a handler that changes a followed register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
@@ -480,7 +495,9 @@ else
 	ok "... and aerun compared the child's return # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes a gather's index # SKIP no data-traced musl or the program did not build"
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
-	for c in "names %rbx" "names no register" "compared in full but not checked" "that compared nothing"; do
+	for c in "names %rbx" "names no register" "compared in full but not checked" "that compared nothing" \
+		"that compared the flags" "that compared the flags, a status flag" \
+		"that compared the flags, the vector state" "with the flags but not checked"; do
 		ok "a SIGRETURN whose mask $c # SKIP the program did not build"
 	done
 fi

@@ -144,12 +144,12 @@ for mode in $modes; do
 	read -r reached off <<<"${sw:-0 0}"
 	check "$name: slice ends: $(sed -n 's/^slice ends  *//p' "$d/stats"); switch points: $reached reached, $off not at their ip" \
 		test "$reached" -gt 10 -a "$((off * 100))" -le "$reached"
-	# the kernel's SIGRETURNs compare the general registers (item 30):
-	# every handler's return, none left unchecked
+	# the kernel's SIGRETURNs compare the general registers and the
+	# flags (item 30): every handler's return, none left unchecked
 	if [ $mode = sig/0 ]; then
-		read -r nsig unch gprs < <(sed -n 's/^signals  *\([0-9]*\) .*/\1/p; s/^unchecked  *\([0-9]*\) .*, \([0-9]*\) with only the general registers compared$/\1 \2/p' "$d/stats" | tr '\n' ' ')
-		check "$name: every handler's return compared its general registers ($gprs of $nsig signals, $unch unchecked)" \
-			test "${nsig:-0}" -gt 0 -a "${unch:-1}" = 0 -a "${gprs:-0}" = "${nsig:-0}"
+		read -r nsig unch gprs nvec < <(sed -n 's/^signals  *\([0-9]*\) .*/\1/p; s/^unchecked  *\([0-9]*\) .*, \([0-9]*\) with only the general registers compared, \([0-9]*\) without the vector state$/\1 \2 \3/p' "$d/stats" | tr '\n' ' ')
+		check "$name: every handler's return compared its general registers and flags ($nvec of $nsig signals, $gprs the registers only, $unch unchecked)" \
+			test "${nsig:-0}" -gt 0 -a "${unch:-1}" = 0 -a "${gprs:-1}" = 0 -a "${nvec:-0}" = "${nsig:-0}"
 	fi
 done
 

@@ -259,9 +259,11 @@ struct consumer {
 	int ns;
 	uint64_t unknown, subbufs, bad_len, bytes;
 	uint64_t mk[16];
-	/* SIGRETURN markers whose registers were compared, and of those
-	 * the ones that changed %r11 alone, or something else */
-	uint64_t ctx_checked, ctx_r11, ctx_other, ctx_full;
+	/* SIGRETURN markers whose registers were compared (with the flags,
+	 * with the vector state too), and of those the ones that changed
+	 * %r11 alone, a status flag alone, both, or something else */
+	uint64_t ctx_checked, ctx_flags, ctx_full;
+	uint64_t ctx_r11, ctx_status, ctx_both, ctx_other;
 	int sig_streams;
 	int crashed[16];	/* proc_pid[] index: failed (consume()) */
 	/*
@@ -389,9 +391,14 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 				if (!(x->flags & TRBUF_MKF_CTX_CHECKED))
 					break;
 				c->ctx_checked++;
+				c->ctx_flags += !!(x->flags & TRBUF_MKF_CTX_FLAGS);
 				c->ctx_full += !!(x->flags & TRBUF_MKF_CTX_FULL);
 				if (x->arg == 1ULL << 11)
 					c->ctx_r11++;
+				else if (x->arg == TRBUF_CTX_STATUS)
+					c->ctx_status++;
+				else if (x->arg == (TRBUF_CTX_STATUS | 1ULL << 11))
+					c->ctx_both++;
 				else if (x->arg)
 					c->ctx_other++;
 				break;
@@ -1547,44 +1554,61 @@ static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
 	ASSERT_EQ(0, consumer_map(c));
 	EXPECT_EQ(0, consume(c, &pid, 1, NULL));
 	EXPECT_EQ(0, verify(_metadata, c));
-	TH_LOG("sigreturns %llu: %llu compared, %llu changed %%r11, %llu other; forks %llu",
+	TH_LOG("sigreturns %llu: %llu compared (%llu with the flags), changed: %llu %%r11, %llu a status flag, %llu both, %llu other; forks %llu",
 	       (unsigned long long)c->mk[TRBUF_MK_SIGRETURN],
 	       (unsigned long long)c->ctx_checked,
+	       (unsigned long long)c->ctx_flags,
 	       (unsigned long long)c->ctx_r11,
+	       (unsigned long long)c->ctx_status,
+	       (unsigned long long)c->ctx_both,
 	       (unsigned long long)c->ctx_other,
 	       (unsigned long long)c->mk[TRBUF_MK_FORK]);
 }
 
-/* Every other call changes %r11 in the frame: the kill(2) it interrupted
- * clobbers it anyway. */
+/* Call i changes %r11 in the frame when i is odd, ZF when i is a
+ * multiple of 3: the kill(2) it interrupted clobbers both anyway. */
 static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
+	long i = ctx_signals++;
 
-	if (ctx_signals++ & 1)
+	if (i & 1)
 		uc->uc_mcontext.gregs[REG_R11] ^= 0x5a5a;
+	if (i % 3 == 0)
+		uc->uc_mcontext.gregs[REG_EFL] ^= 0x40;
 }
 
 /*
  * A handler's changes to its frame (docs/ARCHITECTURE.md item 30): a
- * traced task signals itself NRAISE times, and every other handler
- * changes %r11 in its ucontext.  Every SIGRETURN must say its general
- * registers were compared, half of them that %r11 changed, none that
- * anything else did.  Catches a sigreturn hook that compares nothing, a
- * frame matched to the wrong delivery (the loop counter is in a
+ * traced task signals itself NRAISE times, and its handlers change %r11,
+ * ZF, both or neither in their ucontext (on_signal_ctx()).  Every
+ * SIGRETURN must say its general registers and flags were compared, and
+ * exactly what changed.  Catches a sigreturn hook that compares nothing,
+ * one that runs before the kernel restores the flags (no ZF change
+ * seen), a frame matched to the wrong delivery (the loop counter is in a
  * register), and a restored register taken as changed.
  */
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
 	enum { NRAISE = 200 };
+	uint64_t r11 = 0, zf = 0, both = 0;
+	long i;
 
+	for (i = 0; i < NRAISE; i++) {
+		r11 += (i & 1) && i % 3;
+		zf += !(i & 1) && !(i % 3);
+		both += (i & 1) && !(i % 3);
+	}
 	NEED_DEV();
 	ctx_run(_metadata, &self->c, on_signal_ctx, NRAISE, 0);
 	EXPECT_EQ(NRAISE, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE, self->c.ctx_checked);
-	EXPECT_EQ(NRAISE / 2, self->c.ctx_r11);
+	EXPECT_EQ(NRAISE, self->c.ctx_flags);
+	EXPECT_EQ(r11, self->c.ctx_r11);
+	EXPECT_EQ(zf, self->c.ctx_status);
+	EXPECT_EQ(both, self->c.ctx_both);
 	EXPECT_EQ(0, self->c.ctx_other);
-	/* the kernel restores the flags and the FPU state after its hook */
+	/* the kernel restores the FPU state after its hook */
 	EXPECT_EQ(0, self->c.ctx_full);
 }
 
@@ -1617,6 +1641,7 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
 	EXPECT_EQ(NFORK, self->c.mk[TRBUF_MK_FORK]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
+	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_flags);
 	EXPECT_EQ(NFORK, self->c.ctx_r11);
 	EXPECT_EQ(0, self->c.ctx_other);
 }
