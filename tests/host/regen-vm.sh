@@ -15,7 +15,9 @@
 # fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
 # and SIGRETURN markers), its workers compared with the stepper; a fifth
 # runs the workload and sigthreads built with -fae-data, every thread's
-# loads and stores compared with the stepper's (ae-step --data);
+# loads and stores compared with the stepper's (ae-step --data); three
+# more run tests/data/ctx_change.c, whose handler changes %rbx, the flags
+# or nothing in its frame: the first two are refused by name;
 # --per-cpu counts add up, and slices end at the points the kernel's
 # SWITCH_IN markers name; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
@@ -53,6 +55,10 @@ for p in runall pingpong forkexec leaf threads sigthreads; do
 		cp "$w/d/i/$p.orig" "$w/d/o/$p" || break
 done
 check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigthreads"
+# handlers that change their frame (tests/data/ctx_change.c, -fae-data)
+mkdir -p "$w/c/i"
+bin/aecc -fae-data -O2 -o "$w/c/i/ctxd" tests/data/ctx_change.c >"$w/c/aecc.log" 2>&1
+check "ctx_change builds with aecc -fae-data" test -x "$w/c/i/ctxd"
 lua=build/real/lua/lua luacmd=
 if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema; then
 	cp "$lua" "$lua.orig" tests/real/queens.lua "$w/i/"
@@ -66,6 +72,7 @@ vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
 	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
+	for m in none reg flags; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
 	[ -z '$luacmd' ] || $g $w $w/lua 0 '$luacmd' ''" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
@@ -74,7 +81,8 @@ echo "# VM run: $(($(date +%s) - start)) s"
 # the guest's own status files below say whether every step ran
 finished=1
 for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
-	 data/0/status data/step.status ${luacmd:+lua/0/status}; do
+	 data/0/status data/step.status ctx-none/0/status ctx-reg/0/status ctx-flags/0/status \
+	 ${luacmd:+lua/0/status}; do
 	[ -s "$w/$f" ] || finished=0
 done
 check "VM run finishes (vm/run $vm_rc, every status file written: $finished)" \
@@ -151,6 +159,26 @@ for mode in $modes; do
 		check "$name: every handler's return compared its general registers and flags ($nvec of $nsig signals, $gprs the registers only, $unch unchecked)" \
 			test "${nsig:-0}" -gt 0 -a "${unch:-1}" = 0 -a "${gprs:-1}" = 0 -a "${nvec:-0}" = "${nsig:-0}"
 	fi
+done
+
+# the kernel's SIGRETURN says what a handler changed in its frame, and
+# the regeneration refuses a change to what it follows (item 30): %rbx,
+# the address of the load after the fault (reg), or the status flags a
+# decided branch reads (flags: the hook compares the flags); a handler
+# that changed nothing regenerates
+for m in none reg flags; do
+	d=$w/ctx-$m
+	(cd "$w/c/i" && "$top/bin/aetrace" regen --sched "$top/$d/0/sched.bin" "$top/$d/0/trace.zst" \
+		>/dev/null 2>"$top/$d/regen.err")
+	rc=$?
+	case $m in
+	none) check "a handler that changes nothing: regenerated ($(head -c 200 "$d/regen.err"))" \
+		test $rc = 0 -a "$(cat "$d/0/status" 2>/dev/null)" = "0 0" ;;
+	reg) check "a handler that changes %rbx: refused, naming it ($(head -c 200 "$d/regen.err"))" \
+		grep -q 'signal handler changed %rbx in its ucontext' "$d/regen.err" ;;
+	flags) check "a handler that changes a decided branch's flags: refused, naming them ($(head -c 200 "$d/regen.err"))" \
+		grep -q 'signal handler changed the status flags in its ucontext' "$d/regen.err" ;;
+	esac
 done
 
 # malformed pairs: a clear error naming the file, the offset or the marker
