@@ -1934,7 +1934,8 @@ static int ctx_marker(struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
 
 	g->ret_checked = f & TRBUF_MKF_CTX_CHECKED ? f : 0;
 	g->ret_changed = g->ret_checked ? k->m.arg : 0;
-	if ((f && !(f & TRBUF_MKF_CTX_CHECKED)) || g->ret_changed & ~compared) {
+	if ((f && !(f & TRBUF_MKF_CTX_CHECKED)) ||
+	    (f & TRBUF_MKF_CTX_FULL && f & TRBUF_MKF_CTX_FLAGS) || g->ret_changed & ~compared) {
 		snprintf(msg, sizeof(msg), "corrupt trace: SIGRETURN marker %llu: flags %#x, changed %#llx name no register it compared",
 			 (unsigned long long)k->index, k->m.flags, (unsigned long long)k->m.arg);
 		return rerr(g, pc, msg);

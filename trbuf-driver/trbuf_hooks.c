@@ -15,6 +15,11 @@
 #include <asm/ptrace.h>
 #include "trbuf_core.h"
 
+/* the SIGRETURN markers say the flags were compared (TRBUF_MKF_CTX_FLAGS) */
+#ifndef TRBUF_HOOK_SIGRETURN_FLAGS
+#error "the kernel calls the sigreturn hook before it restores the flags: build it with kernel-patches/ as they are"
+#endif
+
 static unsigned int test_sigreturn_spin_us;
 module_param(test_sigreturn_spin_us, uint, 0644);
 MODULE_PARM_DESC(test_sigreturn_spin_us, "test: spin preemptibly this long in the sigreturn hook");

@@ -476,16 +476,23 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 	mut ctxm5 flags 5 && "$top/bin/aetrace" stats ctxm5.zst ctxd >out 2>err &&
 		grep -q "^unchecked  *0 handlers' returns .*, 0 with only the general registers compared, 1 without the vector state$" out
 	result "a SIGRETURN that compared the registers and the flags: regenerated, counted as without the vector state"
-	"$top/build/tests/trace_mutate" --marker ctxm5.zst ctxm6.zst "${k:-0}" arg $((1 << 16)) &&
-		expect_error "a SIGRETURN that compared the flags and names a status flag" \
+	# (each made from ctxm5; a mutation that fails is a failed test)
+	mut5() { "$top/build/tests/trace_mutate" --marker ctxm5.zst "$1.zst" "${k:-0}" "$2" "$3" ||
+		 { : >"$1.zst"; echo "trace_mutate failed" >err; }; }
+	mut5 ctxm6 arg $((1 << 16))
+	expect_error "a SIGRETURN that compared the flags and names a status flag" \
 		"signal handler changed the status flags in its ucontext, which the regeneration follows" \
 		"$top/bin/aetrace" regen ctxm6.zst ctxd
-	"$top/build/tests/trace_mutate" --marker ctxm5.zst ctxm7.zst "${k:-0}" arg $((1 << 18)) &&
-		expect_error "a SIGRETURN that compared the flags and names the vector state" \
+	mut5 ctxm7 arg $((1 << 18))
+	expect_error "a SIGRETURN that compared the flags and names the vector state" \
 		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x5, changed 0x40000 name no register it compared" \
 		"$top/bin/aetrace" regen ctxm7.zst ctxd
-	mut ctxm8 flags 4 && expect_error "a SIGRETURN with the flags compared but not checked" \
+	mut5 ctxm8 flags 4
+	expect_error "a SIGRETURN with the flags compared but not checked" \
 		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x4" "$top/bin/aetrace" regen ctxm8.zst ctxd
+	mut5 ctxm9 flags 7
+	expect_error "a SIGRETURN compared in full and with the flags only" \
+		"corrupt trace: SIGRETURN marker ${k:-x}: flags 0x7" "$top/bin/aetrace" regen ctxm9.zst ctxd
 else
 	ok "a handler that changes a followed register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes the status flags # SKIP no data-traced musl or the program did not build"
@@ -497,7 +504,8 @@ else
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"
 	for c in "names %rbx" "names no register" "compared in full but not checked" "that compared nothing" \
 		"that compared the flags" "that compared the flags, a status flag" \
-		"that compared the flags, the vector state" "with the flags but not checked"; do
+		"that compared the flags, the vector state" "with the flags but not checked" \
+		"in full and with the flags only"; do
 		ok "a SIGRETURN whose mask $c # SKIP the program did not build"
 	done
 fi

@@ -1566,7 +1566,9 @@ static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
 }
 
 /* Call i changes %r11 in the frame when i is odd, ZF when i is a
- * multiple of 3: the kill(2) it interrupted clobbers both anyway. */
+ * multiple of 3, and AF, which no one compares, when i is a multiple
+ * of 5: the kill(2) it interrupted clobbers %r11, and the code after
+ * its asm reads no flag. */
 static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -1576,17 +1578,20 @@ static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 		uc->uc_mcontext.gregs[REG_R11] ^= 0x5a5a;
 	if (i % 3 == 0)
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x40;
+	if (i % 5 == 0)
+		uc->uc_mcontext.gregs[REG_EFL] ^= 0x10;
 }
 
 /*
  * A handler's changes to its frame (docs/ARCHITECTURE.md item 30): a
  * traced task signals itself NRAISE times, and its handlers change %r11,
- * ZF, both or neither in their ucontext (on_signal_ctx()).  Every
- * SIGRETURN must say its general registers and flags were compared, and
- * exactly what changed.  Catches a sigreturn hook that compares nothing,
- * one that runs before the kernel restores the flags (no ZF change
- * seen), a frame matched to the wrong delivery (the loop counter is in a
- * register), and a restored register taken as changed.
+ * ZF, both or neither in their ucontext, and sometimes AF, which is not
+ * compared (on_signal_ctx()).  Every SIGRETURN must say its general
+ * registers and flags were compared, and exactly what changed.  Catches
+ * a sigreturn hook that compares nothing, one that runs before the
+ * kernel restores the flags (it sees the restorer's), a flag mask that
+ * takes in AF, a frame matched to the wrong delivery (the loop counter
+ * is in a register), and a restored register taken as changed.
  */
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
@@ -1643,6 +1648,8 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_flags);
 	EXPECT_EQ(NFORK, self->c.ctx_r11);
+	EXPECT_EQ(0, self->c.ctx_status);
+	EXPECT_EQ(0, self->c.ctx_both);
 	EXPECT_EQ(0, self->c.ctx_other);
 }
 
