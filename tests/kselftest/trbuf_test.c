@@ -251,6 +251,12 @@ struct stream {
 #define MAX_MK 65536
 #define MAX_FORKED 1024
 
+/* A SIGRETURN's change as an index: %r11 1, a status flag 2, DF 4 */
+static int ctx_kind(int r11, int status, int df)
+{
+	return (r11 ? 1 : 0) | (status ? 2 : 0) | (df ? 4 : 0);
+}
+
 struct consumer {
 	int fd;
 	struct trbuf_info info;
@@ -260,10 +266,11 @@ struct consumer {
 	uint64_t unknown, subbufs, bad_len, bytes;
 	uint64_t mk[16];
 	/* SIGRETURN markers whose registers were compared (with the flags,
-	 * with the vector state too), and of those the ones that changed
-	 * %r11 alone, a status flag alone, both, or something else */
+	 * with the vector state too), and of those how many changed each
+	 * combination of %r11, a status flag and the direction flag
+	 * (ctx_kind(): 0 nothing), or anything else */
 	uint64_t ctx_checked, ctx_flags, ctx_full;
-	uint64_t ctx_r11, ctx_status, ctx_both, ctx_other;
+	uint64_t ctx_kinds[8], ctx_other;
 	int sig_streams;
 	int crashed[16];	/* proc_pid[] index: failed (consume()) */
 	/*
@@ -393,14 +400,12 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 				c->ctx_checked++;
 				c->ctx_flags += !!(x->flags & TRBUF_MKF_CTX_FLAGS);
 				c->ctx_full += !!(x->flags & TRBUF_MKF_CTX_FULL);
-				if (x->arg == 1ULL << 11)
-					c->ctx_r11++;
-				else if (x->arg == TRBUF_CTX_STATUS)
-					c->ctx_status++;
-				else if (x->arg == (TRBUF_CTX_STATUS | 1ULL << 11))
-					c->ctx_both++;
-				else if (x->arg)
+				if (x->arg & ~(1ULL << 11 | TRBUF_CTX_STATUS | TRBUF_CTX_DF))
 					c->ctx_other++;
+				else
+					c->ctx_kinds[ctx_kind(x->arg & 1ULL << 11,
+							      x->arg & TRBUF_CTX_STATUS,
+							      x->arg & TRBUF_CTX_DF)]++;
 				break;
 			case TRBUF_MK_FORK:
 				if (c->nforked < MAX_FORKED)
@@ -1554,30 +1559,50 @@ static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
 	ASSERT_EQ(0, consumer_map(c));
 	EXPECT_EQ(0, consume(c, &pid, 1, NULL));
 	EXPECT_EQ(0, verify(_metadata, c));
-	TH_LOG("sigreturns %llu: %llu compared (%llu with the flags), changed: %llu %%r11, %llu a status flag, %llu both, %llu other; forks %llu",
+	TH_LOG("sigreturns %llu: %llu compared (%llu with the flags); changed (%%r11, status, DF: none r s rs d rd sd rsd) %llu %llu %llu %llu %llu %llu %llu %llu, %llu other; forks %llu",
 	       (unsigned long long)c->mk[TRBUF_MK_SIGRETURN],
 	       (unsigned long long)c->ctx_checked,
 	       (unsigned long long)c->ctx_flags,
-	       (unsigned long long)c->ctx_r11,
-	       (unsigned long long)c->ctx_status,
-	       (unsigned long long)c->ctx_both,
+	       (unsigned long long)c->ctx_kinds[0], (unsigned long long)c->ctx_kinds[1],
+	       (unsigned long long)c->ctx_kinds[2], (unsigned long long)c->ctx_kinds[3],
+	       (unsigned long long)c->ctx_kinds[4], (unsigned long long)c->ctx_kinds[5],
+	       (unsigned long long)c->ctx_kinds[6], (unsigned long long)c->ctx_kinds[7],
 	       (unsigned long long)c->ctx_other,
 	       (unsigned long long)c->mk[TRBUF_MK_FORK]);
 }
 
-/* Call i changes %r11 in the frame when i is odd, ZF when i is a
- * multiple of 3, and AF, which no one compares, when i is a multiple
- * of 5: the kill(2) it interrupted clobbers %r11, and the code after
- * its asm reads no flag. */
+/* What call i of on_signal_ctx() changes: %r11 when i is odd, ZF when
+ * i is a multiple of 3, DF when i % 7 is 0 (set) or 1 (cleared again:
+ * the code between runs no string instruction). */
+static int ctx_change_r11(long i)
+{
+	return i & 1;
+}
+
+static int ctx_change_zf(long i)
+{
+	return i % 3 == 0;
+}
+
+static int ctx_change_df(long i)
+{
+	return i % 7 < 2;
+}
+
+/* Call i changes its frame as above, and AF, which no one compares, when
+ * i is a multiple of 5: the kill(2) it interrupted clobbers %r11, and
+ * the code after its asm reads no status flag. */
 static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	long i = ctx_signals++;
 
-	if (i & 1)
+	if (ctx_change_r11(i))
 		uc->uc_mcontext.gregs[REG_R11] ^= 0x5a5a;
-	if (i % 3 == 0)
+	if (ctx_change_zf(i))
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x40;
+	if (ctx_change_df(i))
+		uc->uc_mcontext.gregs[REG_EFL] ^= 0x400;
 	if (i % 5 == 0)
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x10;
 }
@@ -1585,33 +1610,33 @@ static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 /*
  * A handler's changes to its frame (docs/ARCHITECTURE.md item 30): a
  * traced task signals itself NRAISE times, and its handlers change %r11,
- * ZF, both or neither in their ucontext, and sometimes AF, which is not
- * compared (on_signal_ctx()).  Every SIGRETURN must say its general
- * registers and flags were compared, and exactly what changed.  Catches
- * a sigreturn hook that compares nothing, one that runs before the
- * kernel restores the flags (it sees the restorer's), a flag mask that
- * takes in AF, a frame matched to the wrong delivery (the loop counter
- * is in a register), and a restored register taken as changed.
+ * ZF and DF in every combination in their ucontext, and sometimes AF,
+ * which is not compared (on_signal_ctx()).  Every SIGRETURN must say its
+ * general registers and flags were compared, and exactly what changed.
+ * Catches a sigreturn hook that compares nothing, one that runs before
+ * the kernel restores the flags (it sees the restorer's), a flag mask
+ * that takes in AF or leaves out DF, a frame matched to the wrong
+ * delivery (the loop counter is in a register), and a restored register
+ * taken as changed.
  */
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
 	enum { NRAISE = 200 };
-	uint64_t r11 = 0, zf = 0, both = 0;
+	uint64_t want[8] = { 0 };
 	long i;
+	int k;
 
-	for (i = 0; i < NRAISE; i++) {
-		r11 += (i & 1) && i % 3;
-		zf += !(i & 1) && !(i % 3);
-		both += (i & 1) && !(i % 3);
-	}
+	for (i = 0; i < NRAISE; i++)
+		want[ctx_kind(ctx_change_r11(i), ctx_change_zf(i), ctx_change_df(i))]++;
 	NEED_DEV();
 	ctx_run(_metadata, &self->c, on_signal_ctx, NRAISE, 0);
 	EXPECT_EQ(NRAISE, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE, self->c.ctx_checked);
 	EXPECT_EQ(NRAISE, self->c.ctx_flags);
-	EXPECT_EQ(r11, self->c.ctx_r11);
-	EXPECT_EQ(zf, self->c.ctx_status);
-	EXPECT_EQ(both, self->c.ctx_both);
+	for (k = 0; k < 8; k++) {
+		EXPECT_LT(0, want[k]);	/* every combination comes */
+		EXPECT_EQ(want[k], self->c.ctx_kinds[k]);
+	}
 	EXPECT_EQ(0, self->c.ctx_other);
 	/* the kernel restores the FPU state after its hook */
 	EXPECT_EQ(0, self->c.ctx_full);
@@ -1647,9 +1672,8 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
 	EXPECT_EQ(NRAISE + NFORK, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_flags);
-	EXPECT_EQ(NFORK, self->c.ctx_r11);
-	EXPECT_EQ(0, self->c.ctx_status);
-	EXPECT_EQ(0, self->c.ctx_both);
+	EXPECT_EQ(NRAISE, self->c.ctx_kinds[0]);
+	EXPECT_EQ(NFORK, self->c.ctx_kinds[ctx_kind(1, 0, 0)]);
 	EXPECT_EQ(0, self->c.ctx_other);
 }
 
