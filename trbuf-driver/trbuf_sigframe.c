@@ -65,6 +65,17 @@ static struct trbuf_frames *frames_of(struct task_struct *t)
 	return fs;
 }
 
+/* @fs into the table as @t's frames (@t has none there yet) */
+static void frames_add(struct trbuf_frames *fs, struct task_struct *t)
+{
+	unsigned long flags;
+
+	fs->task = t;
+	spin_lock_irqsave(&trbuf_frames_lock, flags);
+	hash_add(trbuf_frames_ht, &fs->node, (unsigned long)t);
+	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+}
+
 static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
 {
 	f->regs[0] = regs->ax;
@@ -98,16 +109,12 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 {
 	struct trbuf_frames *fs = frames_of(current);
 	unsigned int i, n = 0;
-	unsigned long flags;
 
 	if (!fs) {
 		fs = kzalloc(sizeof(*fs), GFP_KERNEL_ACCOUNT);
 		if (!fs)
 			return;
-		fs->task = current;
-		spin_lock_irqsave(&trbuf_frames_lock, flags);
-		hash_add(trbuf_frames_ht, &fs->node, (unsigned long)current);
-		spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+		frames_add(fs, current);
 	}
 	/*
 	 * One delivered at the same point is gone (its handler left by
@@ -142,6 +149,7 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 {
 	struct trbuf_frames *fs = frames_of(current);
 	struct trbuf_frame now;
+	unsigned long fl;	/* the flags that differ */
 	unsigned int i, r;
 
 	if (!fs)
@@ -157,10 +165,10 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 	for (r = 0; r < ARRAY_SIZE(now.regs); r++)
 		if (now.regs[r] != fs->f[i].regs[r])
 			*changed |= 1ULL << r;
-	if ((now.flags ^ fs->f[i].flags) & (X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_ZF |
-					     X86_EFLAGS_SF | X86_EFLAGS_OF))
+	fl = now.flags ^ fs->f[i].flags;
+	if (fl & (X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_OF))
 		*changed |= TRBUF_CTX_STATUS;
-	if ((now.flags ^ fs->f[i].flags) & X86_EFLAGS_DF)
+	if (fl & X86_EFLAGS_DF)
 		*changed |= TRBUF_CTX_DF;
 	return true;
 }
@@ -181,17 +189,12 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 void trbuf_sigframe_fork(struct task_struct *child)
 {
 	struct trbuf_frames *fs = frames_of(current), *cfs;
-	unsigned long flags;
 
 	if (!fs || !fs->nr || task_pt_regs(child)->sp != task_pt_regs(current)->sp)
 		return;
 	cfs = kmemdup(fs, sizeof(*fs), GFP_KERNEL_ACCOUNT);
-	if (!cfs)
-		return;
-	cfs->task = child;
-	spin_lock_irqsave(&trbuf_frames_lock, flags);
-	hash_add(trbuf_frames_ht, &cfs->node, (unsigned long)child);
-	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	if (cfs)
+		frames_add(cfs, child);
 }
 
 /**
