@@ -1930,14 +1930,20 @@ static int ctx_marker(struct ae_regen *g, const struct ae_smk *k, uint64_t pc)
 	uint16_t f = k->m.flags & (TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL | TRBUF_MKF_CTX_FLAGS);
 	uint64_t compared = f & TRBUF_MKF_CTX_FULL ? gprs | flags | TRBUF_CTX_VECTOR :
 			    f & TRBUF_MKF_CTX_FLAGS ? gprs | flags : gprs;
-	char msg[160];
+	const char *why = NULL;
+	char msg[200];
 
 	g->ret_checked = f & TRBUF_MKF_CTX_CHECKED ? f : 0;
 	g->ret_changed = g->ret_checked ? k->m.arg : 0;
-	if ((f && !(f & TRBUF_MKF_CTX_CHECKED)) ||
-	    (f & TRBUF_MKF_CTX_FULL && f & TRBUF_MKF_CTX_FLAGS) || g->ret_changed & ~compared) {
-		snprintf(msg, sizeof(msg), "corrupt trace: SIGRETURN marker %llu: flags %#x, changed %#llx name no register it compared",
-			 (unsigned long long)k->index, k->m.flags, (unsigned long long)k->m.arg);
+	if (f && !(f & TRBUF_MKF_CTX_CHECKED))
+		why = "the flags say what was compared without saying anything was";
+	else if (f & TRBUF_MKF_CTX_FULL && f & TRBUF_MKF_CTX_FLAGS)
+		why = "the flags say the vector state was compared and that it was not";
+	else if (g->ret_changed & ~compared)
+		why = "the mask names what was not compared";
+	if (why) {
+		snprintf(msg, sizeof(msg), "corrupt trace: SIGRETURN marker %llu (flags %#x, changed %#llx): %s",
+			 (unsigned long long)k->index, k->m.flags, (unsigned long long)k->m.arg, why);
 		return rerr(g, pc, msg);
 	}
 	return 0;
