@@ -15,9 +15,12 @@
 #include <asm/ptrace.h>
 #include "trbuf_core.h"
 
-/* the SIGRETURN markers say the flags were compared (TRBUF_MKF_CTX_FLAGS) */
-#ifndef TRBUF_HOOK_SIGRETURN_FLAGS
-#error "the kernel calls the sigreturn hook before it restores the flags: build it with kernel-patches/ as they are"
+/*
+ * The SIGRETURN markers say the flags and the FPU state were compared
+ * (TRBUF_MKF_CTX_FULL): the hook must see them restored.
+ */
+#if !defined(TRBUF_HOOK_SIGRETURN_FLAGS) || !defined(TRBUF_HOOK_SIGRETURN_FPU)
+#error "the kernel calls the sigreturn hook before it restores the flags or the FPU state: build it with kernel-patches/ as they are"
 #endif
 
 static unsigned int test_sigreturn_spin_us;
@@ -177,18 +180,15 @@ static void trbuf_hook_sigreturn(struct pt_regs *regs,
 	struct trbuf_cpu *c;
 	unsigned long flags;
 	u64 changed = 0, end;
-	bool checked;
+	u16 checked;
 
-	/*
-	 * The FPU state is restored after this hook: the general registers
-	 * and the flags are compared, not the vector state.
-	 */
+	/* the general registers, the flags and the FPU state, restored */
 	checked = trbuf_sigframe_pop(regs, &changed);
 	c = trbuf_mk_wait_room(buf, regs, 1, &flags);
 	m = trbuf_mk_push(buf, c, c->owner == current ? regs->r15 : c->cursor,
 			  TRBUF_MK_SIGRETURN, current, regs, changed, 0);
-	if (m && checked)
-		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FLAGS;
+	if (m)
+		m->flags |= checked;
 	raw_spin_unlock(&c->lock);
 	local_irq_restore(flags);
 	trbuf_wake(buf);
@@ -388,6 +388,7 @@ int trbuf_core_init(void)
 	trbuf_wq = alloc_workqueue("trbuf", 0, 0);
 	if (!trbuf_wq)
 		return -ENOMEM;
+	trbuf_sigframe_init();
 	ret = trbuf_hooks_register(&trbuf_ops);
 	if (ret) {
 		destroy_workqueue(trbuf_wq);

@@ -1,32 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a traced task's signal frames held at delivery: the general
- * registers and the flags of the interrupted code, to tell at each
- * sigreturn which of them the handler changed in its ucontext
- * (docs/ARCHITECTURE.md item 30).  Only a task itself reads or changes
- * its frames (its delivery, sigreturn, exit, exec), and its parent at its
- * fork, before it runs; the table that finds them is shared, and also
- * taken where a dead task is freed (free_task(), from an RCU callback).
+ * registers, the flags and a keyed hash of the FPU state of the
+ * interrupted code, to tell at each sigreturn which of them the handler
+ * changed in its ucontext (docs/ARCHITECTURE.md item 30).  Only a task
+ * itself reads or changes its frames (its delivery, sigreturn, exit,
+ * exec), and its parent at its fork, before it runs; the table that finds
+ * them is shared, and also taken where a dead task is freed (free_task(),
+ * from an RCU callback).
  */
+#include <crypto/blake2s.h>
 #include <linux/hashtable.h>
+#include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/trbuf_hooks.h>
 #include <asm/processor-flags.h>
 #include <asm/ptrace.h>
 #include "trbuf_core.h"
 
 /*
  * Frames kept per task; beyond, the oldest goes (its return unchecked).
- * 14: struct trbuf_frames fits a 2 KiB slab.
+ * 13: struct trbuf_frames fits a 2 KiB slab.
  */
-#define TRBUF_FRAMES	14
+#define TRBUF_FRAMES	13
 
 struct trbuf_frame {
 	unsigned long regs[15];	/* x86 encoding order, %rax to %r14 */
 	unsigned long ip;
 	unsigned long flags;
+	u64 fpu_hash;		/* of the FPU state's values */
+	u32 fpu_size;		/* the state's size; 0: not hashed */
 };
 
 struct trbuf_frames {
@@ -38,6 +45,12 @@ struct trbuf_frames {
 
 static DEFINE_HASHTABLE(trbuf_frames_ht, 8);
 static DEFINE_SPINLOCK(trbuf_frames_lock);
+
+/*
+ * The hash's key, random per load: a handler cannot make a changed FPU
+ * state hash as the saved one did without knowing it.
+ */
+static u8 fpu_key[BLAKE2S_KEY_SIZE];
 
 /* @t's frames, the table's lock held; with @del, out of the table */
 static struct trbuf_frames *frames_find(struct task_struct *t, bool del)
@@ -76,6 +89,29 @@ static void frames_add(struct trbuf_frames *fs, struct task_struct *t)
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
 }
 
+/*
+ * The keyed hash of current's user FPU state (its values, whatever the
+ * processor's in-use bits say), into @hash.
+ * Return: the state's size, 0 when it cannot be read (no XSAVE, no memory).
+ */
+static u32 fpu_hash(u64 *hash)
+{
+	u32 size = trbuf_fpu_user_state(NULL, 0);
+	void *state;
+
+	if (!size)
+		return 0;
+	state = kvmalloc(size, GFP_KERNEL);
+	if (!state)
+		return 0;
+	if (trbuf_fpu_user_state(state, size) == size)
+		blake2s((u8 *)hash, state, fpu_key, sizeof(*hash), size, sizeof(fpu_key));
+	else
+		size = 0;	/* cannot happen: only current resizes it */
+	kvfree(state);
+	return size;
+}
+
 static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
 {
 	f->regs[0] = regs->ax;
@@ -95,6 +131,7 @@ static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
 	f->regs[14] = regs->r14;
 	f->ip = regs->ip;
 	f->flags = regs->flags;
+	f->fpu_size = 0;
 }
 
 /**
@@ -102,12 +139,14 @@ static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
  * @regs: current's user registers as the frame will hold them (after
  *	the rollback of a cut sequence)
  *
- * Called at delivery to a traced task, where sleeping is allowed.  On
+ * Called at delivery to a traced task, before the frame is built, where
+ * sleeping is allowed; the FPU state is still the interrupted code's.  On
  * failure to allocate, the frame's sigreturn goes unchecked.
  */
 void trbuf_sigframe_push(const struct pt_regs *regs)
 {
 	struct trbuf_frames *fs = frames_of(current);
+	struct trbuf_frame *f;
 	unsigned int i, n = 0;
 
 	if (!fs) {
@@ -128,38 +167,47 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 		fs->nr--;
 		memmove(fs->f, fs->f + 1, fs->nr * sizeof(fs->f[0]));
 	}
-	frame_of(regs, &fs->f[fs->nr++]);
+	f = &fs->f[fs->nr++];
+	frame_of(regs, f);
+	f->fpu_size = fpu_hash(&f->fpu_hash);
 }
 
 /**
  * trbuf_sigframe_pop - what a handler changed in its frame
  * @regs: current's user registers as the sigreturn restored them, the
- *	flags included
+ *	flags and the FPU state included
  * @changed: out: bit r set when general register r (x86 encoding order)
  *	differs from its value at delivery; TRBUF_CTX_STATUS when a status
- *	flag does, TRBUF_CTX_DF when the direction flag does
+ *	flag does, TRBUF_CTX_DF when the direction flag does,
+ *	TRBUF_CTX_VECTOR when a value of the FPU state does
  *
  * Matches the frame by the %rip and %rsp it gives back, and drops it and
  * the frames delivered after it (handlers within it that never returned).
  *
- * Return: true with @changed set, false when no frame matches (a handler
- * that changed %rip or %rsp, or a frame not kept).
+ * Return: what was compared, as the SIGRETURN marker's flags:
+ * TRBUF_MKF_CTX_CHECKED with TRBUF_MKF_CTX_FULL (the FPU state too) or
+ * TRBUF_MKF_CTX_FLAGS (it could not be read, at delivery or now),
+ * @changed set;
+ * or 0 when no frame matches (a handler that changed %rip or %rsp, or a
+ * frame not kept).
  */
-bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
+u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 {
 	struct trbuf_frames *fs = frames_of(current);
 	struct trbuf_frame now;
 	unsigned long fl;	/* the flags that differ */
 	unsigned int i, r;
+	u32 size;
+	u64 hash;
 
 	if (!fs)
-		return false;
+		return 0;
 	frame_of(regs, &now);
 	for (i = fs->nr; i; i--)
 		if (fs->f[i - 1].regs[4] == now.regs[4] && fs->f[i - 1].ip == now.ip)
 			break;
 	if (!i)
-		return false;
+		return 0;
 	fs->nr = --i;
 	*changed = 0;
 	for (r = 0; r < ARRAY_SIZE(now.regs); r++)
@@ -170,7 +218,13 @@ bool trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 		*changed |= TRBUF_CTX_STATUS;
 	if (fl & X86_EFLAGS_DF)
 		*changed |= TRBUF_CTX_DF;
-	return true;
+	size = fs->f[i].fpu_size ? fpu_hash(&hash) : 0;
+	if (!size)	/* not read at delivery, or now */
+		return TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FLAGS;
+	/* another size: the handler made the task use AMX */
+	if (size != fs->f[i].fpu_size || hash != fs->f[i].fpu_hash)
+		*changed |= TRBUF_CTX_VECTOR;
+	return TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
 }
 
 /**
@@ -213,6 +267,15 @@ void trbuf_sigframe_free(struct task_struct *t)
 }
 
 /**
+ * trbuf_sigframe_init - draw the FPU state hash's key at module load
+ */
+void trbuf_sigframe_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct trbuf_frames) > 2048);
+	get_random_bytes(fpu_key, sizeof(fpu_key));
+}
+
+/**
  * trbuf_sigframe_exit - free every task's frames at module unload
  *
  * No task is traced any more, and each freed its own: any left is a leak,
@@ -232,4 +295,5 @@ void trbuf_sigframe_exit(void)
 		kfree(fs);
 	}
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	memzero_explicit(fpu_key, sizeof(fpu_key));
 }

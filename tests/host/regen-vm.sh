@@ -15,9 +15,10 @@
 # fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
 # and SIGRETURN markers), its workers compared with the stepper; a fifth
 # runs the workload and sigthreads built with -fae-data, every thread's
-# loads and stores compared with the stepper's (ae-step --data); three
-# more run tests/data/ctx_change.c, whose handler changes %rbx, the flags
-# or nothing in its frame: the first two are refused by name;
+# loads and stores compared with the stepper's (ae-step --data); four
+# more run tests/data/ctx_change.c, whose handler changes %rbx, the flags,
+# a gather's index register or nothing in its frame: the first three are
+# refused by name;
 # --per-cpu counts add up, and slices end at the points the kernel's
 # SWITCH_IN markers name; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
@@ -72,7 +73,7 @@ vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
 	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
-	for m in none reg flags; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
+	for m in none reg flags vector; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
 	[ -z '$luacmd' ] || $g $w $w/lua 0 '$luacmd' ''" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
@@ -81,7 +82,7 @@ echo "# VM run: $(($(date +%s) - start)) s"
 # the guest's own status files below say whether every step ran
 finished=1
 for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
-	 data/0/status data/step.status ctx-none/0/status ctx-reg/0/status ctx-flags/0/status \
+	 data/0/status data/step.status ctx-none/0/status ctx-reg/0/status ctx-flags/0/status ctx-vector/0/status \
 	 ${luacmd:+lua/0/status}; do
 	[ -s "$w/$f" ] || finished=0
 done
@@ -152,21 +153,22 @@ for mode in $modes; do
 	read -r reached off <<<"${sw:-0 0}"
 	check "$name: slice ends: $(sed -n 's/^slice ends  *//p' "$d/stats"); switch points: $reached reached, $off not at their ip" \
 		test "$reached" -gt 10 -a "$((off * 100))" -le "$reached"
-	# the kernel's SIGRETURNs compare the general registers and the
-	# flags (item 30): every handler's return, none left unchecked
+	# the kernel's SIGRETURNs compare the general registers, the flags
+	# and the vector state (item 30): every handler's return, all of it
 	if [ $mode = sig/0 ]; then
 		read -r nsig unch gprs nvec < <(sed -n 's/^signals  *\([0-9]*\) .*/\1/p; s/^unchecked  *\([0-9]*\) .*, \([0-9]*\) with only the general registers compared, \([0-9]*\) without the vector state$/\1 \2 \3/p' "$d/stats" | tr '\n' ' ')
-		check "$name: every handler's return compared its general registers and flags ($nvec of $nsig signals, $gprs the registers only, $unch unchecked)" \
-			test "${nsig:-0}" -gt 0 -a "${unch:-1}" = 0 -a "${gprs:-1}" = 0 -a "${nvec:-0}" = "${nsig:-0}"
+		check "$name: every handler's return compared its general registers, flags and vector state ($nsig signals: $unch unchecked, $gprs the registers only, $nvec without the vector state)" \
+			test "${nsig:-0}" -gt 0 -a "${unch:-1}" = 0 -a "${gprs:-1}" = 0 -a "${nvec:-1}" = 0
 	fi
 done
 
 # the kernel's SIGRETURN says what a handler changed in its frame, and
 # the regeneration refuses a change to what it follows (item 30): %rbx,
-# the address of the load after the fault (reg), or the status flags a
-# decided branch reads (flags: the hook compares the flags); a handler
-# that changed nothing regenerates
-for m in none reg flags; do
+# the address of the load after the fault (reg), the status flags a
+# decided branch reads (flags: the hook compares the flags), or the index
+# register of the gather that faulted (vector: the FPU state's hash); a
+# handler that changed nothing regenerates
+for m in none reg flags vector; do
 	d=$w/ctx-$m
 	check "ctx_change $m: workload and bdump exit 0 ($(cat "$d/0/status" 2>/dev/null))" \
 		test "$(cat "$d/0/status" 2>/dev/null)" = "0 0"
@@ -177,12 +179,19 @@ for m in none reg flags; do
 	none)
 		(cd "$w/c/i" && "$top/bin/aetrace" stats --sched "$top/$d/0/sched.bin" \
 			"$top/$d/0/trace.zst" 2>/dev/null) >"$d/stats"
-		check "a handler that changes nothing: regenerated, its return compared with the flags ($(head -c 200 "$d/regen.err"))" \
-			test $rc = 0 -a -n "$(grep "^unchecked  *0 .*, 0 with only the general registers compared, 1 without the vector state$" "$d/stats")" ;;
+		check "a handler that changes nothing: regenerated, its return compared with the flags and the vector state ($(head -c 200 "$d/regen.err"))" \
+			test $rc = 0 -a -n "$(grep "^unchecked  *0 .*, 0 with only the general registers compared, 0 without the vector state$" "$d/stats")" ;;
 	reg) check "a handler that changes %rbx: refused, naming it ($(head -c 200 "$d/regen.err"))" \
 		grep -q 'signal handler changed %rbx in its ucontext' "$d/regen.err" ;;
 	flags) check "a handler that changes a decided branch's flags: refused, naming them ($(head -c 200 "$d/regen.err"))" \
 		grep -q 'signal handler changed the status flags in its ucontext' "$d/regen.err" ;;
+	vector)
+		if grep -q '^no avx2$' "$d/0/out"; then
+			ok "a handler that changes a gather's index # SKIP the guest's CPU has no AVX2"
+		else
+			check "a handler that changes a gather's index: refused, naming the vector registers ($(head -c 200 "$d/regen.err"))" \
+				grep -q 'signal handler changed the vector or x87 registers in its ucontext' "$d/regen.err"
+		fi ;;
 	esac
 done
 

@@ -18,6 +18,7 @@
  * kselftest_harness.h of linux-source-6.1, see build.mk).
  */
 
+#include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -251,10 +252,11 @@ struct stream {
 #define MAX_MK 65536
 #define MAX_FORKED 1024
 
-/* A SIGRETURN's change as an index: %r11 1, a status flag 2, DF 4 */
-static int ctx_kind(int r11, int status, int df)
+/* A SIGRETURN's change as an index: %r11 1, a status flag 2, DF 4, the
+ * vector state 8 */
+static int ctx_kind(int r11, int status, int df, int vec)
 {
-	return (r11 ? 1 : 0) | (status ? 2 : 0) | (df ? 4 : 0);
+	return (r11 ? 1 : 0) | (status ? 2 : 0) | (df ? 4 : 0) | (vec ? 8 : 0);
 }
 
 struct consumer {
@@ -267,10 +269,10 @@ struct consumer {
 	uint64_t mk[16];
 	/* SIGRETURN markers whose registers were compared (with the flags,
 	 * with the vector state too), and of those how many changed each
-	 * combination of %r11, a status flag and the direction flag
-	 * (ctx_kind(): 0 nothing), or anything else */
+	 * combination of %r11, a status flag, the direction flag and the
+	 * vector state (ctx_kind(): 0 nothing), or anything else */
 	uint64_t ctx_checked, ctx_flags, ctx_full;
-	uint64_t ctx_kinds[8], ctx_other;
+	uint64_t ctx_kinds[16], ctx_other;
 	int sig_streams;
 	int crashed[16];	/* proc_pid[] index: failed (consume()) */
 	/*
@@ -400,12 +402,14 @@ static void check_subbuf(struct consumer *c, const struct trbuf_subbuf *sb,
 				c->ctx_checked++;
 				c->ctx_flags += !!(x->flags & TRBUF_MKF_CTX_FLAGS);
 				c->ctx_full += !!(x->flags & TRBUF_MKF_CTX_FULL);
-				if (x->arg & ~(1ULL << 11 | TRBUF_CTX_STATUS | TRBUF_CTX_DF))
+				if (x->arg & ~(1ULL << 11 | TRBUF_CTX_STATUS |
+					       TRBUF_CTX_DF | TRBUF_CTX_VECTOR))
 					c->ctx_other++;
 				else
 					c->ctx_kinds[ctx_kind(x->arg & 1ULL << 11,
 							      x->arg & TRBUF_CTX_STATUS,
-							      x->arg & TRBUF_CTX_DF)]++;
+							      x->arg & TRBUF_CTX_DF,
+							      x->arg & TRBUF_CTX_VECTOR)]++;
 				break;
 			case TRBUF_MK_FORK:
 				if (c->nforked < MAX_FORKED)
@@ -1526,7 +1530,9 @@ static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
 		    void (*handler)(int, siginfo_t *, void *), long nraise,
 		    long nchildren)
 {
+	char kinds[16 * 32], *p = kinds;
 	pid_t pid;
+	int k;
 
 	stream_add(c, tag_of(0, 0), 1, 1);
 	pid = fork();
@@ -1559,14 +1565,15 @@ static void ctx_run(struct __test_metadata *_metadata, struct consumer *c,
 	ASSERT_EQ(0, consumer_map(c));
 	EXPECT_EQ(0, consume(c, &pid, 1, NULL));
 	EXPECT_EQ(0, verify(_metadata, c));
-	TH_LOG("sigreturns %llu: %llu compared (%llu with the flags); changed (%%r11, status, DF: none r s rs d rd sd rsd) %llu %llu %llu %llu %llu %llu %llu %llu, %llu other; forks %llu",
+	for (k = 0; k < 16; k++)
+		p += sprintf(p, " %s%s%s%s%s:%llu", k & 1 ? "r" : "", k & 2 ? "s" : "",
+			     k & 4 ? "d" : "", k & 8 ? "v" : "", k ? "" : "-",
+			     (unsigned long long)c->ctx_kinds[k]);
+	TH_LOG("sigreturns %llu: %llu compared (%llu with the flags, %llu with the vector state too); changed (%%r11, status, DF, vector):%s, %llu other; forks %llu",
 	       (unsigned long long)c->mk[TRBUF_MK_SIGRETURN],
 	       (unsigned long long)c->ctx_checked,
 	       (unsigned long long)c->ctx_flags,
-	       (unsigned long long)c->ctx_kinds[0], (unsigned long long)c->ctx_kinds[1],
-	       (unsigned long long)c->ctx_kinds[2], (unsigned long long)c->ctx_kinds[3],
-	       (unsigned long long)c->ctx_kinds[4], (unsigned long long)c->ctx_kinds[5],
-	       (unsigned long long)c->ctx_kinds[6], (unsigned long long)c->ctx_kinds[7],
+	       (unsigned long long)c->ctx_full, kinds,
 	       (unsigned long long)c->ctx_other,
 	       (unsigned long long)c->mk[TRBUF_MK_FORK]);
 }
@@ -1589,9 +1596,54 @@ static int ctx_change_df(long i)
 	return i % 7 < 2;
 }
 
+/* ... the vector state when i % 5 is 1 (a bit of %xmm15 in the frame) or
+ * 2 (%xmm14 in a copy of the frame's FPU area that fpregs then points
+ * at); when i % 5 is 3, fpregs points at an unchanged copy: no change */
+static int ctx_change_vec(long i)
+{
+	return i % 5 == 1 || i % 5 == 2;
+}
+
+static char ctx_fpcopy[65536] __attribute__((aligned(64)));
+
+/* The XSAVE area's size in @fp, from its software bytes (struct
+ * _fpx_sw_bytes at byte 464: magic1, then extended_size), or 0. */
+static unsigned int ctx_xsave_size(const struct _libc_fpstate *fp)
+{
+	const unsigned int *sw = &fp->__glibc_reserved1[12];
+
+	return sw[0] == 0x46505853 ? sw[1] : 0;	/* FP_XSTATE_MAGIC1 */
+}
+
+/* Makes the SSE registers of @fp count (XSTATE_BV bit 1), so that a
+ * change to them is loaded even if they were in their initial state. */
+static void ctx_sse_in_use(struct _libc_fpstate *fp)
+{
+	if (ctx_xsave_size(fp))
+		*(uint64_t *)((char *)fp + 512) |= 2;
+}
+
+/* Points @uc's fpregs at a copy of its FPU area; NULL if it does not fit.
+ * Copied byte by byte (the handler runs traced code: no libc memcpy). */
+static struct _libc_fpstate *ctx_fpregs_copy(ucontext_t *uc)
+{
+	volatile const char *from = (const char *)uc->uc_mcontext.fpregs;
+	unsigned int size = ctx_xsave_size(uc->uc_mcontext.fpregs), k;
+
+	if (!size)
+		size = 512;
+	if (size > sizeof(ctx_fpcopy))
+		return NULL;
+	for (k = 0; k < size; k++)
+		ctx_fpcopy[k] = from[k];
+	uc->uc_mcontext.fpregs = (struct _libc_fpstate *)ctx_fpcopy;
+	return uc->uc_mcontext.fpregs;
+}
+
 /* Call i changes its frame as above, and AF, which no one compares, when
  * i is a multiple of 5: the kill(2) it interrupted clobbers %r11, and
- * the code after its asm reads no status flag. */
+ * the code after its asm reads no status flag, no vector register, and
+ * does no floating point. */
 static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -1605,41 +1657,56 @@ static void on_signal_ctx(int sig, siginfo_t *si, void *ctx)
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x400;
 	if (i % 5 == 0)
 		uc->uc_mcontext.gregs[REG_EFL] ^= 0x10;
+	if (i % 5 == 1) {
+		uc->uc_mcontext.fpregs->_xmm[15].element[2] ^= 0x10000;
+		ctx_sse_in_use(uc->uc_mcontext.fpregs);
+	}
+	if (i % 5 == 2 && ctx_fpregs_copy(uc)) {
+		uc->uc_mcontext.fpregs->_xmm[14].element[1] ^= 0x20;
+		ctx_sse_in_use(uc->uc_mcontext.fpregs);
+	}
+	if (i % 5 == 3)
+		ctx_fpregs_copy(uc);
 }
 
 /*
  * A handler's changes to its frame (docs/ARCHITECTURE.md item 30): a
  * traced task signals itself NRAISE times, and its handlers change %r11,
- * ZF and DF in every combination in their ucontext, and sometimes AF,
- * which is not compared (on_signal_ctx()).  Every SIGRETURN must say its
- * general registers and flags were compared, and exactly what changed.
- * Catches a sigreturn hook that compares nothing, one that runs before
- * the kernel restores the flags (it sees the restorer's), a flag mask
- * that takes in AF or leaves out DF, a frame matched to the wrong
- * delivery (the loop counter is in a register), and a restored register
- * taken as changed.
+ * ZF, DF and the vector state in every combination in their ucontext,
+ * and sometimes AF, which is not compared (on_signal_ctx()).  Every
+ * SIGRETURN must say its general registers, flags and FPU state were
+ * compared, and exactly what changed.  Catches a sigreturn hook that
+ * compares nothing, one that runs before the kernel restores the flags
+ * (it sees the restorer's), a flag mask that takes in AF or leaves out
+ * DF, an FPU state compared before the kernel restores it or by the
+ * frame's bytes (a copy of the area, changed or not, that fpregs points
+ * at), a frame matched to the wrong delivery (the loop counter is in a
+ * register), and a restored register taken as changed.
  */
 TEST_F_TIMEOUT(trbuf, sigreturn_context, 300)
 {
 	enum { NRAISE = 200 };
-	uint64_t want[8] = { 0 };
+	uint64_t want[16] = { 0 };
+	unsigned int a, b, cx, d;
 	long i;
 	int k;
 
 	for (i = 0; i < NRAISE; i++)
-		want[ctx_kind(ctx_change_r11(i), ctx_change_zf(i), ctx_change_df(i))]++;
+		want[ctx_kind(ctx_change_r11(i), ctx_change_zf(i), ctx_change_df(i),
+			      ctx_change_vec(i))]++;
 	NEED_DEV();
+	if (!__get_cpuid(1, &a, &b, &cx, &d) || !(cx & bit_OSXSAVE))
+		SKIP(return, "no XSAVE: the module compares no vector state");
 	ctx_run(_metadata, &self->c, on_signal_ctx, NRAISE, 0);
 	EXPECT_EQ(NRAISE, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE, self->c.ctx_checked);
-	EXPECT_EQ(NRAISE, self->c.ctx_flags);
-	for (k = 0; k < 8; k++) {
+	EXPECT_EQ(NRAISE, self->c.ctx_full);
+	for (k = 0; k < 16; k++) {
 		EXPECT_LT(0, want[k]);	/* every combination comes */
 		EXPECT_EQ(want[k], self->c.ctx_kinds[k]);
 	}
 	EXPECT_EQ(0, self->c.ctx_other);
-	/* the kernel restores the FPU state after its hook */
-	EXPECT_EQ(0, self->c.ctx_full);
+	EXPECT_EQ(0, self->c.ctx_flags);
 }
 
 /* Every fourth call forks; the child changes %r11 in its frame (the
@@ -1671,9 +1738,9 @@ TEST_F_TIMEOUT(trbuf, sigreturn_context_fork, 300)
 	EXPECT_EQ(NFORK, self->c.mk[TRBUF_MK_FORK]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.mk[TRBUF_MK_SIGRETURN]);
 	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_checked);
-	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_flags);
+	EXPECT_EQ(NRAISE + NFORK, self->c.ctx_full);
 	EXPECT_EQ(NRAISE, self->c.ctx_kinds[0]);
-	EXPECT_EQ(NFORK, self->c.ctx_kinds[ctx_kind(1, 0, 0)]);
+	EXPECT_EQ(NFORK, self->c.ctx_kinds[ctx_kind(1, 0, 0, 0)]);
 	EXPECT_EQ(0, self->c.ctx_other);
 }
 

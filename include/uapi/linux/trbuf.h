@@ -47,10 +47,11 @@ enum trbuf_marker_type {
  * 0 to %r14 14; %r15 is the cursor and never counts); with
  * TRBUF_MKF_CTX_FULL too, also the flags and the x87/SSE/AVX state
  * (TRBUF_CTX_STATUS: a status flag, TRBUF_CTX_DF: the direction flag,
- * TRBUF_CTX_VECTOR: the vector or x87 state); with TRBUF_MKF_CTX_FLAGS
- * instead, the flags but not the vector state (the tracing kernel
- * restores that after its hook). Without them nothing was compared, and
- * arg is 0 (the frame's r15, from an older trbuf.ko).
+ * TRBUF_CTX_VECTOR: the vector or x87 state, PKRU aside); with
+ * TRBUF_MKF_CTX_FLAGS instead, the flags but not the vector state (a
+ * trbuf.ko that could not read it, or one built before the kernel's
+ * sigreturn hook came after the FPU restore). Without them nothing was
+ * compared, and arg is 0 (the frame's r15, from an older trbuf.ko).
  */
 #define TRBUF_MKF_CTX_CHECKED	0x1
 #define TRBUF_MKF_CTX_FULL	0x2
