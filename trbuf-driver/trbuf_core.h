@@ -216,12 +216,11 @@ void trbuf_core_exit(void);
 void trbuf_testcut_init(void);
 void trbuf_testcut_exit(void);
 
-/* trbuf_sigframe.c: the registers each signal frame saved */
+/* trbuf_sigframe.c: the registers and FPU state each signal frame saved */
 void trbuf_sigframe_push(const struct pt_regs *regs);
 u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed);
 void trbuf_sigframe_fork(struct task_struct *child);
 void trbuf_sigframe_free(struct task_struct *t);
-void trbuf_sigframe_init(void);
 void trbuf_sigframe_exit(void);
 
 #endif /* _TRBUF_CORE_H */

@@ -388,7 +388,6 @@ int trbuf_core_init(void)
 	trbuf_wq = alloc_workqueue("trbuf", 0, 0);
 	if (!trbuf_wq)
 		return -ENOMEM;
-	trbuf_sigframe_init();
 	ret = trbuf_hooks_register(&trbuf_ops);
 	if (ret) {
 		destroy_workqueue(trbuf_wq);

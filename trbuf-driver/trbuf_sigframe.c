@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a traced task's signal frames held at delivery: the general
- * registers, the flags and a keyed hash of the FPU state of the
+ * registers, the flags and a copy of the FPU state of the
  * interrupted code, to tell at each sigreturn which of them the handler
  * changed in its ucontext (docs/ARCHITECTURE.md item 30).  Only a task
  * itself reads or changes its frames (its delivery, sigreturn, exit,
@@ -9,9 +9,8 @@
  * them is shared, and also taken where a dead task is freed (free_task(),
  * from an RCU callback).
  */
-#include <crypto/blake2s.h>
+#include <linux/atomic.h>
 #include <linux/hashtable.h>
-#include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
@@ -32,8 +31,8 @@ struct trbuf_frame {
 	unsigned long regs[15];	/* x86 encoding order, %rax to %r14 */
 	unsigned long ip;
 	unsigned long flags;
-	u64 fpu_hash;		/* of the FPU state's values */
-	u32 fpu_size;		/* the state's size; 0: not hashed */
+	void *fpu;		/* the FPU state's values, or NULL */
+	u32 fpu_size;		/* their size */
 };
 
 struct trbuf_frames {
@@ -42,15 +41,12 @@ struct trbuf_frames {
 	unsigned int nr;
 	struct trbuf_frame f[TRBUF_FRAMES];	/* in delivery order */
 };
+static_assert(sizeof(struct trbuf_frames) <= 2048);
 
 static DEFINE_HASHTABLE(trbuf_frames_ht, 8);
 static DEFINE_SPINLOCK(trbuf_frames_lock);
-
-/*
- * The hash's key, random per load: a handler cannot make a changed FPU
- * state hash as the saved one did without knowing it.
- */
-static u8 fpu_key[BLAKE2S_KEY_SIZE];
+/* FPU state copies held: 0 at unload, else one leaked (warned) */
+static atomic_t fpu_copies = ATOMIC_INIT(0);
 
 /* @t's frames, the table's lock held; with @del, out of the table */
 static struct trbuf_frames *frames_find(struct task_struct *t, bool del)
@@ -90,26 +86,43 @@ static void frames_add(struct trbuf_frames *fs, struct task_struct *t)
 }
 
 /*
- * The keyed hash of current's user FPU state (its values, whatever the
- * processor's in-use bits say), into @hash.
- * Return: the state's size, 0 when it cannot be read (no XSAVE, no memory).
+ * A copy of current's user FPU state (its values, whatever the processor's
+ * in-use bits say), its size into @size; NULL when it cannot be read (no
+ * XSAVE, no memory).  A copy, not a hash: compared with memcmp(), it is
+ * exact and cheaper than hashing a few KiB at every delivery and return.
  */
-static u32 fpu_hash(u64 *hash)
+static void *fpu_copy(u32 *size)
 {
-	u32 size = trbuf_fpu_user_state(NULL, 0);
 	void *state;
 
-	if (!size)
-		return 0;
-	state = kvmalloc(size, GFP_KERNEL);
-	if (!state)
-		return 0;
-	if (trbuf_fpu_user_state(state, size) == size)
-		blake2s((u8 *)hash, state, fpu_key, sizeof(*hash), size, sizeof(fpu_key));
-	else
-		size = 0;	/* cannot happen: only current resizes it */
-	kvfree(state);
-	return size;
+	*size = trbuf_fpu_user_state(NULL, 0);
+	if (!*size)
+		return NULL;
+	state = kmalloc(*size, GFP_KERNEL_ACCOUNT);
+	if (state && trbuf_fpu_user_state(state, *size) != *size) {
+		kfree(state);	/* cannot happen: only current resizes it */
+		state = NULL;
+	}
+	if (state)
+		atomic_inc(&fpu_copies);
+	return state;
+}
+
+static void fpu_free(void *state)
+{
+	if (state)
+		atomic_dec(&fpu_copies);
+	kfree(state);
+}
+
+/* Frames @from to @to - 1 of @fs are gone: free their FPU states. */
+static void frames_drop(struct trbuf_frames *fs, unsigned int from,
+			unsigned int to)
+{
+	for (; from < to; from++) {
+		fpu_free(fs->f[from].fpu);
+		fs->f[from].fpu = NULL;
+	}
 }
 
 static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
@@ -131,7 +144,7 @@ static void frame_of(const struct pt_regs *regs, struct trbuf_frame *f)
 	f->regs[14] = regs->r14;
 	f->ip = regs->ip;
 	f->flags = regs->flags;
-	f->fpu_size = 0;
+	f->fpu = NULL;
 }
 
 /**
@@ -162,14 +175,17 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 	for (i = 0; i < fs->nr; i++)
 		if (fs->f[i].regs[4] != regs->sp || fs->f[i].ip != regs->ip)
 			fs->f[n++] = fs->f[i];
+		else
+			frames_drop(fs, i, i + 1);
 	fs->nr = n;
 	if (fs->nr == TRBUF_FRAMES) {
+		frames_drop(fs, 0, 1);
 		fs->nr--;
 		memmove(fs->f, fs->f + 1, fs->nr * sizeof(fs->f[0]));
 	}
 	f = &fs->f[fs->nr++];
 	frame_of(regs, f);
-	f->fpu_size = fpu_hash(&f->fpu_hash);
+	f->fpu = fpu_copy(&f->fpu_size);
 }
 
 /**
@@ -186,10 +202,9 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
  *
  * Return: what was compared, as the SIGRETURN marker's flags:
  * TRBUF_MKF_CTX_CHECKED with TRBUF_MKF_CTX_FULL (the FPU state too) or
- * TRBUF_MKF_CTX_FLAGS (it could not be read, at delivery or now),
- * @changed set;
- * or 0 when no frame matches (a handler that changed %rip or %rsp, or a
- * frame not kept).
+ * TRBUF_MKF_CTX_FLAGS (it could not be read, at delivery or now), with
+ * @changed set; or 0 when no frame matches (a handler that changed %rip
+ * or %rsp, or a frame not kept).
  */
 u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 {
@@ -197,8 +212,9 @@ u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 	struct trbuf_frame now;
 	unsigned long fl;	/* the flags that differ */
 	unsigned int i, r;
-	u32 size;
-	u64 hash;
+	u16 compared = TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FLAGS;
+	void *fpu = NULL;
+	u32 size = 0;
 
 	if (!fs)
 		return 0;
@@ -208,6 +224,7 @@ u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 			break;
 	if (!i)
 		return 0;
+	frames_drop(fs, i, fs->nr);	/* handlers within it never returned */
 	fs->nr = --i;
 	*changed = 0;
 	for (r = 0; r < ARRAY_SIZE(now.regs); r++)
@@ -218,13 +235,18 @@ u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 		*changed |= TRBUF_CTX_STATUS;
 	if (fl & X86_EFLAGS_DF)
 		*changed |= TRBUF_CTX_DF;
-	size = fs->f[i].fpu_size ? fpu_hash(&hash) : 0;
-	if (!size)	/* not read at delivery, or now */
-		return TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FLAGS;
-	/* another size: the handler made the task use AMX */
-	if (size != fs->f[i].fpu_size || hash != fs->f[i].fpu_hash)
-		*changed |= TRBUF_CTX_VECTOR;
-	return TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
+	/* not read at delivery, or now: the flags only */
+	if (fs->f[i].fpu)
+		fpu = fpu_copy(&size);
+	if (fpu) {
+		compared = TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
+		/* another size: the handler made the task use AMX */
+		if (size != fs->f[i].fpu_size || memcmp(fpu, fs->f[i].fpu, size))
+			*changed |= TRBUF_CTX_VECTOR;
+		fpu_free(fpu);
+	}
+	frames_drop(fs, i, i + 1);
+	return compared;
 }
 
 /**
@@ -244,11 +266,23 @@ void trbuf_sigframe_fork(struct task_struct *child)
 {
 	struct trbuf_frames *fs = frames_of(current), *cfs;
 
+	unsigned int i;
+
 	if (!fs || !fs->nr || task_pt_regs(child)->sp != task_pt_regs(current)->sp)
 		return;
 	cfs = kmemdup(fs, sizeof(*fs), GFP_KERNEL_ACCOUNT);
-	if (cfs)
-		frames_add(cfs, child);
+	if (!cfs)
+		return;
+	/* (a state not copied: that return compares the flags only) */
+	for (i = 0; i < cfs->nr; i++) {
+		if (!cfs->f[i].fpu)
+			continue;
+		cfs->f[i].fpu = kmemdup(cfs->f[i].fpu, cfs->f[i].fpu_size,
+					GFP_KERNEL_ACCOUNT);
+		if (cfs->f[i].fpu)
+			atomic_inc(&fpu_copies);
+	}
+	frames_add(cfs, child);
 }
 
 /**
@@ -263,16 +297,9 @@ void trbuf_sigframe_free(struct task_struct *t)
 	spin_lock_irqsave(&trbuf_frames_lock, flags);
 	fs = frames_find(t, true);
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
+	if (fs)
+		frames_drop(fs, 0, fs->nr);
 	kfree(fs);
-}
-
-/**
- * trbuf_sigframe_init - draw the FPU state hash's key at module load
- */
-void trbuf_sigframe_init(void)
-{
-	BUILD_BUG_ON(sizeof(struct trbuf_frames) > 2048);
-	get_random_bytes(fpu_key, sizeof(fpu_key));
 }
 
 /**
@@ -292,8 +319,9 @@ void trbuf_sigframe_exit(void)
 	WARN_ON_ONCE(!hash_empty(trbuf_frames_ht));
 	hash_for_each_safe(trbuf_frames_ht, b, tmp, fs, node) {
 		hash_del(&fs->node);
+		frames_drop(fs, 0, fs->nr);
 		kfree(fs);
 	}
 	spin_unlock_irqrestore(&trbuf_frames_lock, flags);
-	memzero_explicit(fpu_key, sizeof(fpu_key));
+	WARN_ON_ONCE(atomic_read(&fpu_copies));
 }
