@@ -11,6 +11,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/hashtable.h>
+#include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
@@ -86,6 +87,12 @@ static void frames_add(struct trbuf_frames *fs, struct task_struct *t)
 }
 
 /*
+ * The FPU copies may fail (the return then compares the flags only):
+ * never retried hard, never a reason to reclaim or kill for.
+ */
+#define FPU_GFP	(GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN)
+
+/*
  * A copy of current's user FPU state (its values, whatever the processor's
  * in-use bits say), its size into @size; NULL when it cannot be read (no
  * XSAVE, no memory).  A copy, not a hash: compared with memcmp(), it is
@@ -98,7 +105,7 @@ static void *fpu_copy(u32 *size)
 	*size = trbuf_fpu_user_state(NULL, 0);
 	if (!*size)
 		return NULL;
-	state = kmalloc(*size, GFP_KERNEL_ACCOUNT);
+	state = kmalloc(*size, FPU_GFP);
 	if (state && trbuf_fpu_user_state(state, *size) != *size) {
 		kfree(state);	/* cannot happen: only current resizes it */
 		state = NULL;
@@ -113,6 +120,23 @@ static void fpu_free(void *state)
 	if (state)
 		atomic_dec(&fpu_copies);
 	kfree(state);
+}
+
+/*
+ * Whether two copies of the FPU state differ.  The layout is the UABI's,
+ * at fixed offsets: a state grown since (a handler's first use of AMX
+ * enlarged the task's) is the same where the other ends, and zero, the
+ * new components' initial values, beyond.
+ */
+static bool fpu_differ(const void *a, u32 na, const void *b, u32 nb)
+{
+	u32 n = min(na, nb);
+
+	if (memcmp(a, b, n))
+		return true;
+	if (na > n)
+		return memchr_inv(a + n, 0, na - n);
+	return nb > n && memchr_inv(b + n, 0, nb - n);
 }
 
 /* Frames @from to @to - 1 of @fs are gone: free their FPU states. */
@@ -183,6 +207,9 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 		fs->nr--;
 		memmove(fs->f, fs->f + 1, fs->nr * sizeof(fs->f[0]));
 	}
+	/* the slots past the frames hold no copy (moved down, or freed) */
+	for (i = fs->nr; i < TRBUF_FRAMES; i++)
+		fs->f[i].fpu = NULL;
 	f = &fs->f[fs->nr++];
 	frame_of(regs, f);
 	f->fpu = fpu_copy(&f->fpu_size);
@@ -240,8 +267,7 @@ u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 		fpu = fpu_copy(&size);
 	if (fpu) {
 		compared = TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
-		/* another size: the handler made the task use AMX */
-		if (size != fs->f[i].fpu_size || memcmp(fpu, fs->f[i].fpu, size))
+		if (fpu_differ(fpu, size, fs->f[i].fpu, fs->f[i].fpu_size))
 			*changed |= TRBUF_CTX_VECTOR;
 		fpu_free(fpu);
 	}
@@ -270,15 +296,16 @@ void trbuf_sigframe_fork(struct task_struct *child)
 
 	if (!fs || !fs->nr || task_pt_regs(child)->sp != task_pt_regs(current)->sp)
 		return;
-	cfs = kmemdup(fs, sizeof(*fs), GFP_KERNEL_ACCOUNT);
+	cfs = kzalloc(sizeof(*cfs), GFP_KERNEL_ACCOUNT);
 	if (!cfs)
 		return;
+	cfs->nr = fs->nr;
+	memcpy(cfs->f, fs->f, fs->nr * sizeof(fs->f[0]));
 	/* (a state not copied: that return compares the flags only) */
 	for (i = 0; i < cfs->nr; i++) {
 		if (!cfs->f[i].fpu)
 			continue;
-		cfs->f[i].fpu = kmemdup(cfs->f[i].fpu, cfs->f[i].fpu_size,
-					GFP_KERNEL_ACCOUNT);
+		cfs->f[i].fpu = kmemdup(cfs->f[i].fpu, cfs->f[i].fpu_size, FPU_GFP);
 		if (cfs->f[i].fpu)
 			atomic_inc(&fpu_copies);
 	}
