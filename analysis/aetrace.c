@@ -316,9 +316,9 @@ static int cmd_stats(int argc, char **argv)
 	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
-	/* what producers did not compare of the handlers' frames: the
-	 * tracing kernel compares the general registers and the flags,
-	 * an older one the general registers only */
+	/* what producers did not compare of the handlers' frames: an
+	 * older tracing kernel compared the general registers and the
+	 * flags, or the general registers only */
 	printf("unchecked        %llu handlers' returns (what they changed in their frame is unknown), %llu with only the general registers compared, %llu without the vector state\n",
 	       (unsigned long long)sum.sigreturns_unchecked,
 	       (unsigned long long)sum.sigreturns_gprs_only,
