@@ -94,8 +94,9 @@ struct aerun_img {
 
 /*
  * A signal frame aerun saw the kernel build: where its ucontext is, the
- * registers saved there (gregs REG_R8 to REG_EFL) and a hash of its x87,
- * SSE and AVX state, to tell at its sigreturn what the handler changed.
+ * registers saved there (gregs REG_R8 to REG_EFL) and a hash of the x87,
+ * SSE and AVX state the interrupted code had (values, as ptrace reads
+ * them), to tell at its sigreturn what the handler changed.
  */
 #define AERUN_FRAMES		16
 #define AERUN_FRAME_REGS	18
@@ -127,6 +128,11 @@ struct aerun_task {
 	/* Signal frames not yet returned from, in delivery order. */
 	struct aerun_frame frames[AERUN_FRAMES];
 	unsigned int nr_frames;
+	/* In rt_sigreturn: its frame and its marker (an index in mk), which
+	 * the syscall-exit stop completes from the registers restored. */
+	int in_sigreturn;
+	uint64_t sigret_uc;
+	uint32_t sigret_mk;
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;

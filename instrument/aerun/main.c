@@ -439,7 +439,7 @@ static int start(struct aerun *a)
 	if (ptrace(PTRACE_SETOPTIONS, a->pid, 0,
 		   PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
 		   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |
-		   PTRACE_O_EXITKILL) < 0) {
+		   PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD) < 0) {
 		fprintf(stderr, "aerun: PTRACE_SETOPTIONS: %s\n", strerror(errno));
 		kill(a->pid, SIGKILL);
 		return -errno;

@@ -8,6 +8,8 @@
  * PTRACE_O_TRACECLONE/FORK/VFORK/EXEC; each traced thread writes into its
  * own region (aerun.h).
  */
+#include <cpuid.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/audit.h>
@@ -207,57 +209,98 @@ static int peek_bytes(pid_t tid, uint64_t addr, void *buf, size_t n)
 }
 
 /*
- * A hash of the x87/SSE/AVX state at fpregs in tid's memory (the xsave
- * area the kernel's software bytes size, else the 512-byte fxsave one),
- * in one read where the area has the size of the last one (the
- * machine's). Returns 0 or -errno (a handler may point fpregs anywhere).
+ * A hash of tid's x87/SSE/AVX state as values: the kernel's copy, read
+ * while tid is stopped (PTRACE_GETREGSET NT_X86_XSTATE, else the fxsave
+ * image), so that no other thread can change it under the read, with the
+ * components not in use read as their initial values. Left out: what says
+ * how the state is held rather than what it is (the software bytes, the
+ * XSAVE header's in-use bits) and PKRU, a protection key, as the tracing
+ * kernel leaves them out (trbuf_fpu_user_state()). Returns 0 or -errno.
  */
-static int fp_hash(pid_t tid, uint64_t fpregs, uint64_t *hash)
+static int fp_state_hash(pid_t tid, uint64_t *hash)
 {
-	static uint64_t fp[16384 / 8];
-	static uint32_t size = 512;
+	static uint64_t fp[32768 / 8];
+	static uint32_t pkru_off, pkru_size, have_pkru = -1u;
+	struct iovec v = { fp, sizeof(fp) };
 	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a, by words */
-	uint32_t sw[5], want = 512;
-	int ret;
 
-	ret = peek_bytes(tid, fpregs, fp, size);
-	if (ret)
-		return ret;
-	/* struct _fpx_sw_bytes at 464: magic1, extended_size, xfeatures,
-	 * xstate_size */
-	memcpy(sw, (uint8_t *)fp + 464, sizeof(sw));
-	if (sw[0] == 0x46505853)
-		want = sw[4];
-	if (want < 512 || want > sizeof(fp) || want % 8)
+	if (have_pkru == -1u) {
+		uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;
+
+		have_pkru = __get_cpuid_count(0xd, 9, &eax, &ebx, &ecx, &edx) && eax;
+		pkru_size = eax;
+		pkru_off = ebx;
+	}
+	if (ptrace(PTRACE_GETREGSET, tid, NT_X86_XSTATE, &v) < 0) {
+		v.iov_len = sizeof(fp);
+		if (ptrace(PTRACE_GETREGSET, tid, NT_PRFPREG, &v) < 0)
+			return -errno;
+	}
+	if (v.iov_len < 512 || v.iov_len % 8)
 		return -EINVAL;
-	if (want > size && (ret = peek_bytes(tid, fpregs + size, (uint8_t *)fp + size, want - size)))
-		return ret;
-	size = want;
-	for (uint32_t i = 0; i < size / 8; i++)
+	/* sw_reserved at 464, the XSAVE header at 512 */
+	memset((uint8_t *)fp + 464, 0, (v.iov_len < 576 ? 512 : 576) - 464);
+	if (have_pkru && pkru_off + pkru_size <= v.iov_len)
+		memset((uint8_t *)fp + pkru_off, 0, pkru_size);
+	for (size_t i = 0; i < v.iov_len / 8; i++)
 		h = (h ^ fp[i]) * 0x100000001b3ull;
 	*hash = h;
 	return 0;
 }
 
-/*
- * The registers of the ucontext at uc (gregs REG_R8 to REG_EFL) and the
- * hash of its vector state into f (fp_ok 0: not readable, which compares
- * as changed). Returns 0 or -errno.
- */
+/* The registers of the ucontext at uc (gregs REG_R8 to REG_EFL) into f.
+ * Returns 0 or -errno. */
 static int uc_state(pid_t tid, uint64_t uc, struct aerun_frame *f)
 {
-	uint64_t g[24];
 	int ret;
 
-	/* gregs REG_R8 to REG_CR2 (23), then the fpregs pointer */
-	_Static_assert(offsetof(ucontext_t, uc_mcontext.fpregs) == UC_GREG(23), "ucontext layout");
-	ret = peek_bytes(tid, uc + UC_GREG(REG_R8), g, sizeof(g));
-	if (ret)
-		return ret;
-	memcpy(f->gregs, g, sizeof(f->gregs));
-	f->uc = uc;
-	f->fp_ok = g[23] && !fp_hash(tid, g[23], &f->fp_hash);
-	return 0;
+	ret = peek_bytes(tid, uc + UC_GREG(REG_R8), f->gregs, sizeof(f->gregs));
+	if (!ret)
+		f->uc = uc;
+	return ret;
+}
+
+/* r in the order of a ucontext's gregs, REG_R8 to REG_EFL */
+static void regs_as_gregs(const struct user_regs_struct *r, uint64_t g[AERUN_FRAME_REGS])
+{
+	const uint64_t v[AERUN_FRAME_REGS] = {
+		r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15,
+		r->rdi, r->rsi, r->rbp, r->rbx, r->rdx, r->rax, r->rcx, r->rsp,
+		r->rip, r->eflags,
+	};
+
+	memcpy(g, v, sizeof(v));
+}
+
+/*
+ * Whether frame f, read from user memory at the handler's entry, holds
+ * what the kernel saved from r, the registers at the delivery stop: equal
+ * but for %rip and %rax, which the kernel's system-call restart may have
+ * changed since (the handler's -EINTR, or %rip back onto the call). A
+ * frame another thread wrote in between is not one to compare against.
+ */
+static int frame_is_kernels(const struct aerun_frame *f, const struct user_regs_struct *r)
+{
+	const uint64_t status_df = 0xcc5;	/* CF PF ZF SF OF DF */
+	uint64_t g[AERUN_FRAME_REGS], rip, rax;
+	int64_t ret = (int64_t)r->rax;
+
+	regs_as_gregs(r, g);
+	for (int i = 0; i < AERUN_FRAME_REGS; i++) {
+		if (i == REG_RIP - REG_R8 || i == REG_RAX - REG_R8)
+			continue;
+		if (i == REG_EFL - REG_R8 ? (f->gregs[i] ^ g[i]) & status_df : f->gregs[i] != g[i])
+			return 0;
+	}
+	rip = f->gregs[REG_RIP - REG_R8];
+	rax = f->gregs[REG_RAX - REG_R8];
+	if (rip == r->rip && rax == r->rax)
+		return 1;
+	/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK */
+	if ((int64_t)r->orig_rax < 0 || ret < -516 || ret > -512 || ret == -515)
+		return 0;
+	return (rip == r->rip && rax == (uint64_t)-EINTR) ||
+	       (rip == r->rip - 2 && (rax == r->orig_rax || rax == SYS_restart_syscall));
 }
 
 /* Frame f, read at delivery, for code interrupted at sp: frames at or
@@ -323,6 +366,7 @@ static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64
 static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_status)
 {
 	struct user_regs_struct r, h;
+	struct aerun_frame f;
 	int status, ret;
 
 	if (!task_active(a, t)) {
@@ -343,6 +387,8 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 		ptrace(PTRACE_CONT, t->tid, 0, sig);
 		return 0;
 	}
+	/* the state the frame saves, before the handler's is set up */
+	f.fp_ok = !fp_state_hash(t->tid, &f.fp_hash);
 	/* Stops at the first instruction of the handler (x86 signal_delivered). */
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
 		return -errno;
@@ -361,30 +407,28 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	 * system-call restart (%rip back onto an SA_RESTART syscall), which
 	 * comes after this stop.
 	 */
-	{
-		struct aerun_frame f;
-
-		if (!uc_state(t->tid, h.rsp + 8, &f)) {
-			r.rip = UC_REG(&f, REG_RIP);
-			r.rsp = UC_REG(&f, REG_RSP);
-			r.rcx = UC_REG(&f, REG_RCX);
-			frame_push(t, &f, r.rsp);
-		}	/* (else its sigreturn goes unchecked) */
-	}
+	if (!uc_state(t->tid, h.rsp + 8, &f) && frame_is_kernels(&f, &r)) {
+		r.rip = UC_REG(&f, REG_RIP);
+		r.rsp = UC_REG(&f, REG_RSP);
+		r.rcx = UC_REG(&f, REG_RCX);
+		frame_push(t, &f, r.rsp);
+	}	/* (else its sigreturn goes unchecked) */
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
 
-/* rt_sigreturn: the frame gets the live r15; the marker says what the
- * handler changed in it. */
+/*
+ * rt_sigreturn's entry: the frame gets the live r15, and the SIGRETURN
+ * marker is written from the frame, unchecked; the call's exit stop
+ * (sigreturn_done()) completes it from what the kernel restored.
+ */
 static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
-	uint64_t uc = r->rsp, changed = 0;
-	struct trbuf_marker *m;
+	uint64_t uc = r->rsp;
 	struct aerun_frame f;
-	int checked, ret;
+	int ret;
 
 	if (!task_active(a, t))
 		return 0;
@@ -395,12 +439,47 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 			(unsigned long long)uc, strerror(-ret));
 		return ret;
 	}
-	checked = frame_pop(t, &f, &changed);
-	m = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP), UC_REG(&f, REG_RSP),
-		   UC_REG(&f, REG_RCX), changed, 0);
-	if (m && checked)
-		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
+	if (marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP), UC_REG(&f, REG_RSP),
+		   UC_REG(&f, REG_RCX), 0, 0)) {
+		t->in_sigreturn = 1;
+		t->sigret_uc = uc;
+		t->sigret_mk = t->nr_mk - 1;
+	}
 	a->sigreturns++;
+	return 0;
+}
+
+/*
+ * rt_sigreturn's exit stop: what the handler changed, compared as values
+ * (the registers and the vector state the kernel restored, which no other
+ * thread can change between the compare and the restore as it can the
+ * frame's bytes). A task killed in the call never gets here: its marker
+ * stays unchecked.
+ */
+static int sigreturn_done(struct aerun *a, struct aerun_task *t)
+{
+	struct trbuf_marker *m = t->mk + t->sigret_mk;
+	struct user_regs_struct r;
+	uint64_t changed = 0;
+	struct aerun_frame f;
+	int ret;
+
+	t->in_sigreturn = 0;
+	if (t->sigret_mk >= t->nr_mk || m->type != TRBUF_MK_SIGRETURN || m->tid != t->tid)
+		return 0;
+	ret = getregs(t->tid, &r);
+	if (ret)
+		return ret;
+	regs_as_gregs(&r, f.gregs);
+	f.uc = t->sigret_uc;
+	f.fp_ok = !fp_state_hash(t->tid, &f.fp_hash);
+	m->ip = r.rip;
+	m->sp = r.rsp;
+	m->cx = r.rcx;
+	if (frame_pop(t, &f, &changed)) {
+		m->arg = changed;
+		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
+	}
 	return 0;
 }
 
@@ -1021,7 +1100,19 @@ int aerun_trace(struct aerun *a)
 			continue;
 		}
 		if (sig == SIGTRAP && event) {
+			t->in_sigreturn = 0;
 			ret = on_event(a, t, event);
+			if (ret && !err) {
+				err = ret;
+				kill_all(a);
+			}
+			/* an rt_sigreturn stops again at its exit */
+			ptrace(t->in_sigreturn ? PTRACE_SYSCALL : PTRACE_CONT, p, 0, 0);
+			continue;
+		}
+		if (sig == (SIGTRAP | 0x80)) {
+			/* a syscall-exit stop (PTRACE_O_TRACESYSGOOD) */
+			ret = t->in_sigreturn ? sigreturn_done(a, t) : 0;
 			if (ret && !err) {
 				err = ret;
 				kill_all(a);

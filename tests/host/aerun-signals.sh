@@ -51,4 +51,53 @@ else
 	not_ok "no sequence table: storm corrupts the trace, checker catches it" \
 		"3 runs without a detected corruption: the storm never cut a sequence"
 fi
+
+# What a handler changed in its frame is compared as values (docs/
+# ARCHITECTURE.md item 30; tests/data/ctx_values.c): each return's
+# SIGRETURN must say %xmm15 changed (0x40000) exactly when the program
+# found it changed after the return. pad: handlers write bytes of the
+# frame nothing loads (a compare of the frame's bytes says "changed");
+# race: another thread flips a bit of %xmm15 in the frame while the
+# handlers run and return (one that reads the frame before the kernel
+# does is wrong about half the returns the flips reach). Whether flips
+# land between the kernel's save and its restore is timing: runs until
+# 20 returns were changed, every run exact.
+# sigreturn_bits FILE.zst: a 1 for each SIGRETURN that says %xmm15
+# changed, a 0 for each that says nothing did, x for anything else
+sigreturn_bits() {
+	"$top/bin/schedlog" print "$1" | awk '$5 == "SIGRETURN"' | sort -n |
+		awk '{ printf "%s", $NF == "changed=0" ? "0" : $NF == "changed=0x40000" ? "1" : "x" }'
+}
+if "$top/bin/aecc" -O2 -o "$tmp/cv" "$top/tests/data/ctx_values.c" -lpthread >"$tmp/out" 2>&1; then
+	"$AERUN" -q -o "$tmp/cv.zst" -- "$tmp/cv" pad >"$tmp/cv.out" 2>&1
+	want=$(sed -n 's/^ctx_values pad: 200 returns, 0 changed %xmm15: //p' "$tmp/cv.out")
+	got=$(sigreturn_bits "$tmp/cv.zst")
+	if [ "${#want}" = 200 ] && [ "$got" = "$want" ]; then
+		ok "handlers that write frame bytes nothing loads: 200 returns, none changed"
+	else
+		not_ok "handlers that write frame bytes nothing loads: 200 returns, none changed" \
+			"program: $(cat "$tmp/cv.out")" "markers: $got"
+	fi
+	runs=0 changed=0 bad=
+	while [ $runs -lt 20 ] && [ $changed -lt 20 ] && [ -z "$bad" ]; do
+		runs=$((runs + 1))
+		"$AERUN" -q -o "$tmp/cv.zst" -- "$tmp/cv" race >"$tmp/cv.out" 2>&1
+		want=$(sed -n 's/^ctx_values race: 200 returns, [0-9]* changed %xmm15: //p' "$tmp/cv.out")
+		got=$(sigreturn_bits "$tmp/cv.zst")
+		if [ "${#want}" = 200 ] && [ "$got" = "$want" ]; then
+			changed=$((changed + $(printf '%s' "$want" | tr -d 0 | wc -c)))
+		else
+			bad="run $runs: program: $(cat "$tmp/cv.out"); markers: $got"
+		fi
+	done
+	if [ -n "$bad" ]; then
+		not_ok "another thread flips %xmm15 in the frames: each return's marker as the program found it" "$bad"
+	elif [ $changed -lt 20 ]; then
+		ok "another thread flips %xmm15 in the frames # SKIP inconclusive: $changed changed returns in $runs runs"
+	else
+		ok "another thread flips %xmm15 in the frames: each return's marker as the program found it ($changed changed in $runs runs)"
+	fi
+else
+	not_ok "ctx_values.c builds" "$(cat "$tmp/out")"
+fi
 finish
