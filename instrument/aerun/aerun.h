@@ -128,10 +128,11 @@ struct aerun_task {
 	/* Signal frames not yet returned from, in delivery order. */
 	struct aerun_frame frames[AERUN_FRAMES];
 	unsigned int nr_frames;
-	/* In rt_sigreturn: its frame and its marker (an index in mk), which
-	 * the syscall-exit stop completes from the registers restored. */
+	/* In rt_sigreturn: its frame, the live r15 and its marker (an index
+	 * in mk, UINT32_MAX: none), which the syscall-exit stop completes
+	 * from the registers restored. */
 	int in_sigreturn;
-	uint64_t sigret_uc;
+	uint64_t sigret_uc, sigret_r15;
 	uint32_t sigret_mk;
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;

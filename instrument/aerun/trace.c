@@ -296,11 +296,12 @@ static int frame_is_kernels(const struct aerun_frame *f, const struct user_regs_
 	rax = f->gregs[REG_RAX - REG_R8];
 	if (rip == r->rip && rax == r->rax)
 		return 1;
-	/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK */
+	/* -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK:
+	 * a handler's gets -EINTR or the call again (handle_signal()) */
 	if ((int64_t)r->orig_rax < 0 || ret < -516 || ret > -512 || ret == -515)
 		return 0;
 	return (rip == r->rip && rax == (uint64_t)-EINTR) ||
-	       (rip == r->rip - 2 && (rax == r->orig_rax || rax == SYS_restart_syscall));
+	       (rip == r->rip - 2 && rax == r->orig_rax);
 }
 
 /* Frame f, read at delivery, for code interrupted at sp: frames at or
@@ -323,9 +324,11 @@ static void frame_push(struct aerun_task *t, const struct aerun_frame *f, uint64
  * What t's handler changed in its frame (now: as read at its sigreturn),
  * as TRBUF_CTX_* bits of a SIGRETURN marker's arg; pops the frame and
  * those delivered after it (handlers within it that never returned).
- * Returns 1 with *changed set, 0 when aerun holds no such frame.
+ * Returns 1 with *changed set (and *full: the vector state was compared,
+ * its values read at both ends), 0 when aerun holds no such frame.
  */
-static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64_t *changed)
+static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64_t *changed,
+		     int *full)
 {
 	/* gregs REG_R8 + i is general register enc[i] (x86 encoding order) */
 	static const int8_t enc[AERUN_FRAME_REGS] = {
@@ -351,7 +354,8 @@ static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64
 		*changed |= TRBUF_CTX_STATUS;
 	if (fl & df)
 		*changed |= TRBUF_CTX_DF;
-	if (!now->fp_ok || !was->fp_ok || now->fp_hash != was->fp_hash)
+	*full = now->fp_ok && was->fp_ok;
+	if (*full && now->fp_hash != was->fp_hash)
 		*changed |= TRBUF_CTX_VECTOR;
 	return 1;
 }
@@ -407,11 +411,14 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	 * system-call restart (%rip back onto an SA_RESTART syscall), which
 	 * comes after this stop.
 	 */
-	if (!uc_state(t->tid, h.rsp + 8, &f) && frame_is_kernels(&f, &r)) {
+	if (!uc_state(t->tid, h.rsp + 8, &f)) {
+		int kernels = frame_is_kernels(&f, &r);
+
 		r.rip = UC_REG(&f, REG_RIP);
 		r.rsp = UC_REG(&f, REG_RSP);
 		r.rcx = UC_REG(&f, REG_RCX);
-		frame_push(t, &f, r.rsp);
+		if (kernels)
+			frame_push(t, &f, r.rsp);
 	}	/* (else its sigreturn goes unchecked) */
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
@@ -420,9 +427,9 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 }
 
 /*
- * rt_sigreturn's entry: the frame gets the live r15, and the SIGRETURN
- * marker is written from the frame, unchecked; the call's exit stop
- * (sigreturn_done()) completes it from what the kernel restored.
+ * rt_sigreturn's entry: the SIGRETURN marker is written from the frame,
+ * unchecked; the call's exit stop (sigreturn_done()) completes it from
+ * what the kernel restored, and gives the task back its live r15.
  */
 static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_struct *r)
 {
@@ -433,54 +440,61 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 	if (!task_active(a, t))
 		return 0;
 	ret = uc_state(t->tid, uc, &f);
-	if (ret || ptrace(PTRACE_POKEDATA, t->tid, uc + UC_GREG(REG_R15), r->r15) < 0) {
-		ret = ret ? ret : -errno;
+	if (ret) {
 		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
 			(unsigned long long)uc, strerror(-ret));
 		return ret;
 	}
-	if (marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP), UC_REG(&f, REG_RSP),
-		   UC_REG(&f, REG_RCX), 0, 0)) {
-		t->in_sigreturn = 1;
-		t->sigret_uc = uc;
-		t->sigret_mk = t->nr_mk - 1;
-	}
+	t->in_sigreturn = 1;
+	t->sigret_uc = uc;
+	t->sigret_r15 = r->r15;
+	t->sigret_mk = marker(a, t, TRBUF_MK_SIGRETURN, r->r15, UC_REG(&f, REG_RIP),
+			      UC_REG(&f, REG_RSP), UC_REG(&f, REG_RCX), 0, 0) ?
+		       t->nr_mk - 1 : UINT32_MAX;
 	a->sigreturns++;
 	return 0;
 }
 
 /*
- * rt_sigreturn's exit stop: what the handler changed, compared as values
- * (the registers and the vector state the kernel restored, which no other
+ * rt_sigreturn's exit stop: the frame's r15 is replaced by the live one
+ * (here, not in the frame at the entry, where another thread could still
+ * write it), and what the handler changed is compared as values: the
+ * registers and the vector state the kernel restored, which no other
  * thread can change between the compare and the restore as it can the
- * frame's bytes). A task killed in the call never gets here: its marker
- * stays unchecked.
+ * frame's bytes. Where the task cannot be read (it is being killed),
+ * its marker stays unchecked.
  */
-static int sigreturn_done(struct aerun *a, struct aerun_task *t)
+static void sigreturn_done(struct aerun_task *t)
 {
-	struct trbuf_marker *m = t->mk + t->sigret_mk;
 	struct user_regs_struct r;
+	struct trbuf_marker *m;
 	uint64_t changed = 0;
 	struct aerun_frame f;
-	int ret;
+	int full;
 
 	t->in_sigreturn = 0;
-	if (t->sigret_mk >= t->nr_mk || m->type != TRBUF_MK_SIGRETURN || m->tid != t->tid)
-		return 0;
-	ret = getregs(t->tid, &r);
-	if (ret)
-		return ret;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+		return;
+	if (r.r15 != t->sigret_r15) {
+		r.r15 = t->sigret_r15;
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
+			return;
+	}
+	if (t->sigret_mk >= t->nr_mk)
+		return;
+	m = &t->mk[t->sigret_mk];
+	if (m->type != TRBUF_MK_SIGRETURN || m->tid != t->tid)
+		return;
 	regs_as_gregs(&r, f.gregs);
 	f.uc = t->sigret_uc;
 	f.fp_ok = !fp_state_hash(t->tid, &f.fp_hash);
 	m->ip = r.rip;
 	m->sp = r.rsp;
 	m->cx = r.rcx;
-	if (frame_pop(t, &f, &changed)) {
+	if (frame_pop(t, &f, &changed, &full)) {
 		m->arg = changed;
-		m->flags |= TRBUF_MKF_CTX_CHECKED | TRBUF_MKF_CTX_FULL;
+		m->flags |= TRBUF_MKF_CTX_CHECKED | (full ? TRBUF_MKF_CTX_FULL : TRBUF_MKF_CTX_FLAGS);
 	}
-	return 0;
 }
 
 /* Writes the NUL-terminated @s (at most AE_STANDALONE_PATH_MAX) at @addr. */
@@ -1106,17 +1120,16 @@ int aerun_trace(struct aerun *a)
 				err = ret;
 				kill_all(a);
 			}
-			/* an rt_sigreturn stops again at its exit */
-			ptrace(t->in_sigreturn ? PTRACE_SYSCALL : PTRACE_CONT, p, 0, 0);
+			/* an rt_sigreturn stops again at its exit (t itself may
+			 * be gone: a thread's exec frees the leader's) */
+			t = task_find(a, p);
+			ptrace(t && t->in_sigreturn ? PTRACE_SYSCALL : PTRACE_CONT, p, 0, 0);
 			continue;
 		}
 		if (sig == (SIGTRAP | 0x80)) {
 			/* a syscall-exit stop (PTRACE_O_TRACESYSGOOD) */
-			ret = t->in_sigreturn ? sigreturn_done(a, t) : 0;
-			if (ret && !err) {
-				err = ret;
-				kill_all(a);
-			}
+			if (t->in_sigreturn)
+				sigreturn_done(t);
 			ptrace(PTRACE_CONT, p, 0, 0);
 			continue;
 		}

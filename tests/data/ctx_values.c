@@ -12,9 +12,13 @@
  *         where the flips land, and the program, which reads %xmm15
  *         after each return, prints how many did. A producer that
  *         compares the frame's bytes before the kernel reads them is
- *         wrong about about half of them.
- * Prints "ctx_values MODE: N returns, K changed %xmm15: BITS", BITS a 1
- * for each return that changed %xmm15, a 0 for each that did not.
+ *         wrong about about half of them;
+ *   gpr   the same with a bit of %r12: a flip between the kernel's save
+ *         and the producer's read of the frame at the handler's entry
+ *         must leave that return unchecked, not compared against what
+ *         the kernel did not save.
+ * Prints "ctx_values MODE: N returns, K changed REG: BITS", BITS a 1 for
+ * each return that changed the register, a 0 for each that did not.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,8 +50,12 @@ static void on_usr1(int sig, siginfo_t *si, void *ctx)
 		return;
 	if (!strcmp(mode, "pad"))
 		memset(fx + 416, ++pad, 48);
-	else if (!flip_at)
+	else if (flip_at)
+		return;
+	else if (!strcmp(mode, "race"))
 		flip_at = (volatile uint32_t *)(fx + 160 + 15 * 16);
+	else
+		flip_at = (volatile uint32_t *)&uc->uc_mcontext.gregs[REG_R12];
 }
 
 static void *flipper(void *arg)
@@ -77,6 +85,21 @@ static uint64_t signal_with_xmm15(uint64_t v)
 	return out;
 }
 
+/* the same with %r12 */
+static uint64_t signal_with_r12(uint64_t v)
+{
+	long nr = SYS_tgkill, pid = getpid(), tid = syscall(SYS_gettid);
+	uint64_t out;
+
+	__asm__ volatile("movq %[v], %%r12\n\t"
+			 "syscall\n\t"
+			 "movq %%r12, %[out]"
+			 : [out] "=r"(out), "+a"(nr)
+			 : [v] "r"(v), "D"(pid), "S"(tid), "d"((long)SIGUSR1)
+			 : "rcx", "r11", "r12", "memory");
+	return out;
+}
+
 int main(int argc, char **argv)
 {
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
@@ -84,29 +107,31 @@ int main(int argc, char **argv)
 	const uint64_t v = 0x5555aaaa00f0f0f0ull;
 	pthread_t th;
 	char bits[RETURNS + 1] = "";
-	int changed = 0;
+	int changed = 0, gpr;
 
 	if (argc > 1)
 		mode = argv[1];
-	if (strcmp(mode, "pad") && strcmp(mode, "race")) {
-		fprintf(stderr, "usage: ctx_values pad|race\n");
+	gpr = !strcmp(mode, "gpr");
+	if (strcmp(mode, "pad") && strcmp(mode, "race") && !gpr) {
+		fprintf(stderr, "usage: ctx_values pad|race|gpr\n");
 		return 2;
 	}
 	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL)) {
 		perror("ctx_values");
 		return 1;
 	}
-	if (!strcmp(mode, "race") && pthread_create(&th, NULL, flipper, NULL)) {
+	if (strcmp(mode, "pad") && pthread_create(&th, NULL, flipper, NULL)) {
 		fprintf(stderr, "ctx_values: pthread_create failed\n");
 		return 1;
 	}
 	for (int i = 0; i < RETURNS; i++) {
-		bits[i] = signal_with_xmm15(v) != v ? '1' : '0';
+		bits[i] = (gpr ? signal_with_r12(v) : signal_with_xmm15(v)) != v ? '1' : '0';
 		changed += bits[i] == '1';
 	}
 	done = 1;
-	if (!strcmp(mode, "race"))
+	if (strcmp(mode, "pad"))
 		pthread_join(th, NULL);
-	printf("ctx_values %s: %d returns, %d changed %%xmm15: %s\n", mode, RETURNS, changed, bits);
+	printf("ctx_values %s: %d returns, %d changed %s: %s\n", mode, RETURNS, changed,
+	       gpr ? "%r12" : "%xmm15", bits);
 	return 0;
 }
