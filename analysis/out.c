@@ -337,7 +337,7 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 
 	/* not an error, but no trace of the task's end either: say so */
 	if (end == AE_END_CAPTURE)
-		fprintf(stderr, "aetrace: note: task %d/%d (%s): tracing stopped while it ran (the capture ended, or it was untraced): its trace ends after %llu instructions\n",
+		fprintf(stderr, "aetrace: note: task %d/%d (%s): tracing stopped while it ran (the capture ended, it was untraced, or aerun saw it killed without an exit stop): its trace ends after %llu instructions\n",
 			t->pid, t->tid, t->prog ? t->prog : "?", (unsigned long long)st->insns);
 	/* nor is a handler's place that the markers could not tell */
 	if (st->expanded_late)

@@ -100,10 +100,13 @@ static struct trbuf_marker *marker(struct aerun *a, struct aerun_task *t, uint32
 	return aerun_add_marker(a, t, &m);
 }
 
+/* (-ESRCH, unreported: the task was killed while aerun handled its stop,
+ * by its process's exit or a SIGKILL; aerun_trace() sees it go) */
 static int getregs(pid_t tid, struct user_regs_struct *r)
 {
 	if (ptrace(PTRACE_GETREGS, tid, 0, r) < 0) {
-		fprintf(stderr, "aerun: PTRACE_GETREGS of %d: %s\n", tid, strerror(errno));
+		if (errno != ESRCH)
+			fprintf(stderr, "aerun: PTRACE_GETREGS of %d: %s\n", tid, strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -112,7 +115,8 @@ static int getregs(pid_t tid, struct user_regs_struct *r)
 static int setregs(pid_t tid, struct user_regs_struct *r)
 {
 	if (ptrace(PTRACE_SETREGS, tid, 0, r) < 0) {
-		fprintf(stderr, "aerun: PTRACE_SETREGS of %d: %s\n", tid, strerror(errno));
+		if (errno != ESRCH)
+			fprintf(stderr, "aerun: PTRACE_SETREGS of %d: %s\n", tid, strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -371,7 +375,7 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 {
 	struct user_regs_struct r, h;
 	struct aerun_frame f;
-	int status, ret;
+	int status, ret, exiting;
 
 	if (!task_active(a, t)) {
 		ptrace(PTRACE_CONT, t->tid, 0, sig);
@@ -398,13 +402,21 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 		return -errno;
 	if (waitpid(t->tid, &status, __WALL) < 0)
 		return -errno;
-	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || (status >> 16)) {
+	exiting = WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_EXIT;
+	if (!exiting && (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || (status >> 16))) {
 		*next_status = status;
 		return 1;
 	}
 	ret = getregs(t->tid, &h);
 	if (ret)
 		return ret;
+	/* killed (its process's exit) after the kernel entered the handler,
+	 * the frame built: the trace has that signal, and its end there;
+	 * killed before, no signal came */
+	if (exiting && h.rip == r.rip) {
+		*next_status = status;
+		return 1;
+	}
 	/*
 	 * Where the task resumes is what the kernel saved in the frame (an
 	 * rt_sigframe: the return address, then the ucontext), after its
@@ -422,6 +434,10 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	}	/* (else its sigreturn goes unchecked) */
 	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
 	a->signals++;
+	if (exiting) {
+		*next_status = status;
+		return 1;
+	}
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
@@ -455,14 +471,48 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 	return 0;
 }
 
+/* The live r15 back into a task in rt_sigreturn, whose restore gave it
+ * the frame's. Returns 0 or -errno. */
+static int sigreturn_r15(struct aerun_task *t)
+{
+	if (ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, r15),
+		   t->sigret_r15) < 0)
+		return -errno;
+	t->in_sigreturn = 0;
+	return 0;
+}
+
+/*
+ * Killed in rt_sigreturn, before its exit stop: where the call ran (the
+ * restore moved %rsp off the frame), the kernel restored the frame's r15
+ * and the exit commits at the live one; where the kill skipped it (the
+ * task dies in the restorer, in its handler), its SIGRETURN goes.
+ */
+static void sigreturn_killed(struct aerun *a, struct aerun_task *t)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || r.rsp != t->sigret_uc) {
+		sigreturn_r15(t);
+		return;
+	}
+	if (t->sigret_mk == t->nr_mk - 1 && t->mk[t->sigret_mk].type == TRBUF_MK_SIGRETURN) {
+		t->nr_mk--;
+		a->markers--;
+		a->sigreturns--;
+	}
+}
+
 /*
  * rt_sigreturn's exit stop: the frame's r15 is replaced by the live one
  * (here, not in the frame at the entry, where another thread could still
- * write it), and what the handler changed is compared as values: the
- * registers and the vector state the kernel restored, which no other
- * thread can change between the compare and the restore as it can the
- * frame's bytes. Where the task cannot be read (it is being killed),
- * its marker stays unchecked.
+ * write it; r15 alone: a program may hold segment registers or bases
+ * that PTRACE_SETREGS refuses), and what the handler changed is compared
+ * as values: the registers and the vector state the kernel restored,
+ * which no other thread can change between the compare and the restore
+ * as it can the frame's bytes. Where the task cannot be written (it is
+ * being killed), its exit stop gives it r15 (on_event()), and its marker
+ * stays unchecked.
  */
 static void sigreturn_done(struct aerun_task *t)
 {
@@ -472,14 +522,8 @@ static void sigreturn_done(struct aerun_task *t)
 	struct aerun_frame f;
 	int full;
 
-	t->in_sigreturn = 0;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+	if (sigreturn_r15(t) || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
 		return;
-	if (r.r15 != t->sigret_r15) {
-		r.r15 = t->sigret_r15;
-		if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
-			return;
-	}
 	if (t->sigret_mk >= t->nr_mk)
 		return;
 	m = &t->mk[t->sigret_mk];
@@ -643,6 +687,8 @@ static int on_seccomp(struct aerun *a, struct aerun_task *t)
 	if (ret)
 		return ret;
 	arch = syscall_arch(t->tid);
+	if (!arch && errno == ESRCH)
+		return -ESRCH;
 	if (arch == AUDIT_ARCH_I386) {
 		if (r.orig_rax == AERUN_I386_EXECVE || r.orig_rax == AERUN_I386_EXECVEAT)
 			exec_entry(t, &r);
@@ -726,18 +772,31 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
 	return t;
 }
 
-/* The task is gone (reaped); one that vanished without an exit stop
- * (SIGKILL) loses its last sub-buffer: committed empty, without its
- * markers, so its cpu's sequence stays without gaps. */
+/*
+ * The task is gone (reaped). One that went without an exit stop (killed:
+ * the kernel skips the stop where the kill finds the task in some system
+ * calls, exit_group() from another thread included) has its sub-buffer
+ * committed up to its last marker, the last place aerun knows the cursor
+ * at, with its markers (a SIGRETURN whose call may not have run goes): its
+ * trace ends there, where its regeneration ends it as at the end of a
+ * capture. What it ran after is lost, and aerun says so.
+ */
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
 	if (t->region) {
+		uint32_t len = 0;
+
+		if (t->in_sigreturn && t->nr_mk && t->sigret_mk == t->nr_mk - 1) {
+			t->nr_mk--;
+			a->markers--;
+			a->sigreturns--;
+		}
+		if (t->traced && t->nr_mk)
+			len = t->mk[t->nr_mk - 1].offset;
 		if (t->traced)
-			fprintf(stderr, "aerun: task %d vanished without an exit stop (SIGKILL?): its last sub-buffer and %u markers are lost\n",
-				t->tid, t->nr_mk);
-		a->markers -= t->nr_mk;
-		t->nr_mk = 0;
-		region_end(a, t, 0);
+			fprintf(stderr, "aerun: task %d was killed without an exit stop: its trace ends at its last stop (byte %u of its sub-buffer); what it ran after is not in it\n",
+				t->tid, len);
+		region_end(a, t, len);
 	}
 	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -988,6 +1047,9 @@ static void kill_all(struct aerun *a)
 /* One ptrace event stop of @t; returns 0 or -errno. */
 static int on_event(struct aerun *a, struct aerun_task *t, int event)
 {
+	if (t->in_sigreturn && event == PTRACE_EVENT_EXIT)
+		sigreturn_killed(a, t);
+	t->in_sigreturn = 0;
 	switch (event) {
 	case PTRACE_EVENT_SECCOMP:
 		return on_seccomp(a, t);
@@ -1050,7 +1112,9 @@ static int root_task(struct aerun *a)
 }
 
 /* Runs the program and everything it starts to the end; a->status gets
- * the first program's wait status. */
+ * the first program's wait status. A handler's -ESRCH is no failure: the
+ * task was killed while aerun handled its stop (its process's exit, a
+ * SIGKILL), and its end comes next. */
 int aerun_trace(struct aerun *a)
 {
 	int status, have = 0, err = 0;
@@ -1107,16 +1171,15 @@ int aerun_trace(struct aerun *a)
 				ret = task_start(a, t);
 			else
 				orphan_kill(a, t);
-			if (ret && !err) {
+			if (ret && ret != -ESRCH && !err) {
 				err = ret;
 				kill_all(a);
 			}
 			continue;
 		}
 		if (sig == SIGTRAP && event) {
-			t->in_sigreturn = 0;
 			ret = on_event(a, t, event);
-			if (ret && !err) {
+			if (ret && ret != -ESRCH && !err) {
 				err = ret;
 				kill_all(a);
 			}
@@ -1141,7 +1204,7 @@ int aerun_trace(struct aerun *a)
 		if (sig == SIGSEGV && si.si_code > 0 && task_active(a, t) &&
 		    in_guard(a, (uint64_t)si.si_addr)) {
 			ret = overflow(a, t, (uint64_t)si.si_addr);
-			if (ret && !err) {
+			if (ret && ret != -ESRCH && !err) {
 				err = ret;
 				kill_all(a);
 			}
@@ -1152,7 +1215,7 @@ int aerun_trace(struct aerun *a)
 		if (ret == 1) {
 			have = 1;
 			have_pid = p;
-		} else if (ret < 0) {
+		} else if (ret < 0 && ret != -ESRCH) {
 			err = err ? err : ret;
 			kill_all(a);
 			ptrace(PTRACE_CONT, p, 0, 0);

@@ -18,7 +18,9 @@
 # loads and stores compared with the stepper's (ae-step --data); four
 # more run tests/data/ctx_change.c, whose handler changes %rbx, the flags,
 # a gather's index register or nothing in its frame: the first three are
-# refused by name;
+# refused by name; three run tests/data/ctx_values.c, whose handlers write
+# frame bytes nothing loads, or whose second thread flips a register in
+# the frames: every return's marker must say what the program found;
 # --per-cpu counts add up, and slices end at the points the kernel's
 # SWITCH_IN markers name; schedlog check accepts the schedule;
 # malformed pairs (a cut sched.bin, a cut trace, another capture's
@@ -60,6 +62,8 @@ check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigthreads"
 mkdir -p "$w/c/i"
 bin/aecc -fae-data -O2 -o "$w/c/i/ctxd" tests/data/ctx_change.c >"$w/c/aecc.log" 2>&1
 check "ctx_change builds with aecc -fae-data" test -x "$w/c/i/ctxd"
+bin/aecc -O2 -o "$w/c/i/cv" tests/data/ctx_values.c -lpthread >"$w/c/aecc-cv.log" 2>&1
+check "ctx_values builds with aecc" test -x "$w/c/i/cv"
 lua=build/real/lua/lua luacmd=
 if [ -x "$lua" ] && [ -x "$lua.orig" ] && readelf -S "$lua" | grep -q ae_schema; then
 	cp "$lua" "$lua.orig" tests/real/queens.lua "$w/i/"
@@ -74,6 +78,7 @@ vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
 	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
 	for m in none reg flags vector; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
+	for m in pad race gpr; do $g $w/c $w/cv-\$m 0 \"./cv \$m\" '' || exit 1; done
 	[ -z '$luacmd' ] || $g $w $w/lua 0 '$luacmd' ''" >"$w/vm.log" 2>&1
 vm_rc=$?
 sed 's/^/# vm: /' "$w/vm.log" | tail -3
@@ -83,6 +88,7 @@ echo "# VM run: $(($(date +%s) - start)) s"
 finished=1
 for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
 	 data/0/status data/step.status ctx-none/0/status ctx-reg/0/status ctx-flags/0/status ctx-vector/0/status \
+	 cv-pad/0/status cv-race/0/status cv-gpr/0/status \
 	 ${luacmd:+lua/0/status}; do
 	[ -s "$w/$f" ] || finished=0
 done
@@ -193,6 +199,21 @@ for m in none reg flags vector; do
 				grep -q 'signal handler changed the vector or x87 registers in its ucontext' "$d/regen.err"
 		fi ;;
 	esac
+done
+
+# the kernel compares values (item 30; tests/data/ctx_values.c): handlers
+# that write frame bytes nothing loads (pad) change nothing, and while
+# another thread flips a bit of %xmm15 (race) or %r12 (gpr) in the frames,
+# each return's marker says what the program found in the register after
+# it, none unchecked (the kernel keeps the registers at delivery itself)
+for m in pad race gpr; do
+	d=$w/cv-$m
+	want=$(sed -n "s/^ctx_values $m: 200 returns, [0-9]* changed %[a-z0-9]*: //p" "$d/0/out" 2>/dev/null)
+	mask=0x40000
+	[ $m = gpr ] && mask=0x1000
+	got=$(tests/host/sigreturn-bits.sh "$d/0/sched.bin" $mask 2>/dev/null)
+	check "ctx_values $m: each of 200 returns compared, saying what the program found ($(printf '%s' "$want" | tr -d 0 | wc -c) changed; status $(cat "$d/0/status" 2>/dev/null))" \
+		test "${#want}" = 200 -a "$got" = "$want" -a "$(cat "$d/0/status" 2>/dev/null)" = "0 0"
 done
 
 # malformed pairs: a clear error naming the file, the offset or the marker
