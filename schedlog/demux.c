@@ -76,6 +76,7 @@ struct schedlog_demux {
 	uint8_t *to_free;		/* sub-buffer finished by the last piece */
 	uint8_t *unused;		/* aerun: cpus no chunk names (no reader) */
 	int ended;
+	uint64_t drops;			/* the END chunk's, once a reader met it */
 };
 
 static int derr(struct schedlog_demux *d, const char *fmt, ...)
@@ -196,6 +197,11 @@ static int read_chunk(struct cpu_src *s)
 			return derr(d, "out of memory");
 		memcpy(b->data, pl, h.len);
 		s->sbn++;
+	} else if (h.type == AE_CHUNK_END && h.len >= sizeof(struct ae_end)) {
+		struct ae_end e;
+
+		memcpy(&e, pl, sizeof(e));
+		d->drops = e.drops;
 	} else if (h.type == AE_CHUNK_MARKERS && !d->sched) {
 		const struct trbuf_marker *m = pl;
 		size_t n = h.len / sizeof(*m);
@@ -673,6 +679,11 @@ int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const cha
 		}
 	}
 	return 0;
+}
+
+uint64_t schedlog_demux_drops(const struct schedlog_demux *d)
+{
+	return d->drops;
 }
 
 void schedlog_demux_close(struct schedlog_demux *d)

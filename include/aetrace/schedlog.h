@@ -77,6 +77,9 @@ const struct schedlog_geom *schedlog_demux_geom(const struct schedlog_demux *d);
 /* Returns 1 with *ev filled, 0 at the end, -1 on an error (message on
  * stderr naming the file, the marker index or the sub-buffer). */
 int schedlog_demux_next(struct schedlog_demux *d, struct schedlog_ev *ev);
+/* Once schedlog_demux_next() has returned 0: what the capture's END chunk
+ * says its producer lost (struct ae_end drops; 0 without an END). */
+uint64_t schedlog_demux_drops(const struct schedlog_demux *d);
 void schedlog_demux_close(struct schedlog_demux *d);
 
 #endif /* AETRACE_SCHEDLOG_H */

@@ -457,7 +457,7 @@ static int finish_output(struct aerun *a)
 		.raw_bytes = a->raw_bytes,
 		.data_chunks = a->commits,
 		.markers = a->markers,
-		.drops = 0,
+		.drops = a->lost_ends,
 	};
 	int ret, r;
 

@@ -793,9 +793,11 @@ static void task_free(struct aerun *a, struct aerun_task *t)
 		}
 		if (t->traced && t->nr_mk)
 			len = t->mk[t->nr_mk - 1].offset;
-		if (t->traced)
-			fprintf(stderr, "aerun: task %d was killed without an exit stop: its trace ends at its last stop (byte %u of its sub-buffer); what it ran after is not in it\n",
+		if (t->traced) {
+			fprintf(stderr, "aerun: task %d was killed without an exit stop: its trace ends at its last stop (byte %u of its sub-buffer); what it ran after is not in it (counted in the capture's drops)\n",
 				t->tid, len);
+			a->lost_ends++;
+		}
 		region_end(a, t, len);
 	}
 	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {

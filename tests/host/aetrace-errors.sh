@@ -61,6 +61,15 @@ cp p lone
 expect_error "missing twin" "lone.orig" "$top/bin/aetrace" regen t.zst lone
 expect_error "wrong program" "offset|not instrumented|witness|left unread|none of the given programs" \
 	"$top/bin/aetrace" regen t.zst q
+# a capture whose END chunk says its producer lost data (bdump: sub-buffers
+# or markers it could not deliver; aerun: threads killed without an exit
+# stop): the regeneration goes on and says so, naming the file and the
+# count (it used to say nothing); a complete capture says nothing of it
+"$top/build/tests/trace_mutate" --end-drops t.zst drops.zst 3 &&
+	"$top/bin/aetrace" regen drops.zst p >/dev/null 2>err &&
+	grep -q "^aetrace: warning: drops.zst: its producer lost 3 sub-buffers, markers or task ends" err &&
+	"$top/bin/aetrace" regen t.zst p >/dev/null 2>err && ! grep -q "producer lost" err
+result "a capture whose END counts drops: regenerated, with a warning naming the file and the count"
 cp p notaecc
 objcopy --remove-section=.ae_schema notaecc
 cp p.orig notaecc.orig

@@ -11,6 +11,7 @@
  *   trace_mutate --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE
  *   trace_mutate --data-cut IN OUT LEN
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
+ *   trace_mutate --end-drops IN OUT N  (the END chunk's drops set to N)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,11 +37,12 @@ int main(int argc, char **argv)
 		   !strcmp(argv[5], "offset") || !strcmp(argv[5], "arg") ||
 		   !strcmp(argv[5], "flags") || !strcmp(argv[5], "time"));
 	int cut = argc == 5 && !strcmp(argv[1], "--data-cut");
+	int drops = argc == 5 && !strcmp(argv[1], "--end-drops");
 	long long sp_add = 0, only = -1, mki = 0;
 	unsigned long long val = 0;
 
-	if (!count && !sp && !set && !cut && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE | --data-cut IN OUT LEN | --data-len IN\n");
+	if (!count && !sp && !set && !cut && !drops && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE | --data-cut IN OUT LEN | --data-len IN | --end-drops IN OUT N\n");
 		return 2;
 	}
 	if (set) {
@@ -48,7 +50,7 @@ int main(int argc, char **argv)
 		val = strtoull(argv[6], NULL, 0);
 		set = argv[5][0];	/* the field: i, s, c, o, a, f or t */
 		argv++;
-	} else if (cut) {
+	} else if (cut || drops) {
 		val = strtoull(argv[4], NULL, 0);
 		argv++;
 	} else if (sp) {
@@ -62,14 +64,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!count) {
-		at = sp || set || cut ? ~0ull : strtoull(argv[3], NULL, 0);
-		xr = sp || set || cut ? 0 : (int)strtol(argv[4], NULL, 0);
+		at = sp || set || cut || drops ? ~0ull : strtoull(argv[3], NULL, 0);
+		xr = sp || set || cut || drops ? 0 : (int)strtol(argv[4], NULL, 0);
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || ae_writer_open(&w, fd, &o))
 			return 1;
 	}
 	while ((ret = ae_reader_next(r, &h, &p)) == 1) {
-		if (h.type == AE_CHUNK_DATA && cut && pos + h.len > val) {
+		if (h.type == AE_CHUNK_END && drops && h.len >= sizeof(struct ae_end)) {
+			struct ae_end e;
+
+			memcpy(&e, p, sizeof(e));
+			e.drops = val;
+			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, &e, sizeof(e), 0);
+		} else if (h.type == AE_CHUNK_DATA && cut && pos + h.len > val) {
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, pos > val ? 0 : val - pos, 0);
 		} else if (h.type == AE_CHUNK_DATA && !count && at >= pos && at < pos + h.len) {
 			unsigned char *c = malloc(h.len);
