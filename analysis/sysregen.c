@@ -64,6 +64,7 @@ struct task {
 	uint64_t sw_insns;		/* instructions when it reached the last */
 	int sw_placed;			/* ... at its ip */
 	int closed;			/* its EXIT/EXEC/STOP was seen */
+	int at_end;			/* resumed for the capture's end */
 	int ran;			/* switched in at least once */
 	struct sr *sr;
 	struct task *next;
@@ -866,20 +867,30 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 		fprintf(stderr, "aetrace: warning: %s: its producer lost %llu sub-buffers, markers or task ends (the END chunk's drops; its stderr said which): some tasks end early or are missing\n",
 			o->trace, (unsigned long long)schedlog_demux_drops(d));
 finish:
-	/* the capture ended: tasks still running end here */
-	for (struct task *t = r.tasks; t; t = t->next) {
-		if (t->state == T_DONE || t->state == T_FAILED || t->failed || !t->ran)
-			continue;	/* (a fork child that never ran: nothing to do) */
-		if (t->state == T_WAIT_FORK) {
-			tfail(t, "its parent's regeneration never reached the fork that created it");
-			continue;
+	/*
+	 * The capture ended: tasks still running end here, parents before the
+	 * children that wait for their fork (a parent whose trace ends at the
+	 * fork, aerun's thread killed without an exit stop, reaches it only
+	 * now), until no task is left to end.
+	 */
+	for (int more = 1; more;) {
+		more = 0;
+		for (struct task *t = r.tasks; t; t = t->next) {
+			if (t->state == T_DONE || t->state == T_FAILED || t->failed || !t->ran ||
+			    t->state == T_WAIT_FORK || t->at_end)
+				continue;	/* (a fork child that never ran: nothing to do) */
+			if (!t->s.final)
+				t->s.final = 2;
+			t->sw_begun = t->sw_count;	/* (no slice after a switch point) */
+			t->at_end = 1;
+			more = 1;
+			resume(&r, t);
 		}
-		if (!t->s.final)
-			t->s.final = 2;
-		t->sw_begun = t->sw_count;	/* (no slice after a switch point) */
-		resume(&r, t);
+		resume_ready(&r);
 	}
-	resume_ready(&r);
+	for (struct task *t = r.tasks; t; t = t->next)
+		if (t->state == T_WAIT_FORK && !t->failed && t->ran)
+			tfail(t, "its parent's regeneration never reached the fork that created it");
 	for (uint32_t c = 0; c < r.ncpu; c++)
 		slice_end(&r, c, r.now, NULL, 0, 0);
 	for (struct task *t = r.tasks; t; t = t->next)

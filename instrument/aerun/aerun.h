@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/user.h>
 #include <sys/types.h>
 #include <linux/trbuf.h>
 #include <aetrace/container.h>
@@ -134,6 +135,11 @@ struct aerun_task {
 	int in_sigreturn;
 	uint64_t sigret_uc, sigret_r15;
 	uint32_t sigret_mk;
+	/* Stepped into a handler, its SIGNAL not yet written: the signal,
+	 * the registers at its delivery stop, the FPU state's hash. */
+	int sig_entering, sig_num;
+	struct user_regs_struct sig_regs;
+	struct aerun_frame sig;
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;

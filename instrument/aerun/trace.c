@@ -371,11 +371,12 @@ static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64
  * single-stepping into the handler produced another stop of t, to process
  * next (*next_status), 0 otherwise, <0 on error.
  */
+static int handler_entered(struct aerun *a, struct aerun_task *t);
+
 static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_status)
 {
-	struct user_regs_struct r, h;
-	struct aerun_frame f;
-	int status, ret, exiting;
+	struct user_regs_struct r;
+	int status, ret;
 
 	if (!task_active(a, t)) {
 		ptrace(PTRACE_CONT, t->tid, 0, sig);
@@ -396,27 +397,46 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 		return 0;
 	}
 	/* the state the frame saves, before the handler's is set up */
-	f.fp_ok = !fp_state_hash(t->tid, &f.fp_hash);
+	t->sig.fp_ok = !fp_state_hash(t->tid, &t->sig.fp_hash);
+	t->sig_regs = r;
+	t->sig_num = sig;
+	t->sig_entering = 1;
 	/* Stops at the first instruction of the handler (x86 signal_delivered). */
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) < 0)
 		return -errno;
 	if (waitpid(t->tid, &status, __WALL) < 0)
 		return -errno;
-	exiting = WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_EXIT;
-	if (!exiting && (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || (status >> 16))) {
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || (status >> 16)) {
+		/* (killed: aerun_trace() sees at that stop whether the
+		 * kernel had entered the handler) */
 		*next_status = status;
 		return 1;
 	}
+	ret = handler_entered(a, t);
+	if (ret)
+		return ret;
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
+	return 0;
+}
+
+/*
+ * t stopped at its handler's first instruction, or at its exit after the
+ * kernel entered the handler (its %rsp on the frame; else no signal came),
+ * for the signal deliver() stepped into: its SIGNAL marker, its frame
+ * kept. Returns 0 or -errno (-ESRCH: killed; its exit stop comes back).
+ */
+static int handler_entered(struct aerun *a, struct aerun_task *t)
+{
+	struct user_regs_struct r = t->sig_regs, h;
+	struct aerun_frame f = t->sig;
+	int ret;
+
 	ret = getregs(t->tid, &h);
 	if (ret)
 		return ret;
-	/* killed (its process's exit) after the kernel entered the handler,
-	 * the frame built: the trace has that signal, and its end there;
-	 * killed before, no signal came */
-	if (exiting && h.rip == r.rip) {
-		*next_status = status;
-		return 1;
-	}
+	t->sig_entering = 0;
+	if (h.rsp == r.rsp)
+		return 0;
 	/*
 	 * Where the task resumes is what the kernel saved in the frame (an
 	 * rt_sigframe: the return address, then the ucontext), after its
@@ -432,13 +452,8 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 		if (kernels)
 			frame_push(t, &f, r.rsp);
 	}	/* (else its sigreturn goes unchecked) */
-	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, sig);
+	marker(a, t, TRBUF_MK_SIGNAL, h.r15, r.rip, r.rsp, r.rcx, h.rip, t->sig_num);
 	a->signals++;
-	if (exiting) {
-		*next_status = status;
-		return 1;
-	}
-	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
 
@@ -457,8 +472,9 @@ static int on_sigreturn(struct aerun *a, struct aerun_task *t, struct user_regs_
 		return 0;
 	ret = uc_state(t->tid, uc, &f);
 	if (ret) {
-		fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
-			(unsigned long long)uc, strerror(-ret));
+		if (ret != -ESRCH)
+			fprintf(stderr, "aerun: cannot access the signal frame at %#llx: %s\n",
+				(unsigned long long)uc, strerror(-ret));
 		return ret;
 	}
 	t->in_sigreturn = 1;
@@ -496,7 +512,8 @@ static void sigreturn_killed(struct aerun *a, struct aerun_task *t)
 		sigreturn_r15(t);
 		return;
 	}
-	if (t->sigret_mk == t->nr_mk - 1 && t->mk[t->sigret_mk].type == TRBUF_MK_SIGRETURN) {
+	if (t->nr_mk && t->sigret_mk == t->nr_mk - 1 &&
+	    t->mk[t->sigret_mk].type == TRBUF_MK_SIGRETURN) {
 		t->nr_mk--;
 		a->markers--;
 		a->sigreturns--;
@@ -715,6 +732,34 @@ static int on_seccomp(struct aerun *a, struct aerun_task *t)
 }
 
 /* PTRACE_EVENT_EXIT: commit the last partial sub-buffer. */
+/*
+ * t's trace ends where aerun last knew its cursor, at its last marker (a
+ * sequence boundary: markers are written at stops, after the rollback),
+ * without an EXIT: its regeneration ends there as at the end of a
+ * capture. A SIGRETURN whose call may not have run goes. What t ran after
+ * is lost: said on stderr (why: @why) and counted in the capture's drops.
+ * Returns 0 or -errno (the commit).
+ */
+static int end_at_last_marker(struct aerun *a, struct aerun_task *t, const char *why)
+{
+	uint32_t len = 0;
+
+	if (t->in_sigreturn && t->nr_mk && t->sigret_mk == t->nr_mk - 1) {
+		t->nr_mk--;
+		a->markers--;
+		a->sigreturns--;
+	}
+	t->in_sigreturn = 0;
+	if (t->traced && t->nr_mk)
+		len = t->mk[t->nr_mk - 1].offset;
+	if (t->traced) {
+		fprintf(stderr, "aerun: task %d %s: its trace ends at its last marker (byte %u of its sub-buffer); what it ran after is not in it (counted in the capture's drops)\n",
+			t->tid, why, len);
+		a->lost_ends++;
+	}
+	return region_end(a, t, len);
+}
+
 static int exiting(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
@@ -739,9 +784,11 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 	}
 	off = cursor_offset(a, t, r.r15);
 	if (off < 0) {
-		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u: its last sub-buffer is dropped\n",
+		/* (r15 clobbered, or a kill left it unset: an overflow's or
+		 * the start's new cursor not written) */
+		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u\n",
 			t->tid, (unsigned long long)r.r15, t->cur);
-		return -EFAULT;
+		return end_at_last_marker(a, t, "exits without a cursor");
 	}
 	marker(a, t, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, r.rcx, code, 0);
 	return region_end(a, t, off);
@@ -783,23 +830,8 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
  */
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
-	if (t->region) {
-		uint32_t len = 0;
-
-		if (t->in_sigreturn && t->nr_mk && t->sigret_mk == t->nr_mk - 1) {
-			t->nr_mk--;
-			a->markers--;
-			a->sigreturns--;
-		}
-		if (t->traced && t->nr_mk)
-			len = t->mk[t->nr_mk - 1].offset;
-		if (t->traced) {
-			fprintf(stderr, "aerun: task %d was killed without an exit stop: its trace ends at its last stop (byte %u of its sub-buffer); what it ran after is not in it (counted in the capture's drops)\n",
-				t->tid, len);
-			a->lost_ends++;
-		}
-		region_end(a, t, len);
-	}
+	if (t->region)
+		end_at_last_marker(a, t, "was killed without an exit stop");
 	for (struct aerun_task **pp = &a->tasks; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
 			*pp = t->next;
@@ -1166,6 +1198,10 @@ int aerun_trace(struct aerun *a)
 		}
 		sig = WSTOPSIG(status);
 		event = status >> 16;
+		/* the step into a handler ended elsewhere (its exit, another
+		 * stop): the SIGNAL, if the kernel had entered the handler */
+		if (t->sig_entering)
+			handler_entered(a, t);
 		if (t->fresh && !event) {
 			/* a new thread or child in its first stop (SIGSTOP) */
 			t->stopped = 1;
@@ -1223,5 +1259,9 @@ int aerun_trace(struct aerun *a)
 			ptrace(PTRACE_CONT, p, 0, 0);
 		}
 	}
+	/* no child left: a task still listed was never seen to go (an exec
+	 * from a thread that died before aerun took its tid) */
+	while (a->tasks)
+		task_free(a, a->tasks);
 	return err;
 }

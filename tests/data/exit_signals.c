@@ -4,11 +4,15 @@
  * thread exits the process after argv[1] microseconds: exit_group() kills
  * the thread wherever it is, in its handler, its rt_sigreturn or the
  * kernel's delivery of the next signal, which is where a producer's stops
- * (aerun's) meet the kill. Every run must capture and regenerate.
+ * (aerun's) meet the kill. With argv[2] "vfork", the thread vforks
+ * children that exit at once, in a loop: a parent blocked in vfork is
+ * killed too. Every run must capture and regenerate.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile long sink[256];
@@ -26,12 +30,25 @@ static void *raiser(void *arg)
 	return arg;
 }
 
+static void *vforker(void *arg)
+{
+	for (;;) {
+		pid_t p = vfork();
+
+		if (p == 0)
+			_exit(0);
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th;
 
 	signal(SIGUSR1, on_usr1);
-	if (pthread_create(&th, NULL, raiser, NULL))
+	if (pthread_create(&th, NULL, argc > 2 && !strcmp(argv[2], "vfork") ? vforker : raiser, NULL))
 		return 1;
 	usleep(argc > 1 ? atoi(argv[1]) : 2000);
 	exit(0);
