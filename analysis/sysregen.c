@@ -289,7 +289,7 @@ static struct prog *task_image(struct task *t)
 	 * through a program's control flow, which need not end: skip it.
 	 */
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
-		tfail(t, "its stream has no registration record (not built by aecc): skipped");
+		tfail(t, "its stream has no registration record (not built by aecc, or its producer lost its trace: see the capture's drops): skipped");
 		return NULL;
 	}
 	if (need_bytes(t, sizeof(rec))) {

@@ -138,6 +138,7 @@ struct aerun_task {
 	/* Stepped into a handler, its SIGNAL not yet written: the signal,
 	 * the registers at its delivery stop, the FPU state's hash. */
 	int sig_entering, sig_num;
+	int cursor_unset;		/* a new cursor not yet written into r15 */
 	struct user_regs_struct sig_regs;
 	struct aerun_frame sig;
 	/* Markers not yet attached to a commit. */

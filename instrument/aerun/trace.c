@@ -181,7 +181,10 @@ static int overflow(struct aerun *a, struct aerun_task *t, uint64_t addr)
 	}
 	r.r15 = subbuf_addr(a, t->cur);
 	marker(a, t, TRBUF_MK_SUBBUF, r.r15, r.rip, r.rsp, r.rcx, t->cur_seq, 0);
-	return setregs(t->tid, &r);
+	t->cursor_unset = 1;
+	ret = setregs(t->tid, &r);
+	t->cursor_unset = ret != 0;
+	return ret;
 }
 
 static int signal_caught(pid_t pid, int sig)
@@ -666,7 +669,10 @@ static int on_runtime_ioctl(struct aerun *a, struct aerun_task *t, struct user_r
 	}
 	r->orig_rax = -1;
 	r->rax = ans;
-	return setregs(t->tid, r);
+	t->cursor_unset = 1;
+	ret = setregs(t->tid, r);
+	t->cursor_unset = ret != 0;
+	return ret;
 }
 
 /* The entry of the system call @t stopped at: AUDIT_ARCH_I386 for int
@@ -784,11 +790,14 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 	}
 	off = cursor_offset(a, t, r.r15);
 	if (off < 0) {
-		/* (r15 clobbered, or a kill left it unset: an overflow's or
-		 * the start's new cursor not written) */
-		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u\n",
-			t->tid, (unsigned long long)r.r15, t->cur);
-		return end_at_last_marker(a, t, "exits without a cursor");
+		/* a kill that left an overflow's or the start's new cursor
+		 * unwritten; else r15 clobbered, a failed capture */
+		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u%s\n",
+			t->tid, (unsigned long long)r.r15, t->cur,
+			t->cursor_unset ? " (killed before aerun gave it its new cursor)" :
+			" (r15 clobbered?)");
+		ret = end_at_last_marker(a, t, "exits without a cursor");
+		return ret ? ret : t->cursor_unset ? 0 : -EFAULT;
 	}
 	marker(a, t, TRBUF_MK_EXIT, r.r15, r.rip, r.rsp, r.rcx, code, 0);
 	return region_end(a, t, off);
@@ -1198,10 +1207,12 @@ int aerun_trace(struct aerun *a)
 		}
 		sig = WSTOPSIG(status);
 		event = status >> 16;
-		/* the step into a handler ended elsewhere (its exit, another
-		 * stop): the SIGNAL, if the kernel had entered the handler */
-		if (t->sig_entering)
+		/* the step into a handler ended at the exit (a kill; the only
+		 * stop that can come instead of the step's): the SIGNAL, if
+		 * the kernel had entered the handler */
+		if (t->sig_entering && sig == SIGTRAP && event == PTRACE_EVENT_EXIT)
 			handler_entered(a, t);
+		t->sig_entering = 0;
 		if (t->fresh && !event) {
 			/* a new thread or child in its first stop (SIGSTOP) */
 			t->stopped = 1;
