@@ -369,13 +369,13 @@ static int frame_pop(struct aerun_task *t, const struct aerun_frame *now, uint64
 
 #define UC_REG(f, r)	((f)->gregs[(r) - REG_R8])
 
+static int handler_entered(struct aerun *a, struct aerun_task *t);
+
 /*
  * Signal-delivery-stop of sig for t (invariant 6). Returns 1 when
  * single-stepping into the handler produced another stop of t, to process
  * next (*next_status), 0 otherwise, <0 on error.
  */
-static int handler_entered(struct aerun *a, struct aerun_task *t);
-
 static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_status)
 {
 	struct user_regs_struct r;
@@ -737,7 +737,6 @@ static int on_seccomp(struct aerun *a, struct aerun_task *t)
 	return 0;
 }
 
-/* PTRACE_EVENT_EXIT: commit the last partial sub-buffer. */
 /*
  * t's trace ends where aerun last knew its cursor, at its last marker (a
  * sequence boundary: markers are written at stops, after the rollback),
@@ -766,6 +765,7 @@ static int end_at_last_marker(struct aerun *a, struct aerun_task *t, const char 
 	return region_end(a, t, len);
 }
 
+/* PTRACE_EVENT_EXIT: commit the last partial sub-buffer. */
 static int exiting(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
