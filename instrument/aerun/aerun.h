@@ -172,7 +172,7 @@ struct aerun {
 
 	/* Statistics. */
 	uint64_t raw_bytes, commits, rollbacks, signals, sigreturns, markers;
-	uint64_t lost_ends;		/* traced threads killed without an exit stop */
+	uint64_t lost_ends;		/* traced threads whose end aerun did not see */
 	uint64_t nr_tasks, forks, execs;
 	uint64_t nr_traced, nr_untraced;	/* program images (threads, execs) */
 	int status;			/* wait status of the program */
