@@ -70,35 +70,23 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-/* %xmm15 = v, a SIGUSR1 to this thread, %xmm15 after its handler */
-static uint64_t signal_with_xmm15(uint64_t v)
-{
-	long nr = SYS_tgkill, pid = getpid(), tid = syscall(SYS_gettid);
-	uint64_t out;
-
-	__asm__ volatile("movq %[v], %%xmm15\n\t"
-			 "syscall\n\t"
-			 "movq %%xmm15, %[out]"
-			 : [out] "=r"(out), "+a"(nr)
-			 : [v] "r"(v), "D"(pid), "S"(tid), "d"((long)SIGUSR1)
-			 : "rcx", "r11", "xmm15", "memory");
-	return out;
+/* REG = v, a SIGUSR1 to this thread, REG after its handler */
+#define SIGNAL_WITH(reg)							\
+static uint64_t signal_with_##reg(uint64_t v)					\
+{										\
+	long nr = SYS_tgkill, pid = getpid(), tid = syscall(SYS_gettid);	\
+	uint64_t out;								\
+										\
+	__asm__ volatile("movq %[v], %%" #reg "\n\t"				\
+			 "syscall\n\t"						\
+			 "movq %%" #reg ", %[out]"				\
+			 : [out] "=r"(out), "+a"(nr)				\
+			 : [v] "r"(v), "D"(pid), "S"(tid), "d"((long)SIGUSR1)	\
+			 : "rcx", "r11", #reg, "memory");			\
+	return out;								\
 }
-
-/* the same with %r12 */
-static uint64_t signal_with_r12(uint64_t v)
-{
-	long nr = SYS_tgkill, pid = getpid(), tid = syscall(SYS_gettid);
-	uint64_t out;
-
-	__asm__ volatile("movq %[v], %%r12\n\t"
-			 "syscall\n\t"
-			 "movq %%r12, %[out]"
-			 : [out] "=r"(out), "+a"(nr)
-			 : [v] "r"(v), "D"(pid), "S"(tid), "d"((long)SIGUSR1)
-			 : "rcx", "r11", "r12", "memory");
-	return out;
-}
+SIGNAL_WITH(xmm15)
+SIGNAL_WITH(r12)
 
 int main(int argc, char **argv)
 {
