@@ -501,6 +501,19 @@ static int sigreturn_r15(struct aerun_task *t)
 	return 0;
 }
 
+/* A task in rt_sigreturn whose call did not run, or may not have: the
+ * SIGRETURN its entry wrote, if still its last marker, goes. */
+static void sigreturn_drop(struct aerun *a, struct aerun_task *t)
+{
+	if (t->in_sigreturn && t->nr_mk && t->sigret_mk == t->nr_mk - 1 &&
+	    t->mk[t->sigret_mk].type == TRBUF_MK_SIGRETURN) {
+		t->nr_mk--;
+		a->markers--;
+		a->sigreturns--;
+	}
+	t->in_sigreturn = 0;
+}
+
 /*
  * Killed in rt_sigreturn, before its exit stop: where the call ran (the
  * restore moved %rsp off the frame), the kernel restored the frame's r15
@@ -511,16 +524,10 @@ static void sigreturn_killed(struct aerun *a, struct aerun_task *t)
 {
 	struct user_regs_struct r;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || r.rsp != t->sigret_uc) {
+	if (getregs(t->tid, &r) || r.rsp != t->sigret_uc)
 		sigreturn_r15(t);
-		return;
-	}
-	if (t->nr_mk && t->sigret_mk == t->nr_mk - 1 &&
-	    t->mk[t->sigret_mk].type == TRBUF_MK_SIGRETURN) {
-		t->nr_mk--;
-		a->markers--;
-		a->sigreturns--;
-	}
+	else
+		sigreturn_drop(a, t);
 }
 
 /*
@@ -542,7 +549,7 @@ static void sigreturn_done(struct aerun_task *t)
 	struct aerun_frame f;
 	int full;
 
-	if (sigreturn_r15(t) || ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+	if (sigreturn_r15(t) || getregs(t->tid, &r))
 		return;
 	if (t->sigret_mk >= t->nr_mk)
 		return;
@@ -749,12 +756,7 @@ static int end_at_last_marker(struct aerun *a, struct aerun_task *t, const char 
 {
 	uint32_t len = 0;
 
-	if (t->in_sigreturn && t->nr_mk && t->sigret_mk == t->nr_mk - 1) {
-		t->nr_mk--;
-		a->markers--;
-		a->sigreturns--;
-	}
-	t->in_sigreturn = 0;
+	sigreturn_drop(a, t);
 	if (t->traced && t->nr_mk)
 		len = t->mk[t->nr_mk - 1].offset;
 	if (t->traced) {
