@@ -115,6 +115,16 @@ static void *fpu_copy(u32 *size)
 	return state;
 }
 
+/* A copy of another copy (a forked child's frames), or NULL. */
+static void *fpu_dup(const void *state, u32 size)
+{
+	void *copy = state ? kmemdup(state, size, FPU_GFP) : NULL;
+
+	if (copy)
+		atomic_inc(&fpu_copies);
+	return copy;
+}
+
 static void fpu_free(void *state)
 {
 	if (state)
@@ -207,9 +217,6 @@ void trbuf_sigframe_push(const struct pt_regs *regs)
 		fs->nr--;
 		memmove(fs->f, fs->f + 1, fs->nr * sizeof(fs->f[0]));
 	}
-	/* the slots past the frames hold no copy (moved down, or freed) */
-	for (i = fs->nr; i < TRBUF_FRAMES; i++)
-		fs->f[i].fpu = NULL;
 	f = &fs->f[fs->nr++];
 	frame_of(regs, f);
 	f->fpu = fpu_copy(&f->fpu_size);
@@ -291,7 +298,6 @@ u16 trbuf_sigframe_pop(const struct pt_regs *regs, u64 *changed)
 void trbuf_sigframe_fork(struct task_struct *child)
 {
 	struct trbuf_frames *fs = frames_of(current), *cfs;
-
 	unsigned int i;
 
 	if (!fs || !fs->nr || task_pt_regs(child)->sp != task_pt_regs(current)->sp)
@@ -302,13 +308,8 @@ void trbuf_sigframe_fork(struct task_struct *child)
 	cfs->nr = fs->nr;
 	memcpy(cfs->f, fs->f, fs->nr * sizeof(fs->f[0]));
 	/* (a state not copied: that return compares the flags only) */
-	for (i = 0; i < cfs->nr; i++) {
-		if (!cfs->f[i].fpu)
-			continue;
-		cfs->f[i].fpu = kmemdup(cfs->f[i].fpu, cfs->f[i].fpu_size, FPU_GFP);
-		if (cfs->f[i].fpu)
-			atomic_inc(&fpu_copies);
-	}
+	for (i = 0; i < cfs->nr; i++)
+		cfs->f[i].fpu = fpu_dup(cfs->f[i].fpu, cfs->f[i].fpu_size);
 	frames_add(cfs, child);
 }
 
