@@ -172,7 +172,7 @@ done
 # the regeneration refuses a change to what it follows (item 30): %rbx,
 # the address of the load after the fault (reg), the status flags a
 # decided branch reads (flags: the hook compares the flags), or the index
-# register of the gather that faulted (vector: the FPU state's hash); a
+# register of the gather that faulted (vector: the FPU state, compared as values); a
 # handler that changed nothing regenerates
 for m in none reg flags vector; do
 	d=$w/ctx-$m
