@@ -73,6 +73,50 @@ struct frame {
 	uint64_t call_pc;
 };
 
+/*
+ * A child forked inside a signal handler. Its state at the fork is its
+ * parent's, and that includes the handlers it is in, whose interrupted
+ * levels the regenerator keeps on its C stack (deliver() and whatever was
+ * reading when the signal came). So the child replays its parent's trace
+ * from the parent's last checkpoint to the fork, writing no records,
+ * then goes on over its own stream with that stack. The replay must
+ * reach the fork as the parent did (offset, nesting, call stack,
+ * registers, value cache): that is checked. A child that such a child
+ * forks before it left the handler replays a chain: the first parent's
+ * trace to the first fork, then the second's own from its start to the
+ * second (one stage each).
+ */
+struct stage {
+	/* a copy of the task's bytes and markers from where the replay
+	 * enters it on (pinned: a chain copies it whole again) */
+	struct ae_tstream s;
+	uint64_t missed;	/* sp_missed of its first markers then */
+	uint64_t fork_mi;	/* the FORK marker's index in it */
+	uint64_t flags;		/* its clone flags */
+	/* the task at that fork */
+	uint64_t pos;
+	int level;
+	size_t n;
+	uint64_t *stk;
+	struct ae_df_state ds;
+	struct vcache *pvc;	/* a copy of its value cache (NULL: none) */
+};
+
+struct replay {
+	struct stage *st;
+	int nst, cur;		/* the stages, the one being replayed */
+	struct ae_regen *start;	/* the state it starts from, at twin start_pc */
+	uint64_t start_pc;
+	int done;		/* the last fork reached: the child's own from here */
+	int starved;		/* the replay wanted more than a task had read */
+	struct vcache *vc;	/* the child's (vc_fork()) */
+	/* the child's stream (and where it began), sink and feeder */
+	struct ae_tstream *s_child;
+	uint64_t own_base, own_mbase;
+	const struct ae_regen_sink *sink;
+	struct ae_regen_ops ops;
+};
+
 struct ae_regen {
 	struct ae_program *p;
 	struct ae_tstream *s;
@@ -98,6 +142,9 @@ struct ae_regen {
 	/* that handler interrupted an expanded routine past its entry and
 	 * was delivered there (xentry): it may not leave by longjmp */
 	uint8_t level_xin[MAX_LEVELS];
+	/* that handler interrupted an expanded routine (at all): a child
+	 * forked in it may not return into it (struct replay) */
+	uint8_t level_exp[MAX_LEVELS];
 	/* the last handler's SIGRETURN: what it changed in its frame
 	 * (TRBUF_CTX_*), and what its producer compared (ret_checked:
 	 * TRBUF_MKF_CTX_*) */
@@ -159,6 +206,16 @@ struct ae_regen {
 		int active;
 	} xw, xsw;
 	int in_emu;		/* inside an emulation's hook: no expansion */
+	/* whole-capture regeneration (ops.fork): a copy of the state at the
+	 * last checkpoint, a run_loop() iteration at level 0 at twin ck_pc,
+	 * which a child forked inside a handler replays from (ck_missed:
+	 * the sp_missed of the markers at its offset then) */
+	struct ae_regen *ck;
+	uint64_t ck_pc, ck_missed;
+	uint64_t ck_bytes;	/* their distance (AETRACE_CHECKPOINT_BYTES) */
+	int ck_vfork;		/* one after the vfork child's trace ends: its
+				 * changes to the shared cache are in no replay */
+	struct replay *rp;	/* this child replays its parent first */
 };
 
 /* What one instruction's records said. */
@@ -260,7 +317,7 @@ static void count_plain(struct ae_regen *g, unsigned int width)
  * none are kept (no --vc-profile; a record not in the schema's table). */
 static struct ae_vcprof_count *prof_of(const struct ae_regen *g, const struct ae_rev *e)
 {
-	return g->p->vcprof && e >= g->p->ev && e < g->p->ev + g->p->nev ?
+	return g->p->vcprof && (!g->rp || g->rp->done) && e >= g->p->ev && e < g->p->ev + g->p->nev ?
 	       &g->p->vcprof[e - g->p->ev] : NULL;
 }
 
@@ -661,6 +718,8 @@ static int deliver(struct ae_regen *g)
 	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
 				    m->cx : ~0ull;
 	g->level_xin[g->level + 1] = g->xentry && mk_ip(g, k) != g->xentry;
+	g->level_exp[g->level + 1] = g->expanding || g->in_emu || g->xentry ||
+				     (g->level && g->level_exp[g->level]);
 	g->rep_cut = 0;
 	g->mi++;
 	g->st.signals++;
@@ -827,10 +886,8 @@ static struct vcache *vc_get(struct ae_regen *g)
 /* A vfork child's trace is done (how: its end state, 0 if it failed):
  * its parent may go on with the cache it shares, unless the child's
  * stores were not all seen. */
-static void vc_vfork_done(struct ae_regen *g, int end)
+static void vc_vfork_release(struct vcache *vc, const struct ae_regen *g, int end)
 {
-	struct vcache *vc = g->vc;
-
 	for (int i = 0; vc && i < vc->nvfork; i++)
 		if (vc->vfork[i] == g) {
 			memmove(&vc->vfork[i], &vc->vfork[i + 1],
@@ -842,16 +899,27 @@ static void vc_vfork_done(struct ae_regen *g, int end)
 		}
 }
 
+static void vc_vfork_done(struct ae_regen *g, int end)
+{
+	vc_vfork_release(g->vc, g, end);
+}
+
+/* Let go of cache vc that g held (and, a vfork child, used). */
+static void vc_unref(struct vcache *vc, const struct ae_regen *g)
+{
+	if (!vc)
+		return;
+	vc_vfork_release(vc, g, 0);
+	if (!--vc->refs)
+		free(vc);
+}
+
 static void vc_put(struct ae_regen *g)
 {
 	struct vcache *vc = g->vc;
 
-	if (!vc)
-		return;
-	vc_vfork_done(g, 0);
 	g->vc = NULL;
-	if (!--vc->refs)
-		free(vc);
+	vc_unref(vc, g);
 }
 
 /* The cache a record reads or sets: not while a vfork child may still
@@ -1971,13 +2039,20 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 			return rerr(g, pc, "signal handler changed the %rcx of the instruction it interrupted, which the regeneration follows (a rep's iterations left, an address): not supported");
 		if (ctx_marker(g, k, pc))
 			return -1;
+		/* a child forked in the handler, back into an expanded routine
+		 * its parent was in: what the expansion reads again (markers
+		 * taken by handlers at its entry) is named by their index in
+		 * the parent's stream */
+		if (g->rp && g->level <= g->rp->st[g->rp->nst - 1].level && g->level_exp[g->level])
+			return rerr(g, pc, "forked inside a signal handler that interrupted an expanded library routine, it returned into the routine: not supported (build with aecc -fno-ae-memfn)");
 		g->mi++;
 		return 1;
 	}
 	if (k->m.type == TRBUF_MK_FORK && mk_ip(g, k) == next) {
 		g->mi++;
-		if (g->ops.fork)
-			g->ops.fork(g->ops.ctx, g, &k->m, next);
+		g->ck_vfork |= !!(k->m.arg2 & CLONE_VFORK);
+		if (g->ops.fork && g->ops.fork(g->ops.ctx, g, &k->m, next))
+			return -1;
 	}
 	return 0;
 }
@@ -2912,6 +2987,13 @@ static inline struct ae_dinsn *decode_next(struct ae_program *p, struct ae_dinsn
 	return ae_decode(p, pc);
 }
 
+/* Checkpoints (struct replay) at least this many trace bytes apart: what
+ * a child forked inside a handler may replay, and its parent's stream
+ * keeps. */
+#define CK_BYTES	(64u << 10)
+
+static void checkpoint(struct ae_regen *g, uint64_t pc);
+
 static int run_loop(struct ae_regen *g, uint64_t pc)
 {
 	struct ae_dinsn *d = NULL;
@@ -2937,6 +3019,10 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 			pc += d->len;
 			continue;
 		}
+		if (g->ops.fork && !g->level && !g->expanding && !g->in_emu && !g->xentry &&
+		    (!g->rp || g->rp->done) && !(g->vc && g->vc->nvfork) &&
+		    (!g->ck || g->ck_vfork || g->pos - g->ck->pos >= g->ck_bytes))
+			checkpoint(g, pc);
 		if (cmp_entry_fault(g, expand_event(d), pc))
 			return -1;
 		r = at_insn(g, pc, 1);
@@ -3052,6 +3138,7 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 			      const struct ae_regen_ops *ops)
 {
 	struct ae_regen *g = calloc(1, sizeof(*g));
+	const char *env;
 
 	if (!g)
 		return NULL;
@@ -3065,6 +3152,9 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	g->mk_keep = UINT64_MAX;
 	g->debug = getenv("AETRACE_DEBUG") != NULL;
 	s->eager = g->debug;
+	/* (tests set it small: a checkpoint at nearly every instruction) */
+	env = getenv("AETRACE_CHECKPOINT_BYTES");
+	g->ck_bytes = env && *env ? strtoull(env, NULL, 0) : CK_BYTES;
 	/* a data-traced program's register records must be read even when
 	 * only instructions are wanted (calls' records come at returns) */
 	g->data = p->data_objs > 0;
@@ -3072,27 +3162,374 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	return g;
 }
 
-/* The child's value cache (ae_regen_clone()). Returns 0 or -1. */
-static int vc_fork(struct ae_regen *g, struct ae_regen *o, uint64_t flags)
+/* A private copy of cache vc, or NULL (none, or no memory: *err set). */
+static struct vcache *vc_copy(const struct vcache *vc, int *err)
 {
+	struct vcache *c;
+
+	if (!vc)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (!c) {
+		*err = 1;
+		return NULL;
+	}
+	*c = *vc;
+	c->refs = 1;
+	c->nvfork = 0;
+	return c;
+}
+
+/* Child g's value cache (ae_regen_clone()), into *vcp. Returns 0 or -1. */
+static int vc_fork(struct vcache **vcp, const struct ae_regen *g, struct ae_regen *o,
+		   uint64_t flags)
+{
+	struct vcache *vc;
+	int err = 0;
+
 	if (!o->vc || (flags & CLONE_SETTLS))
 		return 0;	/* all zero, or the new TLS musl zeroed */
 	if (!(flags & CLONE_VM)) {
-		g->vc = malloc(sizeof(*g->vc));
-		if (!g->vc)
-			return -1;
-		*g->vc = *o->vc;
-		g->vc->refs = 1;
-		g->vc->nvfork = 0;
-		return 0;
+		*vcp = vc_copy(o->vc, &err);
+		return err ? -1 : 0;
 	}
-	g->vc = o->vc;
-	g->vc->refs++;
-	if ((flags & CLONE_VFORK) && g->vc->nvfork < VC_VFORKS)
-		g->vc->vfork[g->vc->nvfork++] = g;
+	vc = *vcp = o->vc;
+	vc->refs++;
+	if ((flags & CLONE_VFORK) && vc->nvfork < VC_VFORKS)
+		vc->vfork[vc->nvfork++] = g;
 	else
-		g->vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
+		vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
 	return 0;
+}
+
+/* A copy of g's state (a checkpoint's, a replay's), its value cache
+ * private. NULL: no memory. */
+static struct ae_regen *regen_copy(const struct ae_regen *o)
+{
+	struct ae_regen *g = malloc(sizeof(*g));
+	int err = 0;
+
+	if (!g)
+		return NULL;
+	*g = *o;
+	g->ck = NULL;
+	g->rp = NULL;
+	g->nrec = 0;
+	g->cap = o->n ? o->n : 1;
+	g->capsj = o->nsj ? o->nsj : 1;
+	g->stk = malloc(g->cap * sizeof(*g->stk));
+	g->fr = malloc(g->cap * sizeof(*g->fr));
+	g->sj = malloc(g->capsj * sizeof(*g->sj));
+	g->vc = vc_copy(o->vc, &err);
+	if (!g->stk || !g->fr || !g->sj || err) {
+		ae_regen_free(g);
+		return NULL;
+	}
+	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+	memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
+	memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
+	return g;
+}
+
+/* A checkpoint at the top of a run_loop() iteration at pc, level 0: the
+ * stream keeps what comes after it (struct replay). Without memory, the
+ * last one stays. */
+static void checkpoint(struct ae_regen *g, uint64_t pc)
+{
+	struct ae_regen *c = regen_copy(g);
+
+	if (!c)
+		return;
+	ae_regen_free(g->ck);
+	g->ck = c;
+	g->ck_pc = pc;
+	g->ck_vfork = 0;
+	g->ck_missed = 0;
+	for (unsigned int i = 0; i < 64; i++) {
+		struct ae_smk *k = mk(g, g->mi + i);
+
+		if (!k || k->pos != g->pos)
+			break;
+		g->ck_missed |= (uint64_t)!!k->sp_missed << i;
+	}
+	g->s->pinned = 1;
+	g->s->pin_pos = g->pos;
+	g->s->pin_mi = g->mi;
+}
+
+static int vc_equal(const struct vcache *a, const struct vcache *b)
+{
+	static const struct vcache zero;
+
+	a = a ? a : &zero;
+	b = b ? b : &zero;
+	return !memcmp(a->v, b->v, sizeof(a->v)) && !memcmp(a->lc, b->lc, sizeof(a->lc));
+}
+
+static int ds_equal(const struct ae_df_state *a, const struct ae_df_state *b)
+{
+	if (a->known != b->known || a->fs_known != b->fs_known || a->df_known != b->df_known ||
+	    (a->fs_known && a->fs != b->fs) || (a->df_known && a->df != b->df) ||
+	    ((a->known & (AE_DF_K_FLAGS | AE_DF_K_CARRY)) && a->fl != b->fl))
+		return 0;
+	for (int r = 0; r < 16; r++)
+		if ((a->known & (1u << r)) && a->v[r] != b->v[r])
+			return 0;
+	return 1;
+}
+
+/* The replay wants bytes a task had not read when it forked. */
+static void replay_wait(void *ctx)
+{
+	struct ae_regen *g = ctx;
+
+	if (!g->rp->starved)
+		fprintf(stderr, "aetrace: %sreplaying its parent's trace to the fork inside a signal handler, it wanted more than the parent had read\n",
+			g->name);
+	g->rp->starved = 1;
+	g->rp->st[g->rp->cur].s.final = 1;
+}
+
+/*
+ * The replay took a FORK marker: at the one its stage ends at, check that
+ * it reached it as the task did, and become that task's child: its value
+ * cache, its stream from the start (the next stage's, or at the last its
+ * own, with its sink and feeder). Returns 0 or -1.
+ */
+static int replay_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
+{
+	struct replay *rp = g->rp;
+	struct stage *st = &rp->st[rp->cur];
+	int last = rp->cur == rp->nst - 1;
+	const char *what = NULL;
+
+	(void)ctx;
+	(void)m;
+	if (g->mi - 1 != st->fork_mi)
+		return 0;	/* another fork before it */
+	if (g->level != st->level)
+		what = "the signal handlers it is in";
+	else if (g->pos != st->pos)
+		what = "the trace offset";
+	else if (g->n != st->n || memcmp(g->stk, st->stk, g->n * sizeof(*g->stk)))
+		what = "the call stack";
+	else if (g->data && !ds_equal(&g->ds, &st->ds))
+		what = "the registers";
+	else if (!vc_equal(g->vc, st->pvc))
+		what = "the value cache";
+	if (what) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg),
+			 "forked inside a signal handler: replaying its parent's trace from offset %llu to the fork, %s differed from the parent's",
+			 (unsigned long long)st->s.base, what);
+		return rerr(g, pc, msg);
+	}
+	if (last) {
+		vc_put(g);
+		g->vc = rp->vc;
+		rp->vc = NULL;
+	} else if (st->flags & CLONE_SETTLS) {
+		vc_put(g);	/* the new TLS musl zeroed */
+	} else if (g->vc && (st->flags & CLONE_VM) && !(st->flags & CLONE_VFORK)) {
+		g->vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
+	}
+	/* (otherwise, in the chain, a copy of the task's, or the one it
+	 * shares with its vfork child, whose parent the replay leaves) */
+	/* as ae_regen_clone(): the system call's record gives %rsp */
+	g->ds.known &= ~(1u << AE_DF_RSP);
+	if ((st->flags & CLONE_VM) && !(st->flags & CLONE_VFORK))
+		for (size_t i = 0; i < g->n; i++)
+			g->fr[i].ds.known &= ~SP_REGS;
+	if (last) {
+		g->s = rp->s_child;
+		g->sink = rp->sink;
+		g->ops = rp->ops;
+		g->s->eager = g->debug;
+		/* kept whole until its first checkpoint: a child it forks in
+		 * this handler replays it (a chain) */
+		rp->own_base = g->s->base;
+		rp->own_mbase = g->s->mk_base;
+		g->s->pinned = 1;
+		g->s->pin_pos = rp->own_base;
+		g->s->pin_mi = rp->own_mbase;
+		rp->done = 1;
+	} else {
+		g->s = &rp->st[++rp->cur].s;
+	}
+	g->pos = g->s->base;
+	g->mi = g->s->mk_base;
+	memset(&g->st, 0, sizeof(g->st));
+	g->sw_taken = 0;
+	g->mk_keep = UINT64_MAX;
+	g->vw.active = g->sww.active = g->xw.active = g->xsw.active = 0;
+	g->kill_edge = g->kill_skip = 0;
+	g->nrec = 0;
+	g->stop = g->finishing = g->sink_stop = 0;
+	if (g->debug)
+		fprintf(stderr, "aetrace: %sreplayed its %sparent from offset %llu to the fork at level %d%s\n",
+			g->name, last ? "" : "grand", (unsigned long long)st->s.base, g->level,
+			last ? ": its own trace from here" : "");
+	return 0;
+}
+
+static void stage_free(struct stage *st)
+{
+	ae_tstream_free(&st->s);
+	free(st->stk);
+	free(st->pvc);
+}
+
+static void replay_free(struct ae_regen *g, struct replay *rp)
+{
+	if (!rp)
+		return;
+	for (int i = 0; i < rp->nst; i++)
+		stage_free(&rp->st[i]);
+	free(rp->st);
+	ae_regen_free(rp->start);
+	vc_unref(rp->vc, g);
+	free(rp);
+}
+
+/* A copy of stream ps into st from byte base and marker mbase on, the
+ * markers as they were when the replay enters it (none taken; those at
+ * base reached with another %rsp: bits of missed), kept whole. Returns 0
+ * or -1 (no memory). */
+static int stage_stream(struct stage *st, const struct ae_tstream *ps, uint64_t base,
+			uint64_t mbase, uint64_t missed)
+{
+	size_t nmk = ps->mk_base + ps->nmk - mbase;
+	struct ae_tstream *s = &st->s;
+
+	if (ae_tstream_append(s, ps->buf + (base - ps->base), ps->end - base))
+		return -1;
+	s->mk = malloc((nmk ? nmk : 1) * sizeof(*s->mk));
+	if (!s->mk)
+		return -1;
+	memcpy(s->mk, ps->mk + (mbase - ps->mk_base), nmk * sizeof(*s->mk));
+	for (size_t i = 0; i < nmk; i++) {
+		s->mk[i].taken = 0;
+		s->mk[i].sp_missed = i < 64 && (missed >> i & 1);
+	}
+	s->nmk = s->capmk = nmk;
+	s->base = base;
+	s->end = ps->end;
+	s->mk_base = mbase;
+	s->nswitch = ps->nswitch;
+	s->nmoot = ps->nmoot;
+	s->final = ps->final;
+	s->eager = ps->eager;
+	s->pinned = 1;
+	s->pin_pos = base;
+	s->pin_mi = mbase;
+	st->missed = missed;
+	return 0;
+}
+
+/* What st's task was at its fork: a copy of src's, or (src NULL) task o's
+ * at the FORK marker it just took, with clone flags. Returns 0 or -1. */
+static int stage_fork(struct stage *st, const struct stage *src, const struct ae_regen *o,
+		      uint64_t flags)
+{
+	int err = 0;
+
+	if (src) {
+		st->fork_mi = src->fork_mi;
+		st->flags = src->flags;
+		st->pos = src->pos;
+		st->level = src->level;
+		st->n = src->n;
+		st->ds = src->ds;
+	} else {
+		st->fork_mi = o->mi - 1;
+		st->flags = flags;
+		st->pos = o->pos;
+		st->level = o->level;
+		st->n = o->n;
+		st->ds = o->ds;
+	}
+	st->stk = malloc((st->n ? st->n : 1) * sizeof(*st->stk));
+	st->pvc = vc_copy(src ? src->pvc : o->vc, &err);
+	if (!st->stk || err)
+		return -1;
+	memcpy(st->stk, src ? src->stk : o->stk, st->n * sizeof(*st->stk));
+	return 0;
+}
+
+struct ae_regen *ae_regen_clone_replay(struct ae_regen *o, struct ae_tstream *s,
+				       const struct ae_regen_sink *sink,
+				       const struct ae_regen_ops *ops, uint64_t clone_flags,
+				       uint64_t *pc, const char **why)
+{
+	static const struct ae_regen_sink none;
+	const struct ae_tstream *ps = o->s;
+	const struct replay *orp = o->ck ? NULL : o->rp;	/* a chain's */
+	uint64_t base, mbase;
+	struct ae_regen *g;
+	struct replay *rp;
+	struct stage *st;
+	int n;
+
+	*why = "out of memory";
+	if (!o->ck && !(orp && orp->done)) {
+		*why = "no checkpoint of the parent's state before the handler to replay from: not supported";
+		return NULL;
+	}
+	base = orp ? orp->own_base : o->ck->pos;
+	mbase = orp ? orp->own_mbase : o->ck->mi;
+	if (base < ps->base || mbase < ps->mk_base || mbase > ps->mk_base + ps->nmk) {
+		*why = "its parent's trace since its last checkpoint was not kept (the handler ran for more than " AE_TSTREAM_PIN_MAX_TEXT " of trace): not supported";
+		return NULL;
+	}
+	for (int i = 0; orp && i < orp->nst; i++)
+		if (orp->st[i].s.base != orp->st[i].s.pin_pos || !orp->st[i].s.pinned) {
+			*why = "its parent's replay was not kept whole (more than " AE_TSTREAM_PIN_MAX_TEXT " of trace): not supported";
+			return NULL;
+		}
+	n = orp ? orp->nst + 1 : 1;
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return NULL;
+	rp->st = calloc(n, sizeof(*rp->st));
+	rp->start = regen_copy(orp ? orp->start : o->ck);
+	g = rp->start ? regen_copy(rp->start) : NULL;
+	if (!rp->st || !g) {
+		replay_free(NULL, rp);
+		ae_regen_free(g);
+		return NULL;
+	}
+	g->rp = rp;
+	rp->start_pc = orp ? orp->start_pc : o->ck_pc;
+	rp->s_child = s;
+	rp->sink = sink;
+	rp->ops = *ops;
+	for (int i = 0; i < n - 1; i++) {
+		const struct stage *src = &orp->st[i];
+
+		rp->nst++;
+		if (stage_stream(&rp->st[i], &src->s, src->s.base, src->s.mk_base, src->missed) ||
+		    stage_fork(&rp->st[i], src, NULL, 0)) {
+			ae_regen_free(g);
+			return NULL;
+		}
+	}
+	st = &rp->st[rp->nst++];
+	/* (a cache shared with a vfork child makes the parent wait for it:
+	 * the replay and the child are the same task) */
+	if (stage_stream(st, ps, base, mbase, orp ? 0 : o->ck_missed) ||
+	    stage_fork(st, NULL, o, clone_flags) || vc_fork(&rp->vc, g, o, clone_flags)) {
+		ae_regen_free(g);
+		return NULL;
+	}
+	g->s = &rp->st[0].s;
+	g->sink = &none;
+	g->ops = (struct ae_regen_ops){ .wait = replay_wait, .fork = replay_fork, .ctx = g };
+	g->pos = g->s->base;
+	g->mi = g->s->mk_base;
+	*pc = rp->start_pc;
+	*why = NULL;
+	return g;
 }
 
 struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
@@ -3107,7 +3544,7 @@ struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 		ae_regen_free(g);
 		return NULL;
 	}
-	if (vc_fork(g, o, clone_flags)) {
+	if (vc_fork(&g->vc, g, o, clone_flags)) {
 		ae_regen_free(g);
 		return NULL;
 	}
@@ -3153,6 +3590,8 @@ void ae_regen_free(struct ae_regen *g)
 {
 	if (!g)
 		return;
+	ae_regen_free(g->ck);
+	replay_free(g, g->rp);
 	vc_put(g);
 	free(g->stk);
 	free(g->fr);
@@ -3167,7 +3606,10 @@ void ae_regen_set_name(struct ae_regen *g, const char *name)
 
 const struct ae_regen_stats *ae_regen_stats(const struct ae_regen *g)
 {
-	return &g->st;
+	static const struct ae_regen_stats none;
+
+	/* (a child still replaying its parent has run nothing of its own) */
+	return g->rp && !g->rp->done ? &none : &g->st;
 }
 
 uint64_t ae_regen_pos(const struct ae_regen *g)
@@ -3194,8 +3636,15 @@ int ae_regen_run(struct ae_regen *g, uint64_t pc)
 	/* the last records go before anything another task writes next */
 	if (sink_flush(g) && ret >= 0)
 		ret = AE_END_STOPPED;
-	/* a vfork child's trace ends here: its parent may go on */
+	/* a vfork child's trace ends here: its parent may go on (also one
+	 * whose replay of its parent never reached the fork) */
 	vc_vfork_done(g, ret);
+	if (g->rp && g->rp->vc)
+		vc_vfork_release(g->rp->vc, g, ret);
+	/* no fork to come: no checkpoint kept */
+	g->s->pinned = 0;
+	ae_regen_free(g->ck);
+	g->ck = NULL;
 	return ret;
 }
 

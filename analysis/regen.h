@@ -99,8 +99,10 @@ struct ae_regen_ops {
 	 * yield); NULL: the stream is complete already. */
 	void (*wait)(void *ctx);
 	/* The task forked at a FORK marker: `child` continues at twin `pc`
-	 * with a copy of state `g` (ae_regen_clone()). */
-	void (*fork)(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
+	 * with a copy of state `g` (ae_regen_clone(), or inside a signal
+	 * handler ae_regen_clone_replay()). Returns 0, or non-zero to stop
+	 * the task with an error. Also makes g keep checkpoints. */
+	int (*fork)(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
 	/*
 	 * The task reached the point where it was switched out: a SWITCH_IN
 	 * marker (schedule index `index`) its feeder placed in the stream
@@ -136,6 +138,20 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 struct ae_regen *ae_regen_clone(struct ae_regen *g, struct ae_tstream *s,
 				const struct ae_regen_sink *sink,
 				const struct ae_regen_ops *ops, uint64_t clone_flags);
+/*
+ * The same for a child g forked inside a signal handler (in ops.fork,
+ * at the FORK marker g has just taken): the handlers it is in are part of
+ * its state, so the child first replays g's trace from g's last
+ * checkpoint to that fork, writing no records, and checks that it
+ * reached the fork as g did. Its ae_regen_run() must start at *pc, the
+ * checkpoint's twin address. NULL with *why set: no checkpoint (ops had
+ * no fork callback, or no instruction ran at level 0 before the
+ * handler), no memory.
+ */
+struct ae_regen *ae_regen_clone_replay(struct ae_regen *g, struct ae_tstream *s,
+				       const struct ae_regen_sink *sink,
+				       const struct ae_regen_ops *ops, uint64_t clone_flags,
+				       uint64_t *pc, const char **why);
 void ae_regen_free(struct ae_regen *g);
 /* Regenerate from twin address pc to the task's end. Returns an
  * enum ae_regen_end, or -1 after a message naming the trace offset. */

@@ -205,7 +205,7 @@ static void co_wait(void *ctx)
 	swapcontext(&t->uc, &t->sr->main);
 }
 
-static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
+static int co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
 
 /* The task reached where it was switched out: it waits there until its
  * next slice begins, so that what it runs after counts there. */
@@ -239,29 +239,33 @@ static void name_regen(struct task *t)
 	ae_regen_set_name(t->g, name);
 }
 
-static void co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
+/* A child forked inside a handler replays its parent's trace from the
+ * parent's last checkpoint to the fork first (ae_regen_clone_replay()). */
+static int co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc)
 {
 	struct task *t = ctx, *c = find_child(t->sr, (int32_t)m->arg);
+	const char *why = "out of memory";
 
 	if (!c)
-		return;
-	if (ae_regen_level(g) > 0) {
-		tfail(c, "forked inside a signal handler of its parent: not supported");
-		c->state = T_READY;
-		return;
-	}
-	c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c), m->arg2);
+		return 0;
+	c->pc = pc;
+	if (ae_regen_level(g) > 0)
+		c->g = ae_regen_clone_replay(g, &c->s, &c->sink, task_ops(c), m->arg2, &c->pc, &why);
+	else
+		c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c), m->arg2);
+	c->state = T_READY;
 	if (!c->g) {
-		tfail(c, "out of memory");
-		c->state = T_READY;
-		return;
+		if (ae_regen_level(g) > 0)
+			tfail(c, "forked inside a signal handler of its parent: %s", why);
+		else
+			tfail(c, "%s", why);
+		return 0;
 	}
 	c->prog = t->prog;
 	c->info.prog = t->info.prog;
 	c->info.program = t->info.program;
 	name_regen(c);
-	c->pc = pc;
-	c->state = T_READY;
+	return 0;
 }
 
 /* Wait until the stream holds n bytes past base; 0, or -1 at its end. */

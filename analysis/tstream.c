@@ -28,7 +28,13 @@ int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len)
 
 void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos)
 {
-	uint64_t drop = pos - s->base;
+	uint64_t drop;
+
+	if (s->pinned && pos > s->pin_pos && pos - s->pin_pos > AE_TSTREAM_PIN_MAX)
+		s->pinned = 0;	/* (a handler that runs that long) */
+	if (s->pinned && pos > s->pin_pos)
+		pos = s->pin_pos;
+	drop = pos - s->base;
 
 	if (drop < (1 << 16) || drop < (s->end - s->base) / 2)
 		return;
@@ -38,7 +44,11 @@ void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos)
 
 void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi)
 {
-	uint64_t drop = mi - s->mk_base;
+	uint64_t drop;
+
+	if (s->pinned && mi > s->pin_mi)
+		mi = s->pin_mi;
+	drop = mi - s->mk_base;
 
 	if (!drop || (drop < 256 && !s->eager) || drop > s->nmk)
 		return;

@@ -48,7 +48,15 @@ struct ae_tstream {
 	int eager;		/* markers are let go of as soon as they are done
 				 * with, not 256 at a time (AETRACE_DEBUG: so
 				 * that one read after that fails every time) */
+	/* the regenerator's checkpoint: bytes from pin_pos and markers from
+	 * pin_mi are kept (a child forked inside a handler replays them),
+	 * while the regenerator is less than AE_TSTREAM_PIN_MAX past it */
+	int pinned;
+	uint64_t pin_pos, pin_mi;
 };
+
+#define AE_TSTREAM_PIN_MAX	(64ull << 20)
+#define AE_TSTREAM_PIN_MAX_TEXT	"64 MiB"
 
 /*
  * Append bytes / a marker at the current end: 0 or -1 (out of memory).
@@ -60,7 +68,7 @@ struct ae_tstream {
 int ae_tstream_append(struct ae_tstream *s, const void *data, size_t len);
 int ae_tstream_marker(struct ae_tstream *s, const struct trbuf_marker *m, uint64_t index);
 /* The regenerator is done with bytes below pos / markers below index mi:
- * their memory may be reused. */
+ * their memory may be reused (not past the pins). */
 void ae_tstream_consumed(struct ae_tstream *s, uint64_t pos);
 void ae_tstream_markers_done(struct ae_tstream *s, uint64_t mi);
 void ae_tstream_free(struct ae_tstream *s);

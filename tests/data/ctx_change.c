@@ -17,9 +17,9 @@
  *           the frame, points %rbx at another array; the parent changes
  *           nothing, and waits for the child at the end.
  * A data trace must refuse reg, flags, saved, nested, vector and the
- * child of fork, a task forked inside a handler (aetrace-errors), and
- * regenerate the others exactly (data-exact:
- * ctxchange). The handler makes the faulting page readable, so the load
+ * child of fork (which replays its parent to the fork, then returns with
+ * %rbx changed) (aetrace-errors), and regenerate the others exactly
+ * (data-exact: ctxchange). The handler makes the faulting page readable, so the load
  * runs again and goes on.
  */
 #define _GNU_SOURCE

@@ -11,12 +11,16 @@
  * loop, before memcpy writes %rcx, which its caller leaves unknown to
  * the regenerator (a switch point there, in a VM capture, was not placed:
  * the emulation's %rcx was 0). Deterministic: the regeneration must equal the
- * stepper's trace of the twin, which faults at the same iteration. */
+ * stepper's trace of the twin, which faults at the same iteration. With
+ * "fork", the first fault's handler forks a child that exits in the
+ * handler, with "forkret" one that returns into memcpy as its parent does
+ * (aetrace-errors: the first regenerates, the second child is refused). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *buf;
@@ -24,6 +28,7 @@ static long page;
 static volatile int faults;
 static sigjmp_buf jb;
 static int jump;
+static int forking;	/* 1: fork, 2: forkret */
 static volatile size_t head_len = 64;	/* (not a constant gcc copies inline) */
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -33,6 +38,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	faults++;
+	if (forking) {
+		pid_t p = fork();
+
+		if (p == 0 && forking == 1)
+			_exit(0);
+		forking = 0;
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
 	if (jump)
 		siglongjmp(jb, 1);
 	if (a < buf || a >= buf + 4 * page ||
@@ -65,6 +79,8 @@ int main(int argc, char **argv)
 	if (buf == MAP_FAILED)
 		return 1;
 	jump = argc > 1 && !strcmp(argv[1], "jump");
+	forking = argc > 1 && !strcmp(argv[1], "fork") ? 1 :
+		  argc > 1 && !strcmp(argv[1], "forkret") ? 2 : 0;
 	sigemptyset(&sa.sa_mask);
 	if (argc < 2 || strcmp(argv[1], "kill"))
 		sigaction(SIGSEGV, &sa, 0);

@@ -22,7 +22,8 @@
 #     region except the joining main thread has the same witness bytes in
 #     both captures (threads and fork children, which today's aetrace cannot
 #     regenerate on its own, are at least deterministic);
-#   - signals in threads (tests/workload/sigthreads), an exec from a
+#   - signals in threads (tests/workload/sigthreads), forks inside
+#     signal handlers (sigfork), an exec from a
 #     thread that is not the leader (mtexec), vfork and posix_spawn
 #     children (spawn), an exec through int 0x80 (int80exec): every
 #     thread image
@@ -192,7 +193,7 @@ whole() {
 		test "$n" = "$(ls "$d/step" | wc -l)"
 }
 
-for p in sigthreads mtexec spawn int80exec; do
+for p in sigthreads mtexec spawn int80exec sigfork; do
 	cp "$wl/$p" "$wl/$p.orig" "$work/i/"
 	cp "$wl/$p.orig" "$work/o/$p"
 done
@@ -219,6 +220,33 @@ PY
 	whole mtexec ./leaf 20
 	# vfork children: posix_spawn (own stack, shared memory) and vfork.
 	whole spawn ./leaf 20
+	# Children forked inside signal handlers (tests/workload/sigfork):
+	# each replays its parent's trace to the fork, then returns from
+	# the handlers (or leaves by siglongjmp) into its own trace.
+	whole sigfork 12
+	# each child replays from its parent's last checkpoint (the two
+	# grandchildren a chain: their grandparent's trace, then their
+	# parent's own): with checkpoints at their default distance, at
+	# nearly every instruction (0 bytes apart) and at others, each
+	# replay starts elsewhere, and every image must be the same as above
+	for b in '' 0 13 97; do
+		rm -rf "$d/ck"
+		mkdir "$d/ck"
+		AETRACE_CHECKPOINT_BYTES=$b AETRACE_DEBUG=1 "$aetrace" regen --split "$d/ck" \
+			"$d/t.zst" "$work/i/sigfork" 2>"$d/err.ck"
+		r=$?
+		grep -o 'replayed its [a-z]* from offset [0-9]*' "$d/err.ck" >"$d/from.${b:-default}"
+		n=$(grep -c 'its parent from' "$d/from.${b:-default}")
+		n2=$(grep -c 'grandparent from' "$d/from.${b:-default}")
+		check "sigfork: checkpoints ${b:-64 KiB (the default)} bytes apart: 14 replays of a parent ($n), 2 of a grandparent ($n2), the same images" \
+			test "$r" = 0 -a "$n" = 14 -a "$n2" = 2 -a -z "$(diff -r "$d/regen" "$d/ck")"
+	done
+	check "sigfork: the replays started elsewhere with a checkpoint at nearly every instruction" \
+		test "$(cat "$d/from.default")" != "$(cat "$d/from.0")"
+	# a child's SIGRETURN from the handler its parent entered pairs with
+	# the parent's SIGNAL (it used to be "SIGRETURN without a SIGNAL")
+	check "sigfork: schedlog check accepts the children's returns from their parents' handlers" \
+		"$top/bin/schedlog" check "$d/t.zst"
 	# An exec through the i386 entry (int 0x80): aerun's seccomp filter
 	# must see it like execve, or the leaf's START lands on the old
 	# image's bytes.

@@ -352,6 +352,18 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	expect_error "a fault that fits two expanded calls at one offset" \
 		"marker [0-9]+ was placed in an expanded call that another one at its offset fits as well" \
 		"$top/bin/aetrace" regen --format=lackey mf2.zst mf2
+	# a fault amid an expanded memcpy whose handler forks: a child that
+	# exits in the handler regenerates (it replays its parent through
+	# the expansion to the fork); one that returns into the routine is
+	# refused by name (the expansion would read its parent's markers)
+	"$top/bin/aerun" -q -o mff.zst -- ./mf2 fork >/dev/null &&
+		"$top/bin/aetrace" stats mff.zst mf2 >out 2>err &&
+		[ "$(awk '$NF == "exit"' out | wc -l)" = 2 ]
+	result "a fault amid an expanded memcpy whose handler forks a child that exits there: both regenerate"
+	"$top/bin/aerun" -q -o mfr.zst -- ./mf2 forkret >/dev/null
+	expect_error "... one whose child returns into the memcpy: refused by name" \
+		"forked inside a signal handler that interrupted an expanded library routine, it returned into the routine: not supported" \
+		"$top/bin/aetrace" regen --format=lackey mfr.zst mf2
 	# a fault in strlen, whose result record comes after the handler's
 	# bytes, the handler returning: it was taken at the entry, silently
 	cat > sfault.c <<'EOF'
@@ -395,6 +407,8 @@ else
 	ok "fault inside an expanded routine # SKIP no data-traced musl or the program did not build"
 	ok "fault inside an expanded memmove # SKIP no data-traced musl or the program did not build"
 	ok "a fault that fits two expanded calls # SKIP no data-traced musl or the program did not build"
+	ok "a fault amid an expanded memcpy whose handler forks # SKIP no data-traced musl or the program did not build"
+	ok "... one whose child returns into the memcpy # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen, siglongjmp # SKIP no data-traced musl or the program did not build"
 fi
@@ -443,10 +457,14 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] && "$top/bin/aecc" -fae-data -O2 -o 
 		"signal handler changed %rbx in its ucontext, which the regeneration follows" ctxd nested
 	# the child of a fork in the handler returns from its copy of the
 	# frame: aerun compares that return too (the child's change to %rbx
-	# is seen, nothing goes unchecked), and the regeneration refuses
-	# the child by name (a task forked inside a handler is not supported)
-	refused_run "a task forked inside a signal handler: refused by name" \
-		"task [0-9]+/[0-9]+: forked inside a signal handler of its parent: not supported" ctxd fork
+	# is seen, nothing goes unchecked); the child replays its parent's
+	# trace to the fork and is refused at that return by name, as the
+	# parent would be, and the parent regenerates
+	refused_run "a task forked inside a signal handler that changes %rbx: the child refused by that name" \
+		"task [0-9]+/[0-9]+ \(ctxd\): signal handler changed %rbx in its ucontext" ctxd fork
+	"$top/bin/aetrace" stats fork.zst ctxd >out 2>err
+	[ "$(awk '$NF == "FAILED"' out | wc -l)" = 1 ] && [ "$(awk '$NF == "exit"' out | wc -l)" = 1 ]
+	result "... the parent regenerated to its exit, the child alone failed"
 	"$top/bin/schedlog" print fork.zst >out 2>err &&
 	   [ "$(awk '$5 == "SIGRETURN" && / changed=0$/' out | wc -l)" = 1 ] &&
 	   [ "$(awk '$5 == "SIGRETURN" && / changed=0x8$/' out | wc -l)" = 1 ] &&
@@ -508,6 +526,7 @@ else
 	ok "a handler that changes a callee-saved register # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes %rbx after a nested handler # SKIP no data-traced musl or the program did not build"
 	ok "a task forked inside a signal handler # SKIP no data-traced musl or the program did not build"
+	ok "... the parent regenerated # SKIP no data-traced musl or the program did not build"
 	ok "... and aerun compared the child's return # SKIP no data-traced musl or the program did not build"
 	ok "a handler that changes a gather's index # SKIP no data-traced musl or the program did not build"
 	ok "without -fae-data, a handler that changes the flags # SKIP the program did not build"

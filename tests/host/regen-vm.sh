@@ -13,8 +13,9 @@
 # kernel's process start): there the other threads are compared (all but
 # runall's main thread, whose argv differs), Lua is regenerated; a
 # fourth runs sigthreads (signals raised in 4 threads: the kernel's SIGNAL
-# and SIGRETURN markers), its workers compared with the stepper; a fifth
-# runs the workload and sigthreads built with -fae-data, every thread's
+# and SIGRETURN markers), its workers compared with the stepper, and
+# sigfork (children forked inside signal handlers), every task; a fifth
+# runs the workload, sigthreads and sigfork built with -fae-data, every thread's
 # loads and stores compared with the stepper's (ae-step --data); four
 # more run tests/data/ctx_change.c, whose handler changes %rbx, the flags,
 # a gather's index register or nothing in its frame: the first three are
@@ -45,19 +46,19 @@ w=build/regen-vm/run.$$
 rm -rf "$w" && mkdir -p "$w/i" "$w/o"
 # kept on request or after a failure (its path is printed), else removed
 trap 'if [ -n "${AE_REGEN_VM_KEEP:-}" ] || [ $failed = 1 ]; then echo "# kept $w"; else rm -rf "$w"; fi' EXIT
-for p in runall pingpong forkexec leaf threads sigthreads; do
+for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
 	cp "$wl/$p" "$wl/$p.orig" "$w/i/"
 	cp "$wl/$p.orig" "$w/o/$p"
 done
 cmd="./runall ./pingpong 30 : ./forkexec ./leaf 60 : ./threads 40"
 # the data-traced workload: its own build in $w/d (i: traced, o: twins)
-dcmd="$cmd : ./sigthreads 10"
+dcmd="$cmd : ./sigthreads 10 : ./sigfork 12"
 mkdir -p "$w/d/i" "$w/d/o"
-for p in runall pingpong forkexec leaf threads sigthreads; do
+for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
 	bin/aecc -fae-data -O2 -Wall -o "$w/d/i/$p" "tests/workload/$p.c" >"$w/d/aecc.log" 2>&1 &&
 		cp "$w/d/i/$p.orig" "$w/d/o/$p" || break
 done
-check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigthreads"
+check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigfork"
 # handlers that change their frame (tests/data/ctx_change.c, -fae-data)
 mkdir -p "$w/c/i"
 bin/aecc -fae-data -O2 -o "$w/c/i/ctxd" tests/data/ctx_change.c >"$w/c/aecc.log" 2>&1
@@ -76,6 +77,7 @@ g=tests/host/regen-vm-guest.sh
 vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
+	$g $w $w/sigf 0 './sigfork 12' './sigfork 12' || exit 1
 	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
 	for m in none reg flags vector; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
 	for m in pad race gpr; do $g $w/c $w/cv-\$m 0 \"./cv \$m\" '' || exit 1; done
@@ -87,6 +89,7 @@ echo "# VM run: $(($(date +%s) - start)) s"
 # the guest's own status files below say whether every step ran
 finished=1
 for f in run/0/status run/4096/status run/step.status sig/0/status sig/step.status \
+	 sigf/0/status sigf/step.status \
 	 data/0/status data/step.status ctx-none/0/status ctx-reg/0/status ctx-flags/0/status ctx-vector/0/status \
 	 cv-pad/0/status cv-race/0/status cv-gpr/0/status \
 	 ${luacmd:+lua/0/status}; do
@@ -96,7 +99,7 @@ check "VM run finishes (vm/run $vm_rc, every status file written: $finished)" \
 	test $finished = 1 -a \( $vm_rc = 0 -o $vm_rc = 125 \)
 check "stepper on the twins in the guest exits 0" test "$(cat "$w/run/step.status" 2>/dev/null)" = 0
 
-modes="run/0 run/4096 sig/0 data/0"
+modes="run/0 run/4096 sig/0 sigf/0 data/0"
 [ -n "$luacmd" ] && modes="$modes lua/0"
 for mode in $modes; do
 	d=$w/$mode wi=$w/i torig=$wl/threads.orig data=
@@ -106,6 +109,9 @@ for mode in $modes; do
 	# the kernel's SIGNAL/SIGRETURN markers (40 signals in 4 threads);
 	# the main thread's pthread_join waits depend on timing
 	sig/0) name="signals in threads" nostep="0" sd=$w/sig ;;
+	# children forked inside handlers (the kernel's markers of a fork
+	# in a handler; each child replays its parent to the fork)
+	sigf/0) name="forks inside handlers" nostep= sd=$w/sigf ;;
 	lua/0) name="with lua" nostep="lua 0 0.3" sd=$w/run ;;	# runall's argv differs; 0.3 runs lua
 	# 0.3: sigthreads' main thread (its joins)
 	data/0) name="data traces" nostep="0.3" sd=$w/data wi=$w/d/i torig=$w/d/i/threads.orig data=data ;;

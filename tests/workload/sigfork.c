@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sigfork - forks inside signal handlers. Each child returns from its copy
+ * of the handler's frame to the code the signal interrupted and goes on
+ * with the parent's work there before it exits, so its trace begins
+ * inside the handler and ends in the program. Round i of N, by i % 6:
+ *   0  SIGUSR1's handler forks (raise(): delivered after a system call);
+ *   1  SIGUSR2's handler raises SIGUSR1, whose handler forks: the child
+ *      returns from both handlers;
+ *   2  SIGALRM's handler vforks a child that _exits at once;
+ *   3  SIGPROF's handler forks, and the child leaves the handler by
+ *      siglongjmp;
+ *   4  a load from a page made inaccessible faults: the SIGSEGV handler
+ *      makes it readable and forks, and both load again;
+ *   5  SIGUSR1's handler forks, and the child forks again before it
+ *      leaves the handler: the grandchild's state is both traces (it
+ *      replays a chain); the child waits for it in the handler.
+ * The signals come from the program itself, where no timing decides, so
+ * the stepper (ae-step --split) sees the run the capture saw. The parent
+ * waits for each child before the next round.
+ *
+ * usage: sigfork N
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t child;	/* forked inside a handler */
+static volatile pid_t kid;		/* the child the last handler forked */
+static volatile sig_atomic_t twice;	/* the child forks again (round 5) */
+static sigjmp_buf jb;
+static char *page;
+static long data[64];
+
+static void fork_here(void)
+{
+	pid_t p = fork();
+
+	if (p > 0)
+		kid = p;
+	if (p)
+		return;
+	child = 1;
+	if (twice) {	/* round 5: the child forks the grandchild here */
+		twice = 0;
+		p = fork();
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	fork_here();
+	data[sig & 63]++;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	raise(SIGUSR1);
+	data[1] += 2;
+}
+
+static void on_alrm(int sig)
+{
+	pid_t p;
+
+	(void)sig;
+	p = vfork();
+	if (p == 0)
+		_exit(7);
+	kid = p;
+}
+
+static void on_prof(int sig)
+{
+	(void)sig;
+	fork_here();
+	if (child)
+		siglongjmp(jb, 1);
+}
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	mprotect(page, 4096, PROT_READ | PROT_WRITE);
+	fork_here();
+}
+
+/* Some loads and stores that depend on i. */
+static long work(int i)
+{
+	long s = 0;
+
+	for (int j = 0; j < 64; j++) {
+		data[(j * 7 + i) & 63] += j ^ i;
+		s += data[j];
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 0;
+	int sigs[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGPROF, SIGSEGV };
+	void (*handlers[])(int) = { on_usr1, on_usr2, on_alrm, on_prof, on_segv };
+	long total = 0;
+
+	if (n <= 0) {
+		fprintf(stderr, "usage: sigfork N\n");
+		return 2;
+	}
+	for (int k = 0; k < 5; k++) {
+		struct sigaction sa = { .sa_handler = handlers[k] };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[k], &sa, NULL);
+	}
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED) {
+		perror("sigfork: mmap");
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		long s = work(i);
+		int st;
+
+		switch (i % 6) {
+		case 3:
+			if (sigsetjmp(jb, 1))
+				break;
+			raise(SIGPROF);
+			break;
+		case 4:
+			mprotect(page, 4096, PROT_NONE);
+			s += *(volatile long *)(page + 8 * (i & 7));
+			break;
+		case 5:
+			twice = 1;
+			raise(SIGUSR1);
+			twice = 0;
+			break;
+		default:
+			raise(sigs[i % 6]);
+			break;
+		}
+		if (child)
+			_exit((s + work(i + 1)) & 0x7f);
+		if (kid > 0 && waitpid(kid, &st, 0) == kid && WIFEXITED(st))
+			total += WEXITSTATUS(st);
+		kid = 0;
+	}
+	printf("sigfork: %d rounds, %ld\n", n, total);
+	return 0;
+}
