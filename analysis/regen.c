@@ -3234,12 +3234,19 @@ static struct ae_regen *regen_copy(const struct ae_regen *o)
 /* A checkpoint at the top of a run_loop() iteration at pc, level 0: the
  * stream keeps what comes after it (struct replay). Without memory, the
  * last one stays. */
+static void replay_free(struct ae_regen *g, struct replay *rp);
+
 static void checkpoint(struct ae_regen *g, uint64_t pc)
 {
 	struct ae_regen *c = regen_copy(g);
 
 	if (!c)
 		return;
+	/* a child forked inside a handler, back at level 0: the handlers it
+	 * inherited are gone, and so is its need of the replay's copies (a
+	 * child it forks replays from here) */
+	replay_free(g, g->rp);
+	g->rp = NULL;
 	ae_regen_free(g->ck);
 	g->ck = c;
 	g->ck_pc = pc;
