@@ -284,6 +284,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.switches += x->st.switches;
 		sum.switches_unplaced += x->st.switches_unplaced;
 		sum.switches_ambiguous += x->st.switches_ambiguous;
+		sum.switches_no_ip += x->st.switches_no_ip;
 	}
 	/* a slice whose end was taken at its switch point's ip, which later
 	 * bytes showed ambiguous, ended near it after all */
@@ -338,8 +339,9 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_NEAR],
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_LATE],
 	       (unsigned long long)s.slice_ends[AE_SLICE_END_TASK]);
-	printf("switch points    %llu reached, %llu of them not at their ip\n",
-	       (unsigned long long)sum.switches, (unsigned long long)sum.switches_unplaced);
+	printf("switch points    %llu reached, %llu of them not at their ip (%llu in code the twin lacks)\n",
+	       (unsigned long long)sum.switches, (unsigned long long)sum.switches_unplaced,
+	       (unsigned long long)sum.switches_no_ip);
 	free(s.v);
 	return ret ? 1 : 0;
 }

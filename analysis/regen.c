@@ -520,6 +520,7 @@ static void take_switch(struct ae_regen *g, int placed)
 	g->st.switches++;
 	g->sw_taken++;
 	g->st.switches_unplaced += !placed;
+	g->st.switches_no_ip += !placed && !mk_ip(g, k);
 	if (g->debug)
 		fprintf(stderr, "aetrace: %sswitch point (marker %llu) at offset %llu, ip %#llx%s\n",
 			g->name, (unsigned long long)index, (unsigned long long)g->pos,

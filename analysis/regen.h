@@ -89,6 +89,10 @@ struct ae_regen_stats {
 	uint64_t switches_ambiguous;	/* of those: taken at their ip, found
 					 * ambiguous later (their slice's end
 					 * was reported at a switch point) */
+	uint64_t switches_no_ip;	/* of the unplaced: their ip is in code
+					 * the twin lacks (the runtime's, the
+					 * vDSO), taken at the next instruction
+					 * that needs their offset's markers */
 };
 
 struct ae_regen;
