@@ -86,10 +86,19 @@ struct frame {
  * trace to the first fork, then the second's own from its start to the
  * second (one stage each).
  */
+/* The value cache after a vfork child's trace ended (its stores are in
+ * no replay of its parent): FORK marker index + 1, and the cache. */
+struct vfsnap {
+	uint64_t mi;
+	struct vcache *vc;
+};
+
 struct stage {
 	/* a copy of the task's bytes and markers from where the replay
 	 * enters it on (pinned: a chain copies it whole again) */
 	struct ae_tstream s;
+	struct vfsnap *vfs;	/* the task's since then */
+	int nvfs;
 	uint64_t missed;	/* sp_missed of its first markers then */
 	uint64_t fork_mi;	/* the FORK marker's index in it */
 	uint64_t flags;		/* its clone flags */
@@ -102,12 +111,20 @@ struct stage {
 	struct vcache *pvc;	/* a copy of its value cache (NULL: none) */
 };
 
+/* A child forked inside a handler keeps its replay's copies for a chain
+ * while they are no larger than this. */
+#define CHAIN_KEEP	(1u << 20)
+#define CHAIN_KEEP_TEXT	"1 MiB"
+
 struct replay {
 	struct stage *st;
 	int nst, cur;		/* the stages, the one being replayed */
 	struct ae_regen *start;	/* the state it starts from, at twin start_pc */
 	uint64_t start_pc;
 	int done;		/* the last fork reached: the child's own from here */
+	int inh;		/* levels up to this one are its parent's (their
+				 * C frames were built over the parent's stream) */
+	int nochain;		/* the stages were let go of (CHAIN_KEEP) */
 	int starved;		/* the replay wanted more than a task had read */
 	struct vcache *vc;	/* the child's (vc_fork()) */
 	/* the child's stream (and where it began), sink and feeder */
@@ -216,6 +233,13 @@ struct ae_regen {
 	int ck_vfork;		/* one after the vfork child's trace ends: its
 				 * changes to the shared cache are in no replay */
 	struct replay *rp;	/* this child replays its parent first */
+	/* (with checkpoints) the caches after vfork children's traces
+	 * ended, since the last checkpoint; vf_mi: a vfork FORK (index + 1)
+	 * whose child's stores the next use of the cache comes after */
+	struct vfsnap *vfs;
+	int nvfs;
+	uint64_t vf_mi;
+	uint32_t sgen;		/* streams switched (a replay's forks) */
 };
 
 /* What one instruction's records said. */
@@ -923,6 +947,90 @@ static void vc_put(struct ae_regen *g)
 	vc_unref(vc, g);
 }
 
+/* A private copy of cache vc, or NULL (none, or no memory: *err set). */
+static struct vcache *vc_copy(const struct vcache *vc, int *err)
+{
+	struct vcache *c;
+
+	if (!vc)
+		return NULL;
+	c = malloc(sizeof(*c));
+	if (!c) {
+		*err = 1;
+		return NULL;
+	}
+	*c = *vc;
+	c->refs = 1;
+	c->nvfork = 0;
+	return c;
+}
+
+/*
+ * The first use of the cache after a vfork child's FORK (g->vf_mi), its
+ * trace ended: a task that keeps checkpoints keeps the cache as the child
+ * left it, for the replays that pass that FORK; a replay takes it (its
+ * cache is its own copy, which the child's stores never reached).
+ * Returns 0, or -1 (no memory).
+ */
+static int vf_done(struct ae_regen *g, struct vcache *vc)
+{
+	struct vfsnap *n;
+	int err = 0;
+
+	if (g->rp && !g->rp->done) {
+		const struct stage *st = &g->rp->st[g->rp->cur];
+
+		for (int i = 0; i < st->nvfs; i++)
+			if (st->vfs[i].mi == g->vf_mi) {
+				memcpy(vc->v, st->vfs[i].vc->v, sizeof(vc->v));
+				memcpy(vc->lc, st->vfs[i].vc->lc, sizeof(vc->lc));
+				vc->unknown = st->vfs[i].vc->unknown;
+				break;
+			}
+	} else if (g->ops.fork) {
+		n = realloc(g->vfs, (g->nvfs + 1) * sizeof(*n));
+		if (!n)
+			return -1;
+		g->vfs = n;
+		n[g->nvfs].mi = g->vf_mi;
+		n[g->nvfs].vc = vc_copy(vc, &err);
+		if (err)
+			return -1;
+		g->nvfs++;
+	}
+	g->vf_mi = 0;
+	return 0;
+}
+
+static void vfs_free(struct vfsnap *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i].vc);
+	free(v);
+}
+
+/* A copy of n snapshots v into *to. Returns 0 or -1. */
+static int vfs_copy(struct vfsnap **to, int *nto, const struct vfsnap *v, int n)
+{
+	int err = 0;
+
+	*to = NULL;
+	*nto = 0;
+	if (!n)
+		return 0;
+	*to = calloc(n, sizeof(**to));
+	if (!*to)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		(*to)[i].mi = v[i].mi;
+		(*to)[i].vc = vc_copy(v[i].vc, &err);
+		*nto = i + 1;
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
 /* The cache a record reads or sets: not while a vfork child may still
  * change it, and for a record coded against it (`coded`), not one tasks
  * running at once left unknown. NULL after an error. */
@@ -939,6 +1047,10 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 			rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 			return NULL;
 		}
+	if (g->vf_mi && vf_done(g, vc)) {
+		rerr(g, pc, "out of memory");
+		return NULL;
+	}
 	if (coded && vc->unknown) {
 		char msg[200];
 
@@ -2044,14 +2156,20 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		 * its parent was in: what the expansion reads again (markers
 		 * taken by handlers at its entry) is named by their index in
 		 * the parent's stream */
-		if (g->rp && g->level <= g->rp->st[g->rp->nst - 1].level && g->level_exp[g->level])
-			return rerr(g, pc, "forked inside a signal handler that interrupted an expanded library routine, it returned into the routine: not supported (build with aecc -fno-ae-memfn)");
+		if (g->rp && g->rp->done && g->level <= g->rp->inh) {
+			if (g->level_exp[g->level])
+				return rerr(g, pc, "forked inside a signal handler that interrupted an expanded library routine, it returned into the routine: not supported (build with aecc -fno-ae-memfn)");
+			g->rp->inh = g->level - 1;
+		}
 		g->mi++;
 		return 1;
 	}
 	if (k->m.type == TRBUF_MK_FORK && mk_ip(g, k) == next) {
 		g->mi++;
 		g->ck_vfork |= !!(k->m.arg2 & CLONE_VFORK);
+		if ((k->m.arg2 & CLONE_VM) && (k->m.arg2 & CLONE_VFORK) &&
+		    !(k->m.arg2 & CLONE_SETTLS))
+			g->vf_mi = g->mi;
 		if (g->ops.fork && g->ops.fork(g->ops.ctx, g, &k->m, next))
 			return -1;
 	}
@@ -2341,6 +2459,8 @@ static int indirect(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc,
 				return rerr(g, pc, "a signal handler left an expanded library routine it interrupted by longjmp (the routine's instructions come after the handler, whose result record they wait for): not regenerated exactly (build with aecc -fno-ae-memfn)");
 		if (l < g->level) {
 			g->level = l;
+			if (g->rp && g->rp->inh > l)
+				g->rp->inh = l;	/* (a child left inherited levels) */
 			g->unwind_pc = target;
 			longjmp(g->unwind[l], 1);
 		}
@@ -3003,6 +3123,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 	while (!g->stop) {
 		struct insn_vals iv = { 0 };
 		uint64_t next, at;
+		uint32_t at_gen;
 		int r, skip;
 
 		d = decode_next(g->p, d, d_pc, pc);
@@ -3039,6 +3160,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		if (skip && !expand_event(d) && (g->p->own_memfn >> skip & 1))
 			skip = 0;
 		at = g->pos;
+		at_gen = g->sgen;
 		if (records_before(g, d, pc, &iv, skip))
 			return g->stop ? 0 : -1;
 		if (iv.expand) {
@@ -3052,7 +3174,7 @@ static int run_loop(struct ae_regen *g, uint64_t pc)
 		/* (a rep instruction's are taken amid its iterations; a system
 		 * call's switch points after its records too) */
 		r = 0;
-		while (g->pos != at && !iv.have_rep &&
+		while ((g->pos != at || g->sgen != at_gen) && !iv.have_rep &&
 		       ((r = after_records(g, pc)) > 0 ||
 			(!r && d->enters_kernel &&
 			 switched_in_call(g, pc, pc + d->len, writes_bytes(d, 1)))))
@@ -3163,24 +3285,6 @@ struct ae_regen *ae_regen_new(struct ae_program *p, struct ae_tstream *s,
 	return g;
 }
 
-/* A private copy of cache vc, or NULL (none, or no memory: *err set). */
-static struct vcache *vc_copy(const struct vcache *vc, int *err)
-{
-	struct vcache *c;
-
-	if (!vc)
-		return NULL;
-	c = malloc(sizeof(*c));
-	if (!c) {
-		*err = 1;
-		return NULL;
-	}
-	*c = *vc;
-	c->refs = 1;
-	c->nvfork = 0;
-	return c;
-}
-
 /* Child g's value cache (ae_regen_clone()), into *vcp. Returns 0 or -1. */
 static int vc_fork(struct vcache **vcp, const struct ae_regen *g, struct ae_regen *o,
 		   uint64_t flags)
@@ -3215,6 +3319,8 @@ static struct ae_regen *regen_copy(const struct ae_regen *o)
 	*g = *o;
 	g->ck = NULL;
 	g->rp = NULL;
+	g->vfs = NULL;
+	g->nvfs = 0;
 	g->nrec = 0;
 	g->cap = o->n ? o->n : 1;
 	g->capsj = o->nsj ? o->nsj : 1;
@@ -3248,6 +3354,9 @@ static void checkpoint(struct ae_regen *g, uint64_t pc)
 	 * child it forks replays from here) */
 	replay_free(g, g->rp);
 	g->rp = NULL;
+	vfs_free(g->vfs, g->nvfs);	/* (in the checkpoint's cache) */
+	g->vfs = NULL;
+	g->nvfs = 0;
 	ae_regen_free(g->ck);
 	g->ck = c;
 	g->ck_pc = pc;
@@ -3298,6 +3407,14 @@ static void replay_wait(void *ctx)
 	g->rp->st[g->rp->cur].s.final = 1;
 }
 
+static void stage_free(struct stage *st)
+{
+	vfs_free(st->vfs, st->nvfs);
+	ae_tstream_free(&st->s);
+	free(st->stk);
+	free(st->pvc);
+}
+
 /*
  * The replay took a FORK marker: at the one its stage ends at, check that
  * it reached it as the task did, and become that task's child: its value
@@ -3309,6 +3426,7 @@ static int replay_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker 
 	struct replay *rp = g->rp;
 	struct stage *st = &rp->st[rp->cur];
 	int last = rp->cur == rp->nst - 1;
+	uint64_t base = st->s.base;
 	const char *what = NULL;
 
 	(void)ctx;
@@ -3350,42 +3468,51 @@ static int replay_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker 
 		for (size_t i = 0; i < g->n; i++)
 			g->fr[i].ds.known &= ~SP_REGS;
 	if (last) {
+		uint64_t kept = 0;
+
 		g->s = rp->s_child;
 		g->sink = rp->sink;
 		g->ops = rp->ops;
 		g->s->eager = g->debug;
-		/* kept whole until its first checkpoint: a child it forks in
-		 * this handler replays it (a chain) */
-		rp->own_base = g->s->base;
-		rp->own_mbase = g->s->mk_base;
-		g->s->pinned = 1;
-		g->s->pin_pos = rp->own_base;
-		g->s->pin_mi = rp->own_mbase;
+		rp->inh = g->level;
 		rp->done = 1;
+		/* kept until its first checkpoint, as its own stream from the
+		 * start: a child it forks in this handler replays them (a
+		 * chain), unless they are large (many children forked late
+		 * in a long handler would each keep that much) */
+		for (int i = 0; i < rp->nst; i++)
+			kept += rp->st[i].s.end - rp->st[i].s.base;
+		if (kept > CHAIN_KEEP) {
+			for (int i = 0; i < rp->nst; i++)
+				stage_free(&rp->st[i]);
+			rp->nst = 0;
+			rp->nochain = 1;
+		} else {
+			rp->own_base = g->s->base;
+			rp->own_mbase = g->s->mk_base;
+			g->s->pinned = 1;
+			g->s->pin_pos = rp->own_base;
+			g->s->pin_mi = rp->own_mbase;
+		}
 	} else {
 		g->s = &rp->st[++rp->cur].s;
 	}
 	g->pos = g->s->base;
 	g->mi = g->s->mk_base;
+	g->sgen++;	/* (an offset of the stream it left is no offset here) */
 	memset(&g->st, 0, sizeof(g->st));
 	g->sw_taken = 0;
 	g->mk_keep = UINT64_MAX;
 	g->vw.active = g->sww.active = g->xw.active = g->xsw.active = 0;
 	g->kill_edge = g->kill_skip = 0;
+	g->vf_mi = 0;	/* (an index in the stream it leaves) */
 	g->nrec = 0;
 	g->stop = g->finishing = g->sink_stop = 0;
 	if (g->debug)
 		fprintf(stderr, "aetrace: %sreplayed its %sparent from offset %llu to the fork at level %d%s\n",
-			g->name, last ? "" : "grand", (unsigned long long)st->s.base, g->level,
+			g->name, last ? "" : "grand", (unsigned long long)base, g->level,
 			last ? ": its own trace from here" : "");
 	return 0;
-}
-
-static void stage_free(struct stage *st)
-{
-	ae_tstream_free(&st->s);
-	free(st->stk);
-	free(st->pvc);
 }
 
 static void replay_free(struct ae_regen *g, struct replay *rp)
@@ -3459,7 +3586,8 @@ static int stage_fork(struct stage *st, const struct stage *src, const struct ae
 	}
 	st->stk = malloc((st->n ? st->n : 1) * sizeof(*st->stk));
 	st->pvc = vc_copy(src ? src->pvc : o->vc, &err);
-	if (!st->stk || err)
+	if (!st->stk || err || vfs_copy(&st->vfs, &st->nvfs, src ? src->vfs : o->vfs,
+					  src ? src->nvfs : o->nvfs))
 		return -1;
 	memcpy(st->stk, src ? src->stk : o->stk, st->n * sizeof(*st->stk));
 	return 0;
@@ -3486,8 +3614,12 @@ struct ae_regen *ae_regen_clone_replay(struct ae_regen *o, struct ae_tstream *s,
 	}
 	base = orp ? orp->own_base : o->ck->pos;
 	mbase = orp ? orp->own_mbase : o->ck->mi;
+	if (orp && orp->nochain) {
+		*why = "its parent, forked inside a handler too and not back at level 0 since, let go of its replay (more than " CHAIN_KEEP_TEXT " of trace): not supported";
+		return NULL;
+	}
 	if (base < ps->base || mbase < ps->mk_base || mbase > ps->mk_base + ps->nmk) {
-		*why = "its parent's trace since its last checkpoint was not kept (the handler ran for more than " AE_TSTREAM_PIN_MAX_TEXT " of trace): not supported";
+		*why = "its parent's trace since its last checkpoint was not kept (a stream keeps at most " AE_TSTREAM_PIN_MAX_TEXT " past one): not supported";
 		return NULL;
 	}
 	for (int i = 0; orp && i < orp->nst; i++)
@@ -3600,6 +3732,7 @@ void ae_regen_free(struct ae_regen *g)
 		return;
 	ae_regen_free(g->ck);
 	replay_free(g, g->rp);
+	vfs_free(g->vfs, g->nvfs);
 	vc_put(g);
 	free(g->stk);
 	free(g->fr);

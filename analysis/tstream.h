@@ -55,8 +55,8 @@ struct ae_tstream {
 	uint64_t pin_pos, pin_mi;
 };
 
-#define AE_TSTREAM_PIN_MAX	(64ull << 20)
-#define AE_TSTREAM_PIN_MAX_TEXT	"64 MiB"
+#define AE_TSTREAM_PIN_MAX	(16ull << 20)
+#define AE_TSTREAM_PIN_MAX_TEXT	"16 MiB"
 
 /*
  * Append bytes / a marker at the current end: 0 or -1 (out of memory).

@@ -223,7 +223,7 @@ PY
 	# Children forked inside signal handlers (tests/workload/sigfork):
 	# each replays its parent's trace to the fork, then returns from
 	# the handlers (or leaves by siglongjmp) into its own trace.
-	whole sigfork 12
+	whole sigfork 16 300
 	# each child replays from its parent's last checkpoint (the two
 	# grandchildren a chain: their grandparent's trace, then their
 	# parent's own): with checkpoints at their default distance, at
@@ -238,8 +238,8 @@ PY
 		grep -o 'replayed its [a-z]* from offset [0-9]*' "$d/err.ck" >"$d/from.${b:-default}"
 		n=$(grep -c 'its parent from' "$d/from.${b:-default}")
 		n2=$(grep -c 'grandparent from' "$d/from.${b:-default}")
-		check "sigfork: checkpoints ${b:-64 KiB (the default)} bytes apart: 14 replays of a parent ($n), 2 of a grandparent ($n2), the same images" \
-			test "$r" = 0 -a "$n" = 14 -a "$n2" = 2 -a -z "$(diff -r "$d/regen" "$d/ck")"
+		check "sigfork: checkpoints ${b:-64 KiB (the default)} bytes apart: 16 replays of a parent ($n), 2 of a grandparent ($n2), the same images" \
+			test "$r" = 0 -a "$n" = 16 -a "$n2" = 2 -a -z "$(diff -r "$d/regen" "$d/ck")"
 	done
 	check "sigfork: the replays started elsewhere with a checkpoint at nearly every instruction" \
 		test "$(cat "$d/from.default")" != "$(cat "$d/from.0")"

@@ -52,7 +52,7 @@ for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
 done
 cmd="./runall ./pingpong 30 : ./forkexec ./leaf 60 : ./threads 40"
 # the data-traced workload: its own build in $w/d (i: traced, o: twins)
-dcmd="$cmd : ./sigthreads 10 : ./sigfork 12"
+dcmd="$cmd : ./sigthreads 10 : ./sigfork 16"
 mkdir -p "$w/d/i" "$w/d/o"
 for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
 	bin/aecc -fae-data -O2 -Wall -o "$w/d/i/$p" "tests/workload/$p.c" >"$w/d/aecc.log" 2>&1 &&
@@ -77,7 +77,7 @@ g=tests/host/regen-vm-guest.sh
 vm/run --smp 2 --timeout 1200 -- bash -c "
 	$g $w $w/run '0 4096' '$cmd' '$cmd' || exit 1
 	$g $w $w/sig 0 './sigthreads 10' './sigthreads 10' || exit 1
-	$g $w $w/sigf 0 './sigfork 12' './sigfork 12' || exit 1
+	$g $w $w/sigf 0 './sigfork 16' './sigfork 16' || exit 1
 	AE_STEP_FLAGS=--data $g $w/d $w/data 0 '$dcmd' '$dcmd' || exit 1
 	for m in none reg flags vector; do $g $w/c $w/ctx-\$m 0 \"./ctxd \$m\" '' || exit 1; done
 	for m in pad race gpr; do $g $w/c $w/cv-\$m 0 \"./cv \$m\" '' || exit 1; done

@@ -3,29 +3,43 @@
  * sigfork - forks inside signal handlers. Each child returns from its copy
  * of the handler's frame to the code the signal interrupted and goes on
  * with the parent's work there before it exits, so its trace begins
- * inside the handler and ends in the program. Round i of N, by i % 6:
+ * inside the handler and ends in the program. Round i of N, by i % 8:
  *   0  SIGUSR1's handler forks (raise(): delivered after a system call);
  *   1  SIGUSR2's handler raises SIGUSR1, whose handler forks: the child
  *      returns from both handlers;
- *   2  SIGALRM's handler vforks a child that _exits at once;
+ *   2  SIGALRM's handler vforks a child that _exits at once, then forks
+ *      (the child's replay passes the vfork, whose child's stores into
+ *      the shared value cache it must take from its parent);
  *   3  SIGPROF's handler forks, and the child leaves the handler by
  *      siglongjmp;
  *   4  a load from a page made inaccessible faults: the SIGSEGV handler
  *      makes it readable and forks, and both load again;
  *   5  SIGUSR1's handler forks, and the child forks again before it
  *      leaves the handler: the grandchild's state is both traces (it
- *      replays a chain); the child waits for it in the handler.
+ *      replays a chain); the child waits for it in the handler;
+ *   6  a memcpy into a read-only page faults (amid the expanded routine
+ *      in a -fae-data build): the SIGSEGV handler makes it writable and
+ *      returns into the memcpy; then SIGUSR1's handler forks (the
+ *      child's replay passes the first handler's return).
+ *   7  SIGPIPE's handler starts a thread and joins it; the thread forks
+ *      (a thread made in a handler never returns from it: it starts at
+ *      level 0, and its fork is an ordinary one).
+ * REPEAT (default 1) repeats each round's work: with 300, a checkpoint
+ * lies in the middle of the trace and the stream keeps only what
+ * follows it.
  * The signals come from the program itself, where no timing decides, so
  * the stepper (ae-step --split) sees the run the capture saw. The parent
  * waits for each child before the next round.
  *
- * usage: sigfork N
+ * usage: sigfork N [REPEAT]
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,9 +47,23 @@
 static volatile sig_atomic_t child;	/* forked inside a handler */
 static volatile pid_t kid;		/* the child the last handler forked */
 static volatile sig_atomic_t twice;	/* the child forks again (round 5) */
+static volatile sig_atomic_t segv_fork;	/* SIGSEGV's handler forks (round 4) */
+static volatile size_t cpy = 256;	/* (not a constant gcc copies inline) */
 static sigjmp_buf jb;
 static char *page;
 static long data[64];
+
+/* Some loads and stores that depend on i. */
+static long work(int i)
+{
+	long s = 0;
+
+	for (int j = 0; j < 64; j++) {
+		data[(j * 7 + i) & 63] += j ^ i;
+		s += data[j];
+	}
+	return s;
+}
 
 static void fork_here(void)
 {
@@ -71,12 +99,15 @@ static void on_usr2(int sig)
 static void on_alrm(int sig)
 {
 	pid_t p;
+	int st = 0;
 
 	(void)sig;
 	p = vfork();
 	if (p == 0)
 		_exit(7);
-	kid = p;
+	if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st))
+		data[2] += WEXITSTATUS(st);
+	fork_here();
 }
 
 static void on_prof(int sig)
@@ -87,37 +118,49 @@ static void on_prof(int sig)
 		siglongjmp(jb, 1);
 }
 
+static void *thread_forks(void *arg)
+{
+	pid_t p = fork();
+
+	(void)arg;
+	if (p == 0)
+		_exit(work(3) & 0x7f);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	return NULL;
+}
+
+static void on_pipe(int sig)
+{
+	pthread_t t;
+
+	(void)sig;
+	if (!pthread_create(&t, NULL, thread_forks, NULL))
+		pthread_join(t, NULL);
+}
+
 static void on_segv(int sig)
 {
 	(void)sig;
 	mprotect(page, 4096, PROT_READ | PROT_WRITE);
-	fork_here();
+	if (segv_fork)
+		fork_here();
 }
 
-/* Some loads and stores that depend on i. */
-static long work(int i)
-{
-	long s = 0;
-
-	for (int j = 0; j < 64; j++) {
-		data[(j * 7 + i) & 63] += j ^ i;
-		s += data[j];
-	}
-	return s;
-}
 
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 0;
-	int sigs[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGPROF, SIGSEGV };
-	void (*handlers[])(int) = { on_usr1, on_usr2, on_alrm, on_prof, on_segv };
+	int repeat = argc > 2 ? atoi(argv[2]) : 1;
+	int sigs[] = { SIGUSR1, SIGUSR2, SIGALRM, SIGPROF, SIGSEGV, SIGPIPE };
+	void (*handlers[])(int) = { on_usr1, on_usr2, on_alrm, on_prof, on_segv, on_pipe };
 	long total = 0;
 
-	if (n <= 0) {
-		fprintf(stderr, "usage: sigfork N\n");
+	if (n <= 0 || repeat <= 0) {
+		fprintf(stderr, "usage: sigfork N [REPEAT]\n");
 		return 2;
 	}
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		struct sigaction sa = { .sa_handler = handlers[k] };
 
 		sigemptyset(&sa.sa_mask);
@@ -129,26 +172,38 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		long s = work(i);
+		long s = 0;
 		int st;
 
-		switch (i % 6) {
+		for (int r = 0; r < repeat; r++)
+			s += work(i + r);
+		switch (i % 8) {
 		case 3:
 			if (sigsetjmp(jb, 1))
 				break;
 			raise(SIGPROF);
 			break;
 		case 4:
+			segv_fork = 1;
 			mprotect(page, 4096, PROT_NONE);
 			s += *(volatile long *)(page + 8 * (i & 7));
+			segv_fork = 0;
 			break;
 		case 5:
 			twice = 1;
 			raise(SIGUSR1);
 			twice = 0;
 			break;
+		case 6:
+			mprotect(page, 4096, PROT_READ);
+			memcpy(page + 64 + (i & 7), data, cpy);
+			raise(SIGUSR1);
+			break;
+		case 7:
+			raise(SIGPIPE);
+			break;
 		default:
-			raise(sigs[i % 6]);
+			raise(sigs[i % 8]);
 			break;
 		}
 		if (child)
