@@ -7,9 +7,10 @@
  *   0  SIGUSR1's handler forks (raise(): delivered after a system call);
  *   1  SIGUSR2's handler raises SIGUSR1, whose handler forks: the child
  *      returns from both handlers;
- *   2  SIGALRM's handler vforks a child that _exits at once, then forks
- *      (the child's replay passes the vfork, whose child's stores into
- *      the shared value cache it must take from its parent);
+ *   2  SIGALRM's handler vforks a child that loads an index and
+ *      _exits, then forks (the child's replay passes the vfork, whose
+ *      child's store into the shared value cache it must take from its
+ *      parent);
  *   3  SIGPROF's handler forks, and the child leaves the handler by
  *      siglongjmp;
  *   4  a load from a page made inaccessible faults: the SIGSEGV handler
@@ -103,8 +104,8 @@ static void on_alrm(int sig)
 
 	(void)sig;
 	p = vfork();
-	if (p == 0)
-		_exit(7);
+	if (p == 0)	/* (a load whose value is an index: a value-cache record) */
+		_exit((int)(data[data[3] & 63] & 0x7f));
 	if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st))
 		data[2] += WEXITSTATUS(st);
 	fork_here();
