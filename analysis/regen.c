@@ -73,19 +73,6 @@ struct frame {
 	uint64_t call_pc;
 };
 
-/*
- * A child forked inside a signal handler. Its state at the fork is its
- * parent's, and that includes the handlers it is in, whose interrupted
- * levels the regenerator keeps on its C stack (deliver() and whatever was
- * reading when the signal came). So the child replays its parent's trace
- * from the parent's last checkpoint to the fork, writing no records,
- * then goes on over its own stream with that stack. The replay must
- * reach the fork as the parent did (offset, nesting, call stack,
- * registers, value cache): that is checked. A child that such a child
- * forks before it left the handler replays a chain: the first parent's
- * trace to the first fork, then the second's own from its start to the
- * second (one stage each).
- */
 /* The value cache after a vfork child's trace ended (its stores are in
  * no replay of its parent): FORK marker index + 1, and the cache. */
 struct vfsnap {
@@ -116,6 +103,19 @@ struct stage {
 #define CHAIN_KEEP	(1u << 20)
 #define CHAIN_KEEP_TEXT	"1 MiB"
 
+/*
+ * A child forked inside a signal handler. Its state at the fork is its
+ * parent's, and that includes the handlers it is in, whose interrupted
+ * levels the regenerator keeps on its C stack (deliver() and whatever was
+ * reading when the signal came). So the child replays its parent's trace
+ * from the parent's last checkpoint to the fork, writing no records,
+ * then goes on over its own stream with that stack. The replay must
+ * reach the fork as the parent did (offset, nesting, call stack,
+ * registers, value cache): that is checked. A child that such a child
+ * forks before it left the handler replays a chain: the first parent's
+ * trace to the first fork, then the second's own from its start to the
+ * second (one stage each).
+ */
 struct replay {
 	struct stage *st;
 	int nst, cur;		/* the stages, the one being replayed */
