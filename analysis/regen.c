@@ -743,8 +743,7 @@ static int deliver(struct ae_regen *g)
 	g->level_cx[g->level + 1] = g->rep_cut || (g->data && (g->ds.known & (1u << 1))) ?
 				    m->cx : ~0ull;
 	g->level_xin[g->level + 1] = g->xentry && mk_ip(g, k) != g->xentry;
-	g->level_exp[g->level + 1] = g->expanding || g->in_emu || g->xentry ||
-				     (g->level && g->level_exp[g->level]);
+	g->level_exp[g->level + 1] = g->expanding || g->in_emu || g->xentry;
 	g->rep_cut = 0;
 	g->mi++;
 	g->st.signals++;
@@ -2165,6 +2164,11 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		return 1;
 	}
 	if (k->m.type == TRBUF_MK_FORK && mk_ip(g, k) == next) {
+		/* a vfork child's stores are in the cache before the task
+		 * forks again (the kernel ran nothing of it in between): the
+		 * new child's copy and a replay's snapshot must have them */
+		if ((g->vf_mi || (g->vc && g->vc->nvfork)) && !vc_for(g, pc, 0))
+			return -1;
 		g->mi++;
 		g->ck_vfork |= !!(k->m.arg2 & CLONE_VFORK);
 		if ((k->m.arg2 & CLONE_VM) && (k->m.arg2 & CLONE_VFORK) &&

@@ -176,9 +176,11 @@ static int check_pairing(const char *sched, struct imk *v, size_t n)
 			c->first_index = index;
 			c->cpu = -2;	/* must switch in */
 			/* forked inside handlers, it returns from them too,
-			 * unless the clone gave it a stack of its own (a
-			 * thread: CLONE_VM without CLONE_VFORK) */
-			if (!(m.arg2 & 0x100) || (m.arg2 & 0x4000))
+			 * unless it shares its parent's memory (CLONE_VM: a
+			 * thread on a stack of its own, a vfork child that
+			 * must not return: the regenerator starts those
+			 * outside them too) */
+			if (!(m.arg2 & 0x100))
 				c->sig_depth = t->sig_depth;
 			break;
 		}

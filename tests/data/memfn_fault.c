@@ -13,8 +13,11 @@
  * the emulation's %rcx was 0). Deterministic: the regeneration must equal the
  * stepper's trace of the twin, which faults at the same iteration. With
  * "fork", the first fault's handler forks a child that exits in the
- * handler, with "forkret" one that returns into memcpy as its parent does
- * (aetrace-errors: the first regenerates, the second child is refused). */
+ * handler, with "forkret" one that returns into memcpy as its parent does,
+ * with "forknest" the handler raises SIGUSR1, whose handler forks a
+ * child that returns into the SIGSEGV handler and exits there
+ * (aetrace-errors: the first and third regenerate, the second child is
+ * refused). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,7 +31,14 @@ static long page;
 static volatile int faults;
 static sigjmp_buf jb;
 static int jump;
-static int forking;	/* 1: fork, 2: forkret */
+static int forking;	/* 1: fork, 2: forkret, 3: forknest */
+static volatile sig_atomic_t nested_child;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	nested_child = fork() == 0;
+}
 static volatile size_t head_len = 64;	/* (not a constant gcc copies inline) */
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -38,6 +48,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	faults++;
+	if (forking == 3) {
+		forking = 0;
+		raise(SIGUSR1);
+		if (nested_child)
+			_exit(0);
+		wait(NULL);
+	}
 	if (forking) {
 		pid_t p = fork();
 
@@ -80,7 +97,9 @@ int main(int argc, char **argv)
 		return 1;
 	jump = argc > 1 && !strcmp(argv[1], "jump");
 	forking = argc > 1 && !strcmp(argv[1], "fork") ? 1 :
-		  argc > 1 && !strcmp(argv[1], "forkret") ? 2 : 0;
+		  argc > 1 && !strcmp(argv[1], "forkret") ? 2 :
+		  argc > 1 && !strcmp(argv[1], "forknest") ? 3 : 0;
+	signal(SIGUSR1, on_usr1);
 	sigemptyset(&sa.sa_mask);
 	if (argc < 2 || strcmp(argv[1], "kill"))
 		sigaction(SIGSEGV, &sa, 0);

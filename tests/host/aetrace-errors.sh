@@ -364,6 +364,12 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	expect_error "... one whose child returns into the memcpy: refused by name" \
 		"forked inside a signal handler that interrupted an expanded library routine, it returned into the routine: not supported" \
 		"$top/bin/aetrace" regen --format=lackey mfr.zst mf2
+	# ... and one whose child, forked in a handler nested in that one,
+	# returns into the outer handler (not the routine) and exits there
+	"$top/bin/aerun" -q -o mfn.zst -- ./mf2 forknest >/dev/null &&
+		"$top/bin/aetrace" stats mfn.zst mf2 >out 2>err &&
+		[ "$(awk '$NF == "exit"' out | wc -l)" = 2 ]
+	result "... one whose child, forked in a nested handler, returns into the outer handler and exits: both regenerate"
 	# a fault in strlen, whose result record comes after the handler's
 	# bytes, the handler returning: it was taken at the entry, silently
 	cat > sfault.c <<'EOF'
@@ -409,6 +415,7 @@ else
 	ok "a fault that fits two expanded calls # SKIP no data-traced musl or the program did not build"
 	ok "a fault amid an expanded memcpy whose handler forks # SKIP no data-traced musl or the program did not build"
 	ok "... one whose child returns into the memcpy # SKIP no data-traced musl or the program did not build"
+	ok "... one whose child, forked in a nested handler, returns into the outer handler # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen # SKIP no data-traced musl or the program did not build"
 	ok "a fault inside an expanded strlen, siglongjmp # SKIP no data-traced musl or the program did not build"
 fi
