@@ -1001,6 +1001,26 @@ static int vf_done(struct ae_regen *g, struct vcache *vc)
 	return 0;
 }
 
+/* Is cache vc still to be changed by a vfork child of g's? */
+static int vc_pending(const struct vcache *vc, const struct ae_regen *g)
+{
+	return vc->nvfork && vc->vfork[vc->nvfork - 1] != g;
+}
+
+/*
+ * Before a FORK: wait for a vfork child's trace to end, while g's stream
+ * may still grow (at a capture's end it does not, and the child may not
+ * have been regenerated yet: a copy made then says its cache is
+ * unknown, vc_fork()), and keep the cache as it left it. Returns 0, or
+ * -1 (no memory).
+ */
+static int vc_settle(struct ae_regen *g)
+{
+	while (vc_pending(g->vc, g) && !wait_more(g))
+		;
+	return g->vf_mi && !vc_pending(g->vc, g) ? vf_done(g, g->vc) : 0;
+}
+
 static void vfs_free(struct vfsnap *v, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -2167,8 +2187,8 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		/* a vfork child's stores are in the cache before the task
 		 * forks again (the kernel ran nothing of it in between): the
 		 * new child's copy and a replay's snapshot must have them */
-		if ((g->vf_mi || (g->vc && g->vc->nvfork)) && !vc_for(g, pc, 0))
-			return -1;
+		if (g->vc && (g->vf_mi || g->vc->nvfork) && vc_settle(g))
+			return rerr(g, pc, "out of memory");
 		g->mi++;
 		g->ck_vfork |= !!(k->m.arg2 & CLONE_VFORK);
 		if ((k->m.arg2 & CLONE_VM) && (k->m.arg2 & CLONE_VFORK) &&
@@ -3300,6 +3320,8 @@ static int vc_fork(struct vcache **vcp, const struct ae_regen *g, struct ae_rege
 		return 0;	/* all zero, or the new TLS musl zeroed */
 	if (!(flags & CLONE_VM)) {
 		*vcp = vc_copy(o->vc, &err);
+		if (*vcp && vc_pending(o->vc, o))
+			(*vcp)->unknown = "copied before its parent's vfork child's trace ended";
 		return err ? -1 : 0;
 	}
 	vc = *vcp = o->vc;
