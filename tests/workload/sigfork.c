@@ -135,11 +135,19 @@ static void on_prof(int sig)
 		siglongjmp(jb, 1);
 }
 
+static int go[2];	/* round 7: the thread forks once pthread_create returned */
+
 static void *thread_forks(void *arg)
 {
-	pid_t p = fork();
+	pid_t p;
+	char c;
 
 	(void)arg;
+	/* (pthread_create's caller holds a lock fork takes until it returns:
+	 * a race whose spins differ between runs) */
+	if (read(go[0], &c, 1) != 1)
+		return NULL;
+	p = fork();
 	if (p == 0)
 		_exit(work(3) & 0x7f);
 	if (p > 0)
@@ -152,8 +160,11 @@ static void on_pipe(int sig)
 	pthread_t t;
 
 	(void)sig;
-	if (!pthread_create(&t, NULL, thread_forks, NULL))
+	if (!pthread_create(&t, NULL, thread_forks, NULL)) {
+		if (write(go[1], "", 1) != 1)
+			_exit(1);
 		pthread_join(t, NULL);
+	}
 }
 
 static void on_segv(int sig)
@@ -184,8 +195,8 @@ int main(int argc, char **argv)
 		sigaction(sigs[k], &sa, NULL);
 	}
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED) {
-		perror("sigfork: mmap");
+	if (page == MAP_FAILED || pipe(go)) {
+		perror("sigfork: mmap, pipe");
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
