@@ -3477,22 +3477,15 @@ static int replay_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker 
 			 (unsigned long long)st->s.base, what);
 		return rerr(g, pc, msg);
 	}
+	/* (in the chain, the task's own copy goes on: a fork's child
+	 * copies its parent's cache, and no stage has CLONE_VM) */
 	if (last) {
 		vc_put(g);
 		g->vc = rp->vc;
 		rp->vc = NULL;
-	} else if (st->flags & CLONE_SETTLS) {
-		vc_put(g);	/* the new TLS musl zeroed */
-	} else if (g->vc && (st->flags & CLONE_VM) && !(st->flags & CLONE_VFORK)) {
-		g->vc->unknown = "shared by tasks that ran at once: a clone with CLONE_VM and neither CLONE_SETTLS nor CLONE_VFORK";
 	}
-	/* (otherwise, in the chain, a copy of the task's, or the one it
-	 * shares with its vfork child, whose parent the replay leaves) */
 	/* as ae_regen_clone(): the system call's record gives %rsp */
 	g->ds.known &= ~(1u << AE_DF_RSP);
-	if ((st->flags & CLONE_VM) && !(st->flags & CLONE_VFORK))
-		for (size_t i = 0; i < g->n; i++)
-			g->fr[i].ds.known &= ~SP_REGS;
 	if (last) {
 		uint64_t kept = 0;
 
@@ -3634,6 +3627,11 @@ struct ae_regen *ae_regen_clone_replay(struct ae_regen *o, struct ae_tstream *s,
 	int n;
 
 	*why = "out of memory";
+	if (clone_flags & CLONE_VM) {
+		/* (it never returns from the handlers: ae_regen_clone()) */
+		*why = "a child that shares its parent's memory is not replayed (internal error)";
+		return NULL;
+	}
 	if (!o->ck && !(orp && orp->done)) {
 		*why = "no checkpoint of the parent's state before the handler to replay from: not supported";
 		return NULL;

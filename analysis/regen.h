@@ -148,7 +148,9 @@ struct ae_regen *ae_regen_clone(struct ae_regen *g, struct ae_tstream *s,
  * its state, so the child first replays g's trace from g's last
  * checkpoint to that fork, writing no records, and checks that it
  * reached the fork as g did. Its ae_regen_run() must start at *pc, the
- * checkpoint's twin address. NULL with *why set: no checkpoint (ops had
+ * checkpoint's twin address. Not for a child with CLONE_VM, which never
+ * returns from the handlers (ae_regen_clone() serves it). NULL with *why
+ * set: no checkpoint (ops had
  * no fork callback, or no instruction ran at level 0 before the
  * handler), no memory.
  */

@@ -245,20 +245,21 @@ static int co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, 
 {
 	struct task *t = ctx, *c = find_child(t->sr, (int32_t)m->arg);
 	const char *why = "out of memory";
+	/* (a child with CLONE_VM runs on a stack of its own, or vfork's,
+	 * and never returns from its parent's handlers: a thread, a spawn,
+	 * a vfork child that execs or exits; it starts at level 0) */
+	int replay = ae_regen_level(g) > 0 && !(m->arg2 & CLONE_VM);
 
 	if (!c)
 		return 0;
 	c->pc = pc;
-	/* (a child with CLONE_VM runs on a stack of its own, or vfork's,
-	 * and never returns from its parent's handlers: a thread, a spawn,
-	 * a vfork child that execs or exits; it starts at level 0) */
-	if (ae_regen_level(g) > 0 && !(m->arg2 & CLONE_VM))
+	if (replay)
 		c->g = ae_regen_clone_replay(g, &c->s, &c->sink, task_ops(c), m->arg2, &c->pc, &why);
 	else
 		c->g = ae_regen_clone(g, &c->s, &c->sink, task_ops(c), m->arg2);
 	c->state = T_READY;
 	if (!c->g) {
-		if (ae_regen_level(g) > 0 && !(m->arg2 & CLONE_VM))
+		if (replay)
 			tfail(c, "forked inside a signal handler of its parent: %s", why);
 		else
 			tfail(c, "%s", why);

@@ -45,6 +45,12 @@ refused_run() {
 	expect_error "$1" "$2" "$top/bin/aetrace" regen "$4.zst" "$3"
 }
 
+# all_exit ZST PROG N: aetrace stats of capture ZST ends N tasks at their
+# exit (the table in out)
+all_exit() {
+	"$top/bin/aetrace" stats "$1" "$2" >out 2>err && [ "$(awk '$NF == "exit"' out | wc -l)" = "$3" ]
+}
+
 # result NAME: ok NAME if the command just run succeeded, else not ok
 # with the head of err
 result() {
@@ -356,9 +362,7 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	# exits in the handler regenerates (it replays its parent through
 	# the expansion to the fork); one that returns into the routine is
 	# refused by name (the expansion would read its parent's markers)
-	"$top/bin/aerun" -q -o mff.zst -- ./mf2 fork >/dev/null &&
-		"$top/bin/aetrace" stats mff.zst mf2 >out 2>err &&
-		[ "$(awk '$NF == "exit"' out | wc -l)" = 2 ]
+	"$top/bin/aerun" -q -o mff.zst -- ./mf2 fork >/dev/null && all_exit mff.zst mf2 2
 	result "a fault amid an expanded memcpy whose handler forks a child that exits there: both regenerate"
 	"$top/bin/aerun" -q -o mfr.zst -- ./mf2 forkret >/dev/null
 	expect_error "... one whose child returns into the memcpy: refused by name" \
@@ -366,9 +370,7 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 		"$top/bin/aetrace" regen --format=lackey mfr.zst mf2
 	# ... and one whose child, forked in a handler nested in that one,
 	# returns into the outer handler (not the routine) and exits there
-	"$top/bin/aerun" -q -o mfn.zst -- ./mf2 forknest >/dev/null &&
-		"$top/bin/aetrace" stats mfn.zst mf2 >out 2>err &&
-		[ "$(awk '$NF == "exit"' out | wc -l)" = 2 ]
+	"$top/bin/aerun" -q -o mfn.zst -- ./mf2 forknest >/dev/null && all_exit mfn.zst mf2 2
 	result "... one whose child, forked in a nested handler, returns into the outer handler and exits: both regenerate"
 	# a fault in strlen, whose result record comes after the handler's
 	# bytes, the handler returning: it was taken at the entry, silently
