@@ -39,6 +39,7 @@ static void usage(FILE *f)
 		"         PROG, the path each task recorded (if it is the same image)\n"
 		"  -o FILE       every instruction of every task (default: standard output)\n"
 		"  --split DIR   one file per task and program image: DIR/PID.TID.PROG.FMT\n"
+		"                (PROG.K.FMT: the task's K-th image of PROG, after execs of itself)\n"
 		"  --per-cpu DIR each CPU's instructions in execution order, DIR/cpuN.FMT,\n"
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"

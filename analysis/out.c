@@ -17,12 +17,27 @@ struct obuf {
 	int err;
 };
 
+/*
+ * A task image's --split file. A task that execs the program of one of its
+ * earlier images must not write over that image's file, and the tasks of a
+ * capture are regenerated in no set order (a vfork child's image after its
+ * exec can be regenerated before the one before it): an image's file is
+ * written where no other image's is, and gets its name, by image order,
+ * when the output is closed (split_names()).
+ */
 struct split {
-	int32_t tid;
+	int32_t pid, tid;
 	int image;
-	struct obuf *b;
-	struct split *next;
+	unsigned int seq;	/* order of opening */
+	char *prog;
+	char *path;		/* where it is written now */
+	int part;		/* path is a name of its own, not its plain one */
+	struct obuf *b;		/* NULL once the image ended */
+	struct split *next;	/* every split */
+	struct split *tnext;	/* the splits of tids in its bucket */
 };
+
+#define SPLIT_BUCKETS 1024
 
 struct ae_out {
 	struct ae_out_opts o;
@@ -34,7 +49,10 @@ struct ae_out {
 		int32_t tid, late_tid;
 	} *owner;
 	int ncpu;
-	struct split *splits;
+	struct split *splits;	/* every image's, ended ones too */
+	struct split *by_tid[SPLIT_BUCKETS];
+	struct split *last;	/* the last record's (a task's come in runs) */
+	unsigned int nsplit;
 	int err;
 };
 
@@ -158,32 +176,133 @@ static size_t fmt_mem(const struct ae_out *o, char *p, int acc, uint64_t addr, u
 	return p - s;
 }
 
+/* DIR/PID.TID.PROG.FMT, or with ".K" before FMT for the K-th image of PROG. */
+static char *split_path(const struct ae_out *o, const struct split *s, int k)
+{
+	char *path;
+	int n;
+
+	if (k > 1)
+		n = asprintf(&path, "%s/%d.%d.%s.%d.%s", o->o.split_dir, s->pid, s->tid, s->prog,
+			     k, o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
+	else
+		n = asprintf(&path, "%s/%d.%d.%s.%s", o->o.split_dir, s->pid, s->tid, s->prog,
+			     o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
+	return n < 0 ? NULL : path;
+}
+
 static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 {
-	struct split *s;
-	char path[4096];
+	struct split *s, *e;
+	int n;
 
-	for (s = o->splits; s; s = s->next)
-		if (s->tid == t->tid && s->image == t->image)
+	s = o->last;
+	if (s && s->b && s->tid == t->tid && s->image == t->image)
+		return s->b;
+	for (s = o->by_tid[(uint32_t)t->tid % SPLIT_BUCKETS]; s; s = s->tnext) {
+		if (s->b && s->tid == t->tid && s->image == t->image) {
+			o->last = s;
 			return s->b;
+		}
+	}
 	if (o->err)
 		return NULL;	/* (a file failed to open: said once) */
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/%d.%d.%s.%s", o->o.split_dir, t->pid, t->tid,
-		 t->prog ? t->prog : "unknown", o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
-	s->b = ob_open(path);
-	if (!s->b) {
-		free(s);
-		o->err = 1;
-		return NULL;
-	}
+		goto err_nomem;
+	s->pid = t->pid;
 	s->tid = t->tid;
 	s->image = t->image;
+	s->seq = o->nsplit++;
+	s->prog = strdup(t->prog ? t->prog : "unknown");
+	s->path = s->prog ? split_path(o, s, 1) : NULL;
+	if (!s->path)
+		goto err_free_split;
+	/* the name another image of the task took first: a name of its own */
+	for (e = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS]; e; e = e->tnext)
+		if (e->tid == s->tid && !strcmp(e->prog, s->prog))
+			break;
+	if (e) {
+		free(s->path);
+		n = asprintf(&s->path, "%s/%d.%d.%s.image%d-%u.%s.part", o->o.split_dir, s->pid,
+			     s->tid, s->prog, s->image, s->seq,
+			     o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
+		if (n < 0) {
+			s->path = NULL;
+			goto err_free_split;
+		}
+		s->part = 1;
+	}
+	s->b = ob_open(s->path);
+	if (!s->b) {
+		o->err = 1;
+		goto err_free_split;
+	}
 	s->next = o->splits;
 	o->splits = s;
+	s->tnext = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS];
+	o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS] = s;
 	return s->b;
+
+err_free_split:
+	if (s) {
+		free(s->prog);
+		free(s->path);
+		free(s);
+	}
+err_nomem:
+	if (!o->err)
+		fprintf(stderr, "aetrace: out of memory\n");
+	o->err = 1;
+	return NULL;
+}
+
+/* 1 + how many images of @s's task ran its program before it. */
+static int split_rank(const struct ae_out *o, const struct split *s)
+{
+	int k = 1;
+
+	for (const struct split *e = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS]; e; e = e->tnext)
+		if (e != s && e->tid == s->tid && !strcmp(e->prog, s->prog) &&
+		    (e->image < s->image || (e->image == s->image && e->seq < s->seq)))
+			k++;
+	return k;
+}
+
+/*
+ * Every image's file gets its name: the plain one for a task's first image
+ * of a program, ".K" for its K-th. The files that hold a plain name they do
+ * not keep move first, so that no rename replaces another image's file.
+ * Returns 0, or -1 after saying which file could not be renamed.
+ */
+static int split_names(struct ae_out *o)
+{
+	int ret = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (struct split *s = o->splits; s; s = s->next) {
+			char *want = split_path(o, s, split_rank(o, s));
+
+			if (!want) {
+				ret = -1;
+				continue;
+			}
+			if (s->part == pass && strcmp(want, s->path)) {
+				if (rename(s->path, want)) {
+					fprintf(stderr, "aetrace: renaming %s to %s: %s\n", s->path,
+						want, strerror(errno));
+					ret = -1;
+				} else {
+					free(s->path);
+					s->path = want;
+					s->part = 0;
+					want = NULL;
+				}
+			}
+			free(want);
+		}
+	}
+	return ret;
 }
 
 static struct obuf *cpu_buf(struct ae_out *o, int cpu)
@@ -333,7 +452,7 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 			 const struct ae_regen_stats *st)
 {
 	struct ae_out *o = ctx;
-	struct split **pp;
+	struct split *s;
 
 	/* not an error, but no trace of the task's end either: say so */
 	if (end == AE_END_CAPTURE)
@@ -344,14 +463,11 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 		fprintf(stderr, "aetrace: note: task %d/%d (%s): %llu signals inside expanded library routines are delivered at the call's entry or end, not at the instruction they interrupted (aecc -fno-ae-memfn traces those routines exactly)\n",
 			t->pid, t->tid, t->prog ? t->prog : "?",
 			(unsigned long long)st->expanded_late);
-	for (pp = &o->splits; *pp; pp = &(*pp)->next) {
-		struct split *s = *pp;
-
-		if (s->tid == t->tid && s->image == t->image) {
-			*pp = s->next;
+	for (s = o->by_tid[(uint32_t)t->tid % SPLIT_BUCKETS]; s; s = s->tnext) {
+		if (s->b && s->tid == t->tid && s->image == t->image) {
 			if (ob_close(s->b))
 				o->err = 1;
-			free(s);
+			s->b = NULL;
 			return;
 		}
 	}
@@ -403,12 +519,19 @@ int ae_out_close(struct ae_out *o)
 	for (int i = 0; i < o->ncpu; i++)
 		if (ob_close(o->cpu[i]))
 			ret = -1;
+	for (struct split *s = o->splits; s; s = s->next) {
+		if (ob_close(s->b))
+			ret = -1;
+		s->b = NULL;
+	}
+	if (o->o.split_dir && split_names(o))
+		ret = -1;
 	while (o->splits) {
 		struct split *s = o->splits;
 
 		o->splits = s->next;
-		if (ob_close(s->b))
-			ret = -1;
+		free(s->prog);
+		free(s->path);
 		free(s);
 	}
 	free(o->cpu);

@@ -11,7 +11,7 @@ struct ae_out_opts {
 	int din;		/* Dinero IV extended din lines instead */
 	int original_only;	/* leave out assembler padding */
 	int lackey_compat;	/* valgrind's phantom bt records too */
-	const char *split_dir;	/* DIR/PID.TID.PROG.FMT */
+	const char *split_dir;	/* DIR/PID.TID.PROG[.K].FMT */
 	const char *cpu_dir;	/* DIR/cpuN.FMT */
 	int thread;		/* only this tid (0: all) */
 };

@@ -575,6 +575,22 @@ static int wait_more(struct ae_regen *g)
 	return 0;
 }
 
+/*
+ * Wait for a vfork child's trace to end: while the stream grows, as for
+ * bytes; once it is final (a parent regenerated after its own trace was
+ * all read) while the other tasks run. 0, or -1 when the child's trace
+ * will not end.
+ */
+static int wait_vfork(struct ae_regen *g)
+{
+	if (!g->s->final)
+		return wait_more(g);
+	if (!g->ops.wait_others)
+		return -1;
+	sink_flush(g);
+	return g->ops.wait_others(g->ops.ctx);
+}
+
 /* The next active marker (skipping ones that carry no control flow, and
  * taking switch points passed already: no instruction matched them). */
 static struct ae_smk *next_mk(struct ae_regen *g)
@@ -1008,15 +1024,13 @@ static int vc_pending(const struct vcache *vc, const struct ae_regen *g)
 }
 
 /*
- * Before a FORK: wait for a vfork child's trace to end, while g's stream
- * may still grow (at a capture's end it does not, and the child may not
- * have been regenerated yet: a copy made then says its cache is
- * unknown, vc_fork()), and keep the cache as it left it. Returns 0, or
- * -1 (no memory).
+ * Before a FORK: wait for a vfork child's trace to end (if it never does,
+ * a copy made then says its cache is unknown, vc_fork()), and keep the
+ * cache as it left it. Returns 0, or -1 (no memory).
  */
 static int vc_settle(struct ae_regen *g)
 {
-	while (vc_pending(g->vc, g) && !wait_more(g))
+	while (vc_pending(g->vc, g) && !wait_vfork(g))
 		;
 	return g->vf_mi && !vc_pending(g->vc, g) ? vf_done(g, g->vc) : 0;
 }
@@ -1062,7 +1076,7 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 		return NULL;
 	}
 	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
-		if (wait_more(g)) {
+		if (wait_vfork(g)) {
 			rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 			return NULL;
 		}

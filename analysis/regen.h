@@ -117,6 +117,13 @@ struct ae_regen_ops {
 	 * before the switch. NULL: none wanted.
 	 */
 	void (*switched)(void *ctx, uint64_t index, int placed);
+	/*
+	 * The stream is final, but a vfork child that shares the task's
+	 * value cache has not ended: block while the other tasks run.
+	 * Returns 0 after some task ended, or -1 when none can run any
+	 * more (the child's trace will never end). NULL: -1 at once.
+	 */
+	int (*wait_others)(void *ctx);
 	void *ctx;
 };
 

@@ -66,6 +66,9 @@ struct task {
 	int closed;			/* its EXIT/EXEC/STOP was seen */
 	int at_end;			/* resumed for the capture's end */
 	int ran;			/* switched in at least once */
+	/* blocked in ops.wait_others until another task ends; stuck: none
+	 * will (it fails) */
+	int waits, stuck;
 	struct sr *sr;
 	struct task *next;
 };
@@ -205,6 +208,18 @@ static void co_wait(void *ctx)
 	swapcontext(&t->uc, &t->sr->main);
 }
 
+/* ops.wait_others: resumed when a task ends (resume()), or stuck at the
+ * capture's end when none is left to run. */
+static int co_wait_others(void *ctx)
+{
+	struct task *t = ctx;
+
+	t->waits = 1;
+	co_wait(t);
+	t->waits = 0;
+	return t->stuck ? -1 : 0;
+}
+
 static int co_fork(void *ctx, struct ae_regen *g, const struct trbuf_marker *m, uint64_t pc);
 
 /* The task reached where it was switched out: it waits there until its
@@ -226,6 +241,7 @@ static const struct ae_regen_ops *task_ops(struct task *t)
 	t->ops.wait = co_wait;
 	t->ops.fork = co_fork;
 	t->ops.switched = co_switched;
+	t->ops.wait_others = co_wait_others;
 	t->ops.ctx = t;
 	return &t->ops;
 }
@@ -408,10 +424,16 @@ static void resume(struct sr *r, struct task *t)
 	r->cur = t;
 	swapcontext(&r->main, &t->uc);
 	r->cur = NULL;
-	if ((t->state == T_DONE || t->state == T_FAILED) && t->stack) {
+	if (t->state != T_DONE && t->state != T_FAILED)
+		return;
+	if (t->stack) {
 		munmap(t->stack, CO_STACK);
 		t->stack = NULL;
 	}
+	/* the vfork child a task waited for may be this one */
+	for (struct task *w = r->tasks; w; w = w->next)
+		if (w->waits)
+			resume(r, w);
 }
 
 /* Children made ready by a fork run over what they were given so far. */
@@ -895,6 +917,14 @@ finish:
 			resume(&r, t);
 		}
 		resume_ready(&r);
+		/* no task is left to end: a vfork child never will */
+		for (struct task *t = r.tasks; !more && t; t = t->next) {
+			if (t->waits && !t->stuck) {
+				t->stuck = 1;
+				more = 1;
+				resume(&r, t);
+			}
+		}
 	}
 	for (struct task *t = r.tasks; t; t = t->next)
 		if (t->state == T_WAIT_FORK && !t->failed && t->ran)

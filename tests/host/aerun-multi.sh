@@ -151,9 +151,13 @@ check "every thread but the joining one has the same witness bytes with 4M and 4
 # (label by creation order) and program; the main thread without
 # pthread_join's waits. Leaves $d (the work dir) for further checks.
 whole() {
-	local name=$1 skips s r f tid label prog st n=0
+	local name=$1 skips s r f tid label prog img st n=0
 	shift
 	d=$work/whole-$name
+	# (a second run of NAME: a directory of its own)
+	while [ -e "$d" ]; do
+		d=$d+
+	done
 	mkdir -p "$d/regen" "$d/step"
 	skips=$(ae_join_skips "$wl/$name.orig")
 	if ! (cd "$work/i" && $clean_env "$aerun" -q -o "$d/t.zst" -- "./$name" "$@" \
@@ -167,25 +171,32 @@ whole() {
 		return
 	fi
 	python3 "$top/tests/oracle/fork-labels.py" --label-first "$d/forks" >"$d/labels"
-	# no fork: the stepper's only thread is 0
+	# the capture's tasks labelled alike, from its FORK markers (a
+	# thread the leader's tid creates after another thread's exec is the
+	# leader's child here, as in the stepper's run)
+	ae_capture_forks "$top/bin/schedlog" "$d/t.zst" >"$d/cforks"
+	python3 "$top/tests/oracle/fork-labels.py" --label-first "$d/cforks" >"$d/clabels"
+	# no fork: the only thread is 0
 	[ -s "$d/labels" ] || echo "0 $(ls "$d/step" | head -1 | cut -d. -f2)" >"$d/labels"
+	[ -s "$d/clabels" ] || echo "0 $(ls "$d/regen" | head -1 | cut -d. -f2)" >"$d/clabels"
 	for f in "$d/regen/"*.lackey; do
 		tid=$(basename "$f" | cut -d. -f2)
 		prog=$(basename "$f" | cut -d. -f3)
-		label=$(awk -v t="$tid" '$8 == t { print $2 }' "$d/threads")
+		img=$(basename "$f" | cut -d. -f3-)	# PROG[.K].lackey
+		label=$(awk -v t="$tid" '($2 "") == t { print $1 }' "$d/clabels")
 		st=$(awk -v l="$label" '($1 "") == l { print $2 }' "$d/labels")
 		r=
 		[ "$label" = 0 ] && [ "$prog" = "$name" ] && r=$skips
 		n=$((n + 1))
 		# shellcheck disable=SC2086
-		if [ -n "$st" ] && "$cmp" $r "$f" "$d/step/"*".$st.$prog.lackey" >"$d/cmp" 2>&1; then
-			ok "$name: thread $label, $prog = stepper ($(head -1 "$d/cmp")${r:+, without pthread_join})"
+		if [ -n "$st" ] && "$cmp" $r "$f" "$d/step/"*".$st.$img" >"$d/cmp" 2>&1; then
+			ok "$name: thread $label, $img = stepper ($(head -1 "$d/cmp")${r:+, without pthread_join})"
 		elif [ "$name" = mtexec ] && [ "$label" = 0 ] && grep -q '<end of stream>' "$d/cmp"; then
 			# killed by the other thread's exec at a point that depends
 			# on timing: one stream must be a prefix of the other
 			ok "$name: thread $label (killed by the exec), $prog: one trace is a prefix of the other ($(head -1 "$d/cmp"))"
 		else
-			nok "$name: thread $label, $prog differs from the stepper"
+			nok "$name: thread $label, $img differs from the stepper"
 			sed 's/^/# /' "$d/cmp" | head -16
 		fi
 	done
@@ -218,8 +229,20 @@ PY
 	# A thread that is not the leader execs the leaf: it takes the
 	# leader's tid; the leader's stream ends where the exec killed it.
 	whole mtexec ./leaf 20
+	# The same, into its own program first: the leader's tid runs
+	# mtexec twice, then the leaf (three files: mtexec, mtexec.2, leaf).
+	whole mtexec ./mtexec ./leaf 20
+	check "mtexec into itself: the leader's second mtexec image has a file of its own" \
+		test "$(ls "$d/regen" | grep -c '\.mtexec\.2\.lackey$')" = 1
 	# vfork children: posix_spawn (own stack, shared memory) and vfork.
 	whole spawn ./leaf 20
+	# The same from a second thread, whose regeneration can come after
+	# its whole trace was read: it waits at its first use of the value
+	# cache for its vfork child's trace to end. The children exec the
+	# program they run: each image in a file of its own.
+	whole spawn -t 2
+	check "spawn -t: each child's image after its exec has a file of its own (4 spawn.2 files)" \
+		test "$(ls "$d/regen" | grep -c '\.spawn\.2\.lackey$')" = 4
 	# Children forked inside signal handlers (tests/workload/sigfork):
 	# each replays its parent's trace to the fork, then returns from
 	# the handlers (or leaves by siglongjmp) into its own trace.

@@ -30,7 +30,8 @@ for f in "$d"/sp/*.lackey; do
 	prog=$(basename "$f" | cut -d. -f3)
 	label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
 	other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$d/step.labels")
-	other=$(ls "$sd/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
+	# (PROG[.K].lackey: a task's K-th image of a program it ran before)
+	other=$(ls "$sd/step/"*".$other.$(basename "$f" | cut -d. -f3-)" 2>/dev/null | head -1)
 	case " $nostep " in
 	*" $prog "*|*" ${label:-?} "*)
 		echo "# $prog thread $label (tid $tid): $(grep -c '^I' "$f") instructions, not compared (the stepper ran no such thread)"

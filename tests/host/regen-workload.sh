@@ -72,7 +72,7 @@ run() {
 		prog=$(basename "$f" | cut -d. -f3)
 		label=$(awk -v t="$tid" '($1 "") == t { print $2 }' "$d/labels")
 		other=$(awk -v l="$label" '($2 "") == l { print $1 }' "$work/step.labels")
-		other=$(ls "$work/step/"*".$other.$prog.lackey" 2>/dev/null | head -1)
+		other=$(ls "$work/step/"*".$other.$(basename "$f" | cut -d. -f3-)" 2>/dev/null | head -1)
 		n=$((n + 1))
 		if [ -z "$label" ] || [ -z "$other" ]; then
 			nok "$name: $prog thread $tid: no stepper thread for label '$label'"

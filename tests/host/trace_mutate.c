@@ -12,6 +12,8 @@
  *   trace_mutate --data-cut IN OUT LEN
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  *   trace_mutate --end-drops IN OUT N  (the END chunk's drops set to N)
+ *   trace_mutate --retid IN OUT TID NEWTID  (every marker of thread TID
+ *                                           said to be NEWTID's)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,11 +40,12 @@ int main(int argc, char **argv)
 		   !strcmp(argv[5], "flags") || !strcmp(argv[5], "time"));
 	int cut = argc == 5 && !strcmp(argv[1], "--data-cut");
 	int drops = argc == 5 && !strcmp(argv[1], "--end-drops");
-	long long sp_add = 0, only = -1, mki = 0;
+	int retid = argc == 6 && !strcmp(argv[1], "--retid");
+	long long sp_add = 0, only = -1, mki = 0, tid = 0;
 	unsigned long long val = 0;
 
-	if (!count && !sp && !set && !cut && !drops && argc != 5) {
-		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE | --data-cut IN OUT LEN | --data-len IN | --end-drops IN OUT N\n");
+	if (!count && !sp && !set && !cut && !drops && !retid && argc != 5) {
+		fprintf(stderr, "usage: trace_mutate IN OUT OFFSET XOR | --signal-sp IN OUT ADD [INDEX] | --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE | --data-cut IN OUT LEN | --data-len IN | --end-drops IN OUT N | --retid IN OUT TID NEWTID\n");
 		return 2;
 	}
 	if (set) {
@@ -52,6 +55,10 @@ int main(int argc, char **argv)
 		argv++;
 	} else if (cut || drops) {
 		val = strtoull(argv[4], NULL, 0);
+		argv++;
+	} else if (retid) {
+		tid = strtoll(argv[4], NULL, 0);
+		val = strtoull(argv[5], NULL, 0);
 		argv++;
 	} else if (sp) {
 		sp_add = strtoll(argv[4], NULL, 0);
@@ -64,8 +71,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!count) {
-		at = sp || set || cut || drops ? ~0ull : strtoull(argv[3], NULL, 0);
-		xr = sp || set || cut || drops ? 0 : (int)strtol(argv[4], NULL, 0);
+		at = sp || set || cut || drops || retid ? ~0ull : strtoull(argv[3], NULL, 0);
+		xr = sp || set || cut || drops || retid ? 0 : (int)strtol(argv[4], NULL, 0);
 		fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0 || ae_writer_open(&w, fd, &o))
 			return 1;
@@ -86,7 +93,7 @@ int main(int argc, char **argv)
 			c[at - pos] ^= xr;
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, c, h.len, 0);
 			free(c);
-		} else if (h.type == AE_CHUNK_MARKERS && (sp || set)) {
+		} else if (h.type == AE_CHUNK_MARKERS && (sp || set || retid)) {
 			struct trbuf_marker *m = malloc(h.len);
 
 			if (!m)
@@ -109,6 +116,11 @@ int main(int argc, char **argv)
 					m[i].time_ns = val;
 				else if (sp && m[i].type == TRBUF_MK_SIGNAL && (only < 0 || only == mki))
 					m[i].sp += sp_add;
+				else if (retid && m[i].tid == tid) {
+					if (m[i].pid == tid)
+						m[i].pid = (int32_t)val;
+					m[i].tid = (int32_t)val;
+				}
 			}
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, m, h.len, 0);
 			free(m);

@@ -459,7 +459,9 @@ static int trace(struct stepper *s, uint64_t entry)
  * write one trace per thread and program image,
  * DIR/<pid>.<tid>.<program>.lackey (pid = thread group id, program = the
  * basename of the executable). A task that execs gets one file per
- * program; the execve syscall is the last line of the old program's file.
+ * program image; the execve syscall is the last line of the old image's
+ * file. A task's K-th image (K > 1) of a program it ran before is
+ * DIR/<pid>.<tid>.<program>.K.lackey, as aetrace regen --split names it.
  * A new thread or child's file starts at its first instruction after the
  * clone/fork syscall (which belongs to the parent). Each task is stepped on
  * its own; stops are taken in whatever order the kernel reports them.
@@ -490,6 +492,11 @@ struct split {
 	FILE *forks;		/* --forks: "parent-tid child-tid" per creation */
 	struct img *imgs;
 	struct task *tasks;
+	struct opened {		/* every task image's file so far */
+		pid_t tid;
+		char *base;
+	} *opened;
+	size_t nopened;
 	int err;
 };
 
@@ -562,12 +569,14 @@ static int task_close(struct split *sp, struct task *t)
 	return ret;
 }
 
-/* Opens DIR/<pid>.<tid>.<program>.lackey for @t's current image. */
+/* Opens DIR/<pid>.<tid>.<program>[.K].lackey for @t's current image. */
 static int task_open(struct split *sp, struct task *t)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
+	struct opened *op;
 	const char *base;
 	struct img *im;
+	int k = 1;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", t->tid);
@@ -595,7 +604,25 @@ static int task_open(struct split *sp, struct task *t)
 	}
 	t->img = im;
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-	snprintf(path, sizeof(path), "%s/%d.%d.%s.lackey", sp->dir, t->pid, t->tid, base);
+	for (size_t i = 0; i < sp->nopened; i++)
+		k += sp->opened[i].tid == t->tid && !strcmp(sp->opened[i].base, base);
+	op = realloc(sp->opened, (sp->nopened + 1) * sizeof(*op));
+	if (!op) {
+		fprintf(stderr, "ae-step: out of memory\n");
+		return -1;
+	}
+	sp->opened = op;
+	op[sp->nopened].tid = t->tid;
+	op[sp->nopened].base = strdup(base);
+	if (!op[sp->nopened++].base) {
+		fprintf(stderr, "ae-step: out of memory\n");
+		return -1;
+	}
+	if (k > 1)
+		snprintf(path, sizeof(path), "%s/%d.%d.%s.%d.lackey", sp->dir, t->pid, t->tid,
+			 base, k);
+	else
+		snprintf(path, sizeof(path), "%s/%d.%d.%s.lackey", sp->dir, t->pid, t->tid, base);
 	t->out = fopen(path, "w");
 	if (!t->out) {
 		fprintf(stderr, "ae-step: %s: %s\n", path, strerror(errno));
@@ -812,6 +839,9 @@ static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 			sp.err = 1;
 		task_free(&sp, sp.tasks);
 	}
+	while (sp.nopened)
+		free(sp.opened[--sp.nopened].base);
+	free(sp.opened);
 	if (!sp.err)
 		rc = root_status;
 	return rc;

@@ -3,7 +3,8 @@
  * mtexec - a thread that is not the leader execs PROG (the kernel kills
  * the other threads, and the exec'ing thread takes the leader's tid).
  *
- * usage: mtexec PROG [ARG]
+ * usage: mtexec PROG [ARG...]   (mtexec ./mtexec PROG: twice, the second
+ *                                time into the program it runs already)
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -11,13 +12,11 @@
 
 extern char **environ;
 
-static char *prog, *arg;
+static char **av;
 
 static void *thread_main(void *unused)
 {
-	char *av[] = { prog, arg, NULL };
-
-	execve(prog, av, environ);
+	execve(av[0], av, environ);
 	perror("mtexec: execve");
 	_exit(127);
 }
@@ -27,11 +26,10 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mtexec PROG [ARG]\n");
+		fprintf(stderr, "usage: mtexec PROG [ARG...]\n");
 		return 2;
 	}
-	prog = argv[1];
-	arg = argc > 2 ? argv[2] : NULL;
+	av = argv + 1;
 	if (pthread_create(&t, NULL, thread_main, NULL))
 		return 1;
 	for (;;)
