@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"         PROG, the path each task recorded (if it is the same image)\n"
 		"  -o FILE       every instruction of every task (default: standard output)\n"
 		"  --split DIR   one file per task and program image: DIR/PID.TID.PROG.FMT\n"
-		"                (PROG.K.FMT: the task's K-th image of PROG, after execs of itself)\n"
+		"                (PROG.K.FMT: the K-th image of PROG under that pid and tid, after an exec\n"
+		"                of itself; named when the regeneration ends: DIR/PID.TID.SERIAL.part before)\n"
 		"  --per-cpu DIR each CPU's instructions in execution order, DIR/cpuN.FMT,\n"
 		"                lackey: a '# switch' line at every switch names the task\n"
 		"  --thread TID  only that thread's instructions\n"
@@ -161,7 +162,7 @@ static struct stats_task *stats_of(struct stats_ctx *s, const struct ae_task_inf
 	struct stats_task *x;
 
 	for (size_t i = s->n; i-- > 0;)
-		if (s->v[i].t.tid == t->tid && s->v[i].t.image == t->image && !s->v[i].ended)
+		if (s->v[i].t.serial == t->serial)
 			return &s->v[i];
 	if (s->n % 64 == 0) {
 		x = realloc(s->v, (s->n + 64) * sizeof(*x));
@@ -199,7 +200,7 @@ static void stats_slice(void *ctx, const struct ae_slice_info *si)
 	/* a slice may end after its task (the exit is in it) */
 	for (size_t i = s->n; i-- > 0;) {
 		x = &s->v[i];
-		if (x->t.tid == si->task.tid && x->t.image == si->task.image)
+		if (x->t.serial == si->task.serial)
 			goto found;
 	}
 	x = stats_of(s, &si->task);

@@ -19,19 +19,20 @@ struct obuf {
 
 /*
  * A task image's --split file. A task that execs the program of one of its
- * earlier images must not write over that image's file, and the tasks of a
- * capture are regenerated in no set order (a vfork child's image after its
- * exec can be regenerated before the one before it): an image's file is
- * written where no other image's is, and gets its name, by image order,
- * when the output is closed (split_names()).
+ * earlier images, or a later task on a reused pid and tid, must not write
+ * over that image's file, and the tasks of a capture are regenerated in no
+ * set order (a vfork child's image after its exec can be regenerated
+ * before the one before it). So only the first task of its pid and tid
+ * writes under its name from the start; a later one writes under a name
+ * of its own, DIR/PID.TID.SERIAL.part, and gets its name, by creation
+ * order, when the output is closed (split_names()).
  */
 struct split {
 	int32_t pid, tid;
-	int image;
-	unsigned int seq;	/* order of opening */
+	uint64_t serial;	/* the task's (struct ae_task_info) */
 	char *prog;
 	char *path;		/* where it is written now */
-	int part;		/* path is a name of its own, not its plain one */
+	int part;		/* path is DIR/PID.TID.SERIAL.part */
 	struct obuf *b;		/* NULL once the image ended */
 	struct split *next;	/* every split */
 	struct split *tnext;	/* the splits of tids in its bucket */
@@ -179,28 +180,28 @@ static size_t fmt_mem(const struct ae_out *o, char *p, int acc, uint64_t addr, u
 /* DIR/PID.TID.PROG.FMT, or with ".K" before FMT for the K-th image of PROG. */
 static char *split_path(const struct ae_out *o, const struct split *s, int k)
 {
+	const char *fmt = o->o.bin ? "bin" : o->o.din ? "din" : "lackey";
 	char *path;
 	int n;
 
 	if (k > 1)
 		n = asprintf(&path, "%s/%d.%d.%s.%d.%s", o->o.split_dir, s->pid, s->tid, s->prog,
-			     k, o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
+			     k, fmt);
 	else
-		n = asprintf(&path, "%s/%d.%d.%s.%s", o->o.split_dir, s->pid, s->tid, s->prog,
-			     o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
+		n = asprintf(&path, "%s/%d.%d.%s.%s", o->o.split_dir, s->pid, s->tid, s->prog, fmt);
 	return n < 0 ? NULL : path;
 }
 
 static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 {
-	struct split *s, *e;
+	struct split **bucket = &o->by_tid[(uint32_t)t->tid % SPLIT_BUCKETS], *s;
 	int n;
 
 	s = o->last;
-	if (s && s->b && s->tid == t->tid && s->image == t->image)
+	if (s && s->b && s->serial == t->serial)
 		return s->b;
-	for (s = o->by_tid[(uint32_t)t->tid % SPLIT_BUCKETS]; s; s = s->tnext) {
-		if (s->b && s->tid == t->tid && s->image == t->image) {
+	for (s = *bucket; s; s = s->tnext) {
+		if (s->b && s->serial == t->serial) {
 			o->last = s;
 			return s->b;
 		}
@@ -212,26 +213,19 @@ static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 		goto err_nomem;
 	s->pid = t->pid;
 	s->tid = t->tid;
-	s->image = t->image;
-	s->seq = o->nsplit++;
+	s->serial = t->serial;
 	s->prog = strdup(t->prog ? t->prog : "unknown");
-	s->path = s->prog ? split_path(o, s, 1) : NULL;
-	if (!s->path)
+	if (!s->prog)
 		goto err_free_split;
-	/* the name another image of the task took first: a name of its own */
-	for (e = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS]; e; e = e->tnext)
-		if (e->tid == s->tid && !strcmp(e->prog, s->prog))
-			break;
-	if (e) {
-		free(s->path);
-		n = asprintf(&s->path, "%s/%d.%d.%s.image%d-%u.%s.part", o->o.split_dir, s->pid,
-			     s->tid, s->prog, s->image, s->seq,
-			     o->o.bin ? "bin" : o->o.din ? "din" : "lackey");
-		if (n < 0) {
-			s->path = NULL;
-			goto err_free_split;
-		}
-		s->part = 1;
+	s->part = t->nth > 0;
+	if (s->part)
+		n = asprintf(&s->path, "%s/%d.%d.%llu.part", o->o.split_dir, s->pid, s->tid,
+			     (unsigned long long)s->serial);
+	else
+		n = (s->path = split_path(o, s, 1)) ? 0 : -1;
+	if (n < 0) {
+		s->path = NULL;
+		goto err_free_split;
 	}
 	s->b = ob_open(s->path);
 	if (!s->b) {
@@ -240,16 +234,14 @@ static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 	}
 	s->next = o->splits;
 	o->splits = s;
-	s->tnext = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS];
-	o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS] = s;
+	s->tnext = *bucket;
+	*bucket = s;
 	return s->b;
 
 err_free_split:
-	if (s) {
-		free(s->prog);
-		free(s->path);
-		free(s);
-	}
+	free(s->prog);
+	free(s->path);
+	free(s);
 err_nomem:
 	if (!o->err)
 		fprintf(stderr, "aetrace: out of memory\n");
@@ -257,51 +249,92 @@ err_nomem:
 	return NULL;
 }
 
-/* 1 + how many images of @s's task ran its program before it. */
+/* 1 + how many images of @s's pid and tid ran its program before it. */
 static int split_rank(const struct ae_out *o, const struct split *s)
 {
 	int k = 1;
 
 	for (const struct split *e = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS]; e; e = e->tnext)
-		if (e != s && e->tid == s->tid && !strcmp(e->prog, s->prog) &&
-		    (e->image < s->image || (e->image == s->image && e->seq < s->seq)))
+		if (e->tid == s->tid && e->pid == s->pid && e->serial < s->serial &&
+		    !strcmp(e->prog, s->prog))
 			k++;
 	return k;
 }
 
+/* Is @path some other split's now? (A name DIR/PID.TID.... can only be
+ * one of that pid and tid's, which share a bucket.) */
+static int split_taken(const struct ae_out *o, const struct split *s, const char *path)
+{
+	for (const struct split *e = o->by_tid[(uint32_t)s->tid % SPLIT_BUCKETS]; e; e = e->tnext)
+		if (e != s && !strcmp(e->path, path))
+			return 1;
+	return 0;
+}
+
+static int serial_cmp(const void *a, const void *b)
+{
+	const struct split *x = *(struct split *const *)a, *y = *(struct split *const *)b;
+
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
 /*
- * Every image's file gets its name: the plain one for a task's first image
- * of a program, ".K" for its K-th. The files that hold a plain name they do
- * not keep move first, so that no rename replaces another image's file.
- * Returns 0, or -1 after saying which file could not be renamed.
+ * The later images' files get their names, in creation order: the plain
+ * one for a pid and tid's first image of a program, ".K" for its K-th.
+ * A name that another image's file has (a program named like PROG.K)
+ * gets ".dup" added, with a note; a file that cannot be renamed keeps its
+ * name. Returns 0, or -1 after saying which file could not be renamed.
  */
 static int split_names(struct ae_out *o)
 {
+	struct split **v, *s;
+	size_t n = 0, i;
 	int ret = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (struct split *s = o->splits; s; s = s->next) {
-			char *want = split_path(o, s, split_rank(o, s));
+	for (s = o->splits; s; s = s->next)
+		n += s->part;
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "aetrace: out of memory: the files DIR/PID.TID.SERIAL.part keep their names\n");
+		return -1;
+	}
+	for (s = o->splits, i = 0; s; s = s->next)
+		if (s->part)
+			v[i++] = s;
+	qsort(v, n, sizeof(*v), serial_cmp);
+	for (i = 0; i < n; i++) {
+		char *want = split_path(o, v[i], split_rank(o, v[i]));
+		size_t len;
 
-			if (!want) {
-				ret = -1;
-				continue;
-			}
-			if (s->part == pass && strcmp(want, s->path)) {
-				if (rename(s->path, want)) {
-					fprintf(stderr, "aetrace: renaming %s to %s: %s\n", s->path,
-						want, strerror(errno));
-					ret = -1;
-				} else {
-					free(s->path);
-					s->path = want;
-					s->part = 0;
-					want = NULL;
-				}
-			}
+		while (want && split_taken(o, v[i], want)) {
+			char *d;
+
+			len = strlen(want) - strlen(strrchr(want, '.'));
+			if (asprintf(&d, "%.*s.dup%s", (int)len, want, want + len) < 0)
+				d = NULL;
+			else
+				fprintf(stderr, "aetrace: note: %s is another image's file (a program named like it): this image is in %s\n",
+					want, d);
 			free(want);
+			want = d;
+		}
+		if (!want) {
+			fprintf(stderr, "aetrace: out of memory: %s keeps its name\n", v[i]->path);
+			ret = -1;
+		} else if (rename(v[i]->path, want)) {
+			fprintf(stderr, "aetrace: renaming %s to %s: %s\n", v[i]->path, want,
+				strerror(errno));
+			ret = -1;
+			free(want);
+		} else {
+			free(v[i]->path);
+			v[i]->path = want;
+			v[i]->part = 0;
 		}
 	}
+	free(v);
 	return ret;
 }
 
@@ -464,7 +497,7 @@ static void out_task_end(void *ctx, const struct ae_task_info *t, int end,
 			t->pid, t->tid, t->prog ? t->prog : "?",
 			(unsigned long long)st->expanded_late);
 	for (s = o->by_tid[(uint32_t)t->tid % SPLIT_BUCKETS]; s; s = s->tnext) {
-		if (s->b && s->tid == t->tid && s->image == t->image) {
+		if (s->b && s->serial == t->serial) {
 			if (ob_close(s->b))
 				o->err = 1;
 			s->b = NULL;

@@ -88,6 +88,11 @@ struct sr {
 	uint64_t now;
 	struct { int32_t tid; int image; } *execd;
 	size_t nexecd;
+	uint64_t ntasks;		/* tasks made: the next one's serial */
+	/* how many tasks each pid and tid had: open addressing, keys
+	 * (pid << 32 | tid) + 1 (0: empty) */
+	struct pt_count { uint64_t key; int n; } *pt;
+	size_t npt, cappt;
 	/* every SWITCH_IN of the schedule, by task and time: where a task
 	 * switched out resumes (read when a slice first ends that way) */
 	struct sw_ent *sw;
@@ -209,11 +214,14 @@ static void co_wait(void *ctx)
 }
 
 /* ops.wait_others: resumed when a task ends (resume()), or stuck at the
- * capture's end when none is left to run. */
+ * capture's end when none is left to run (from then on it waits no
+ * more). */
 static int co_wait_others(void *ctx)
 {
 	struct task *t = ctx;
 
+	if (t->stuck)
+		return -1;
 	t->waits = 1;
 	co_wait(t);
 	t->waits = 0;
@@ -444,12 +452,53 @@ static void resume_ready(struct sr *r)
 			resume(r, t);
 }
 
+/* How many tasks of pid and tid came before (counting this one from
+ * now on); -1: no memory. */
+static int pt_count(struct sr *r, int32_t pid, int32_t tid)
+{
+	uint64_t key = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) + 1;
+	size_t i;
+
+	if (2 * (r->npt + 1) > r->cappt) {
+		size_t cap = r->cappt ? 2 * r->cappt : 256;
+		struct pt_count *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -1;
+		for (size_t k = 0; k < r->cappt; k++) {
+			if (!r->pt[k].key)
+				continue;
+			for (i = r->pt[k].key * 0x9e3779b97f4a7c15ull >> 32 & (cap - 1); n[i].key;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = r->pt[k];
+		}
+		free(r->pt);
+		r->pt = n;
+		r->cappt = cap;
+	}
+	for (i = key * 0x9e3779b97f4a7c15ull >> 32 & (r->cappt - 1); r->pt[i].key;
+	     i = (i + 1) & (r->cappt - 1))
+		if (r->pt[i].key == key)
+			return r->pt[i].n++;
+	r->pt[i].key = key;
+	r->pt[i].n = 1;
+	r->npt++;
+	return 0;
+}
+
 static struct task *new_task(struct sr *r, int32_t pid, int32_t tid)
 {
 	struct task *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
+	t->info.nth = pt_count(r, pid, tid);
+	if (t->info.nth < 0) {
+		free(t);
+		return NULL;
+	}
+	t->info.serial = r->ntasks++;
 	t->info.pid = pid;
 	t->info.tid = tid;
 	t->info.cpu = -1;
@@ -956,6 +1005,7 @@ out:
 	free(r.progs);
 	free(r.cpu_owner);
 	free(r.execd);
+	free(r.pt);
 	free(r.sw);
 	if (ret < 0)
 		return -1;

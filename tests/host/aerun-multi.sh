@@ -51,7 +51,7 @@ for t in "$aerun" "$aetrace" "$step" "$cmp" "$region" "$wl/runall" "$wl/threads.
 	fi
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/aerun-multi.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+[ -n "${AE_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 clean_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
 
 # i/: traced programs (with their twins beside them, for aetrace); o/: the
@@ -166,6 +166,7 @@ whole() {
 		"./$name" "$@" >/dev/null 2>>"$d/err") ||
 	   ! "$region" --check "$d/t.zst" >"$d/threads" 2>>"$d/err" ||
 	   ! "$aetrace" regen --split "$d/regen" "$d/t.zst" "$work/i/$name" "$work/i/leaf" \
+		${whole_progs:-} \
 		2>>"$d/err"; then
 		nok "$name: capture, stepper and regeneration run: $(head -3 "$d/err")"
 		return
@@ -234,6 +235,17 @@ PY
 	whole mtexec ./mtexec ./leaf 20
 	check "mtexec into itself: the leader's second mtexec image has a file of its own" \
 		test "$(ls "$d/regen" | grep -c '\.mtexec\.2\.lackey$')" = 1
+	# Through a program named like that file: mtexec, a program called
+	# mtexec.2 (another build), mtexec again, the leaf. The second mtexec
+	# image's name is mtexec.2's: it gets ".dup", in both runs.
+	if "$top/bin/aecc" -O1 -o "$work/i/mtexec.2" "$top/tests/workload/mtexec.c" 2>"$work/m2.err"; then
+		cp "$work/i/mtexec.2.orig" "$work/o/mtexec.2"
+		whole_progs=$work/i/mtexec.2 whole mtexec ./mtexec.2 ./mtexec ./leaf 20
+		check "mtexec through mtexec.2: the second mtexec image's file is mtexec.2.dup" \
+			test "$(ls "$d/regen" | grep -c '\.mtexec\.2\.dup\.lackey$')" = 1
+	else
+		nok "aecc builds mtexec.2: $(head -3 "$work/m2.err")"
+	fi
 	# vfork children: posix_spawn (own stack, shared memory) and vfork.
 	whole spawn ./leaf 20
 	# The same from a second thread, whose regeneration can come after

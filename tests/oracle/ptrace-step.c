@@ -460,8 +460,9 @@ static int trace(struct stepper *s, uint64_t entry)
  * DIR/<pid>.<tid>.<program>.lackey (pid = thread group id, program = the
  * basename of the executable). A task that execs gets one file per
  * program image; the execve syscall is the last line of the old image's
- * file. A task's K-th image (K > 1) of a program it ran before is
- * DIR/<pid>.<tid>.<program>.K.lackey, as aetrace regen --split names it.
+ * file. The K-th image (K > 1) of a program under one pid and tid is
+ * DIR/<pid>.<tid>.<program>.K.lackey (".dup" added to a name another
+ * image has), as aetrace regen --split names it.
  * A new thread or child's file starts at its first instruction after the
  * clone/fork syscall (which belongs to the parent). Each task is stepped on
  * its own; stops are taken in whatever order the kernel reports them.
@@ -493,8 +494,8 @@ struct split {
 	struct img *imgs;
 	struct task *tasks;
 	struct opened {		/* every task image's file so far */
-		pid_t tid;
-		char *base;
+		pid_t pid, tid;
+		char *base, *path;
 	} *opened;
 	size_t nopened;
 	int err;
@@ -605,24 +606,35 @@ static int task_open(struct split *sp, struct task *t)
 	t->img = im;
 	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	for (size_t i = 0; i < sp->nopened; i++)
-		k += sp->opened[i].tid == t->tid && !strcmp(sp->opened[i].base, base);
+		k += sp->opened[i].pid == t->pid && sp->opened[i].tid == t->tid &&
+		     !strcmp(sp->opened[i].base, base);
+	if (k > 1)
+		snprintf(path, sizeof(path), "%s/%d.%d.%s.%d", sp->dir, t->pid, t->tid, base, k);
+	else
+		snprintf(path, sizeof(path), "%s/%d.%d.%s", sp->dir, t->pid, t->tid, base);
+	/* another image's name (a program named like PROG.K): ".dup" more */
+	for (size_t i = 0; i < sp->nopened; i++) {
+		if (!strcmp(sp->opened[i].path, path)) {
+			strncat(path, ".dup", sizeof(path) - strlen(path) - 1);
+			i = -1;
+		}
+	}
 	op = realloc(sp->opened, (sp->nopened + 1) * sizeof(*op));
 	if (!op) {
 		fprintf(stderr, "ae-step: out of memory\n");
 		return -1;
 	}
 	sp->opened = op;
-	op[sp->nopened].tid = t->tid;
-	op[sp->nopened].base = strdup(base);
-	if (!op[sp->nopened++].base) {
+	op += sp->nopened++;
+	op->pid = t->pid;
+	op->tid = t->tid;
+	op->base = strdup(base);
+	op->path = strdup(path);
+	if (!op->base || !op->path) {
 		fprintf(stderr, "ae-step: out of memory\n");
 		return -1;
 	}
-	if (k > 1)
-		snprintf(path, sizeof(path), "%s/%d.%d.%s.%d.lackey", sp->dir, t->pid, t->tid,
-			 base, k);
-	else
-		snprintf(path, sizeof(path), "%s/%d.%d.%s.lackey", sp->dir, t->pid, t->tid, base);
+	strncat(path, ".lackey", sizeof(path) - strlen(path) - 1);
 	t->out = fopen(path, "w");
 	if (!t->out) {
 		fprintf(stderr, "ae-step: %s: %s\n", path, strerror(errno));
@@ -839,8 +851,11 @@ static int trace_split(struct stepper *s, const char *dir, FILE *forks)
 			sp.err = 1;
 		task_free(&sp, sp.tasks);
 	}
-	while (sp.nopened)
-		free(sp.opened[--sp.nopened].base);
+	while (sp.nopened) {
+		sp.nopened--;
+		free(sp.opened[sp.nopened].base);
+		free(sp.opened[sp.nopened].path);
+	}
 	free(sp.opened);
 	if (!sp.err)
 		rc = root_status;
