@@ -4,7 +4,7 @@
 # $AE_CACHE/src). `make deps` runs it; the build itself never does.
 # usage: scripts/deps.sh GROUP...
 #   groups: build, check, src (deb-src entries), musl-src (musl), lua-src
-#   (lua5.4, bzip2), kernel, vm, bpf, bench
+#   (lua5.4, bzip2, sqlite3), kernel, vm, bpf, bench
 set -euo pipefail
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
 
@@ -30,7 +30,8 @@ for g in "$@"; do
 	bench) want+=($pkgs_bench) ;;
 	src) srcs+=(1) ;;
 	musl-src) want+=(dpkg-dev); srcs+=(1); src_pkgs+=(musl) ;;
-	lua-src) want+=(dpkg-dev); srcs+=(1); src_pkgs+=(lua5.4 bzip2) ;;
+	# (tclsh makes sqlite3's amalgamation)
+	lua-src) want+=(dpkg-dev tcl); srcs+=(1); src_pkgs+=(lua5.4 bzip2 sqlite3) ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done
