@@ -53,7 +53,6 @@ struct ae_out {
 	struct split *splits;	/* every image's, ended ones too */
 	struct split *by_tid[SPLIT_BUCKETS];
 	struct split *last;	/* the last record's (a task's come in runs) */
-	unsigned int nsplit;
 	int err;
 };
 
@@ -236,6 +235,7 @@ static struct obuf *split_buf(struct ae_out *o, const struct ae_task_info *t)
 	o->splits = s;
 	s->tnext = *bucket;
 	*bucket = s;
+	o->last = s;
 	return s->b;
 
 err_free_split:

@@ -89,8 +89,8 @@ struct sr {
 	struct { int32_t tid; int image; } *execd;
 	size_t nexecd;
 	uint64_t ntasks;		/* tasks made: the next one's serial */
-	/* how many tasks each pid and tid had: open addressing, keys
-	 * (pid << 32 | tid) + 1 (0: empty) */
+	/* how many tasks each pid and tid had (n > 0), open addressing,
+	 * keys pid << 32 | tid */
 	struct pt_count { uint64_t key; int n; } *pt;
 	size_t npt, cappt;
 	/* every SWITCH_IN of the schedule, by task and time: where a task
@@ -456,7 +456,7 @@ static void resume_ready(struct sr *r)
  * now on); -1: no memory. */
 static int pt_count(struct sr *r, int32_t pid, int32_t tid)
 {
-	uint64_t key = ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) + 1;
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
 	size_t i;
 
 	if (2 * (r->npt + 1) > r->cappt) {
@@ -466,9 +466,9 @@ static int pt_count(struct sr *r, int32_t pid, int32_t tid)
 		if (!n)
 			return -1;
 		for (size_t k = 0; k < r->cappt; k++) {
-			if (!r->pt[k].key)
+			if (!r->pt[k].n)
 				continue;
-			for (i = r->pt[k].key * 0x9e3779b97f4a7c15ull >> 32 & (cap - 1); n[i].key;
+			for (i = r->pt[k].key * 0x9e3779b97f4a7c15ull >> 32 & (cap - 1); n[i].n;
 			     i = (i + 1) & (cap - 1))
 				;
 			n[i] = r->pt[k];
@@ -477,7 +477,7 @@ static int pt_count(struct sr *r, int32_t pid, int32_t tid)
 		r->pt = n;
 		r->cappt = cap;
 	}
-	for (i = key * 0x9e3779b97f4a7c15ull >> 32 & (r->cappt - 1); r->pt[i].key;
+	for (i = key * 0x9e3779b97f4a7c15ull >> 32 & (r->cappt - 1); r->pt[i].n;
 	     i = (i + 1) & (r->cappt - 1))
 		if (r->pt[i].key == key)
 			return r->pt[i].n++;

@@ -202,7 +202,7 @@ same_run() {
 		return
 	fi
 	"$aetrace" map-lackey "$d/i/p" <"$d/lk.same" >"$d/lk.orig"
-	objdump -d --no-show-raw-insn "$d/o/p" | awk '$2 == "pop" { sub(":", "", $1); print $1 }' >"$d/pops"
+	python3 "$top/tests/host/dead_pops.py" "$d/o/p" >"$d/pops"
 	if python3 "$cmp" --dead-pops="$d/pops" "$d/regen.same" "$d/lk.orig" "$(ae_sym_addr "$d/o/p" _start)" >"$d/cmp.same" 2>&1; then
 		echo "ok - $name: regen = lackey on the same run, $(sed 's/^identical: //' "$d/cmp.same")" >>"$d/res"
 	else
@@ -293,7 +293,8 @@ real() {
 		set -- queens.lua 6 1
 	elif [ "$base" = sqlite3 ]; then
 		cp "$top/tests/real/query.sql" "$d/i/" && cp "$top/tests/real/query.sql" "$d/o/"
-		set -- :memory: ".read query.sql"
+		# (-init: no ~/.sqliterc, nor the passwd lookup that finds it)
+		set -- -init /dev/null :memory: ".read query.sql"
 	else
 		"$top/tests/real/gen-input.sh" 4096 >"$d/i/in.file"
 		cp "$d/i/in.file" "$d/o/in.file"

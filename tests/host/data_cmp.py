@@ -23,12 +23,13 @@
 # at or above it (argv, environment, auxv and the bytes they point to,
 # which valgrind lays out differently) are compared in kind and size only,
 # and counted apart.
-# --dead-pops=FILE: the twin's pop instructions (hex addresses, one a
-# line): valgrind's optimiser drops the load of a pop whose register the
-# rest of its block overwrites unread (the value is dead; sqlite3's
-# stack-argument cleanup, `pop %r11` before `mov 0x30(%rsp),%r11`), so at
-# such a pop lackey may lack the one 8-byte load the regeneration has;
-# counted apart (the native stepper, which sees every load, has them all).
+# --dead-pops=FILE: the twin's pops whose register the straight-line code
+# after them overwrites unread (hex addresses, one a line:
+# tests/host/dead_pops.py): valgrind's optimiser drops such a load (the
+# value is dead; sqlite3's stack-argument cleanup, `pop %r11` before
+# `mov 0x30(%rsp),%r11`), so at such a pop lackey may lack the one 8-byte
+# load the regeneration has; counted apart (the native stepper, which
+# sees every load, has them all).
 # Exit 0 and "identical: ..." or exit 1 and the first difference.
 import sys
 

@@ -615,8 +615,12 @@ static int task_open(struct split *sp, struct task *t)
 	/* another image's name (a program named like PROG.K): ".dup" more */
 	for (size_t i = 0; i < sp->nopened; i++) {
 		if (!strcmp(sp->opened[i].path, path)) {
-			strncat(path, ".dup", sizeof(path) - strlen(path) - 1);
-			i = -1;
+			if (strlen(path) + sizeof(".dup.lackey") > sizeof(path)) {
+				fprintf(stderr, "ae-step: %s: name too long\n", path);
+				return -1;
+			}
+			strcat(path, ".dup");
+			i = -1;	/* (again from the first) */
 		}
 	}
 	op = realloc(sp->opened, (sp->nopened + 1) * sizeof(*op));
@@ -625,15 +629,18 @@ static int task_open(struct split *sp, struct task *t)
 		return -1;
 	}
 	sp->opened = op;
-	op += sp->nopened++;
+	op += sp->nopened;
 	op->pid = t->pid;
 	op->tid = t->tid;
 	op->base = strdup(base);
 	op->path = strdup(path);
 	if (!op->base || !op->path) {
+		free(op->base);
+		free(op->path);
 		fprintf(stderr, "ae-step: out of memory\n");
 		return -1;
 	}
+	sp->nopened++;
 	strncat(path, ".lackey", sizeof(path) - strlen(path) - 1);
 	t->out = fopen(path, "w");
 	if (!t->out) {

@@ -1,4 +1,4 @@
-# Shared by the real-program recipes (lua.sh, bzip2.sh): the compiler, the
+# Shared by the real-program recipes (lua.sh, bzip2.sh, sqlite3.sh): the compiler, the
 # Debian source download and the hash-keyed cache. Source this file.
 # shellcheck shell=bash
 real_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
