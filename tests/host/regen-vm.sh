@@ -17,7 +17,9 @@
 # sigfork (children forked inside signal handlers; its first 7 rounds,
 # before the thread whose join waits as often as the schedule says),
 # every task; a fifth
-# runs the workload, sigthreads and sigfork built with -fae-data, every thread's
+# runs the workload, sigthreads, sigfork and spawn -t (a thread that
+# posix_spawns and vforks its own program, each child's two images in
+# files of their own) built with -fae-data, every thread's
 # loads and stores compared with the stepper's (ae-step --data); four
 # more run tests/data/ctx_change.c, whose handler changes %rbx, the flags,
 # a gather's index register or nothing in its frame: the first three are
@@ -54,13 +56,13 @@ for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
 done
 cmd="./runall ./pingpong 30 : ./forkexec ./leaf 60 : ./threads 40"
 # the data-traced workload: its own build in $w/d (i: traced, o: twins)
-dcmd="$cmd : ./sigthreads 10 : ./sigfork 7"
+dcmd="$cmd : ./sigthreads 10 : ./sigfork 7 : ./spawn -t 2"
 mkdir -p "$w/d/i" "$w/d/o"
-for p in runall pingpong forkexec leaf threads sigthreads sigfork; do
+for p in runall pingpong forkexec leaf threads sigthreads sigfork spawn; do
 	bin/aecc -fae-data -O2 -Wall -o "$w/d/i/$p" "tests/workload/$p.c" >"$w/d/aecc.log" 2>&1 &&
 		cp "$w/d/i/$p.orig" "$w/d/o/$p" || break
 done
-check "the workload builds with aecc -fae-data" test -x "$w/d/o/sigfork"
+check "the workload builds with aecc -fae-data" test -x "$w/d/o/spawn"
 # handlers that change their frame (tests/data/ctx_change.c, -fae-data)
 mkdir -p "$w/c/i"
 bin/aecc -fae-data -O2 -o "$w/c/i/ctxd" tests/data/ctx_change.c >"$w/c/aecc.log" 2>&1
@@ -115,8 +117,8 @@ for mode in $modes; do
 	# in a handler; each child replays its parent to the fork)
 	sigf/0) name="forks inside handlers" nostep= sd=$w/sigf ;;
 	lua/0) name="with lua" nostep="lua 0 0.3" sd=$w/run ;;	# runall's argv differs; 0.3 runs lua
-	# 0.3: sigthreads' main thread (its joins)
-	data/0) name="data traces" nostep="0.3" sd=$w/data wi=$w/d/i torig=$w/d/i/threads.orig data=data ;;
+	# 0.3, 0.5: sigthreads' and spawn's main threads (their joins)
+	data/0) name="data traces" nostep="0.3 0.5" sd=$w/data wi=$w/d/i torig=$w/d/i/threads.orig data=data ;;
 	esac
 	check "$name: workload and bdump exit 0 ($(cat $d/status 2>/dev/null))" \
 		test "$(cat $d/status 2>/dev/null)" = "0 0"
