@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real programs on the tracing musl: the musl recipe's guarantees, Lua 5.4
-# (n-queens) and bzip2 built with aecc (or its stand-in), run natively
+# (n-queens), bzip2 and SQLite's shell (a query) built with aecc (or its
+# stand-in), run natively
 # against their twins, then traced with aerun and compared with valgrind
 # lackey on the twin when the tracing tools exist. TAP output.
 set -uo pipefail
@@ -124,6 +125,20 @@ else
 	skip "bzip2 runs" "bzip2 did not build"
 fi
 
+# --- sqlite3 ---------------------------------------------------------------
+sq_ok=0
+if tests/real/sqlite3.sh >&2 && [ -x "$real/sqlite3/sqlite3" ] && [ -x "$real/sqlite3/sqlite3.orig" ]; then
+	ok "sqlite3 builds (sqlite3 and sqlite3.orig)"
+	sq_ok=1
+	r15_check "$real/sqlite3/sqlite3"
+	a=$("$real/sqlite3/sqlite3" -init /dev/null :memory: ".read tests/real/query.sql")
+	b=$("$real/sqlite3/sqlite3.orig" -init /dev/null :memory: ".read tests/real/query.sql")
+	check "sqlite3 and sqlite3.orig answer the query alike (${#a} bytes)" \
+		test -n "$a" -a "$a" = "$b"
+else
+	not_ok "sqlite3 builds (sqlite3 and sqlite3.orig)"
+fi
+
 # --- traced runs against the ptrace single-stepper -------------------------
 # regen_vs_stepper NAME PROG ARGS...: trace PROG with aerun, regenerate its
 # instruction trace, and compare it, instruction for instruction over the
@@ -198,6 +213,7 @@ print_res() {
 if [ -n "$tools_missing" ]; then
 	skip "lua queens traced = single-stepped" "missing:$tools_missing"
 	skip "bzip2 traced = single-stepped" "missing:$tools_missing"
+	skip "sqlite3 traced = single-stepped" "missing:$tools_missing"
 else
 	# ae-step runs ~30k instructions/s here: keep the problems small
 	# (5 queens: ~0.95M instructions; bzip2 -1 of 1 KiB: ~1M).
@@ -207,8 +223,12 @@ else
 		tests/real/gen-input.sh 1024 > "$tmp/small"
 		regen_vs_stepper bzip2 "$real/bzip2/bzip2" "$tmp/small" -1 -c small &
 	fi
+	# (2.5M instructions; -init: no ~/.sqliterc)
+	[ $sq_ok = 1 ] && regen_vs_stepper sqlite3 "$real/sqlite3/sqlite3" \
+		"$top/tests/real/query.sql" -init /dev/null :memory: ".read query.sql" &
 	wait
 	[ $lua_ok = 1 ] && print_res lua
 	[ $bz_ok = 1 ] && print_res bzip2
+	[ $sq_ok = 1 ] && print_res sqlite3
 fi
 echo "1..$n"
