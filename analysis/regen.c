@@ -1075,7 +1075,7 @@ static struct vcache *vc_for(struct ae_regen *g, uint64_t pc, int coded)
 		rerr(g, pc, "out of memory");
 		return NULL;
 	}
-	while (vc->nvfork && vc->vfork[vc->nvfork - 1] != g)
+	while (vc_pending(vc, g))
 		if (wait_vfork(g)) {
 			rerr(g, pc, "used the value cache it shares with its vfork child before that child's trace ended");
 			return NULL;

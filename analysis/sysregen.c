@@ -86,8 +86,6 @@ struct sr {
 	struct task **cpu_owner;
 	uint32_t ncpu;
 	uint64_t now;
-	struct { int32_t tid; int image; } *execd;
-	size_t nexecd;
 	uint64_t ntasks;		/* tasks made: the next one's serial */
 	/* how many tasks each pid and tid had (n > 0), open addressing,
 	 * keys pid << 32 | tid */
@@ -709,34 +707,6 @@ static void forget_task(struct sr *r, struct task *t)
 			slice_end(r, c, r->now, NULL, 0, 0);
 }
 
-/* Images a task ran before (execs), so the next one gets a new number. */
-static int note_exec(struct sr *r, int32_t tid, int image)
-{
-	for (size_t i = 0; i < r->nexecd; i++)
-		if (r->execd[i].tid == tid) {
-			r->execd[i].image = image;
-			return 0;
-		}
-	if (r->nexecd % 64 == 0) {
-		void *n = realloc(r->execd, (r->nexecd + 64) * sizeof(*r->execd));
-
-		if (!n)
-			return -1;
-		r->execd = n;
-	}
-	r->execd[r->nexecd].tid = tid;
-	r->execd[r->nexecd++].image = image;
-	return 0;
-}
-
-static int image_of(struct sr *r, int32_t tid)
-{
-	for (size_t i = 0; i < r->nexecd; i++)
-		if (r->execd[i].tid == tid)
-			return r->execd[i].image;
-	return 0;
-}
-
 /*
  * A new task takes tid @t->tid (START or FORK): the old one is done; one
  * that had not failed yet fails, since a tid is reused only after it ended.
@@ -766,7 +736,6 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 			return -1;
 		t->start_ip = m->ip;
 		t->start_sp = m->sp;
-		t->info.image = image_of(r, m->tid);
 		slice_begin(r, t, m->cpu, m->time_ns, NULL, ev->index);
 		return 0;
 	case TRBUF_MK_FORK: {
@@ -779,7 +748,6 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		if (!c)
 			return -1;
 		c->state = T_WAIT_FORK;
-		c->info.image = t->info.image;
 		if (t->failed) {
 			/* its parent was skipped: nothing to continue from */
 			tfail(c, "child of a task that was skipped or failed: skipped");
@@ -819,8 +787,6 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		resume(r, t);
 		if (t->s.final)
 			forget_task(r, t);
-		if (m->type == TRBUF_MK_EXEC && note_exec(r, m->tid, t->info.image + 1))
-			return -1;
 		resume_ready(r);
 		reap(r);
 		return 0;
@@ -1004,7 +970,6 @@ out:
 	}
 	free(r.progs);
 	free(r.cpu_owner);
-	free(r.execd);
 	free(r.pt);
 	free(r.sw);
 	if (ret < 0)

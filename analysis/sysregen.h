@@ -15,7 +15,6 @@
 struct ae_task_info {
 	int32_t pid, tid;
 	const char *prog;	/* basename of the image's program */
-	int image;		/* 0, then 1, 2, ... after each exec */
 	uint64_t serial;	/* 0, 1, ...: the tasks (images) in creation order */
 	int nth;		/* earlier tasks of this pid and tid (an exec, a
 				 * reused tid) */
