@@ -4,7 +4,7 @@
 # $AE_CACHE/src). `make deps` runs it; the build itself never does.
 # usage: scripts/deps.sh GROUP...
 #   groups: build, check, src (deb-src entries), musl-src (musl), lua-src
-#   (lua5.4, bzip2, sqlite3), kernel, vm, bpf, bench
+#   (lua5.4, bzip2, sqlite3, dash), kernel, vm, bpf, bench
 set -euo pipefail
 cache=${AE_CACHE:-$HOME/.cache/aetrace}
 
@@ -31,7 +31,7 @@ for g in "$@"; do
 	src) srcs+=(1) ;;
 	musl-src) want+=(dpkg-dev); srcs+=(1); src_pkgs+=(musl) ;;
 	# (tclsh makes sqlite3's amalgamation)
-	lua-src) want+=(dpkg-dev tcl); srcs+=(1); src_pkgs+=(lua5.4 bzip2 sqlite3) ;;
+	lua-src) want+=(dpkg-dev tcl); srcs+=(1); src_pkgs+=(lua5.4 bzip2 sqlite3 dash) ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
 	esac
 done

@@ -39,6 +39,8 @@ ALL_TARGETS	+= musl
 # an older runtime.
 CHECK_BUILD_TARGETS += real-programs
 CHECK_TARGETS	+= tests/host/real-programs.sh
+# dash (built by the suite, cached like the others): every task of a script
+CHECK_TARGETS	+= tests/host/real-dash.sh
 BENCH_TARGETS	+= bench/standalone-bench.sh
 BENCH_TARGETS	+= bench/data-bench.sh
 BENCH_TARGETS	+= bench/memfn-bench.sh

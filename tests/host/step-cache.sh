@@ -12,6 +12,13 @@ ae_step_cache_dir=${AE_STEP_CACHE_DIR:-${AE_CACHE:-$HOME/.cache/aetrace}/step-ca
 ae_step_clean_env="PATH=/usr/bin:/bin LC_ALL=C"
 # Entries kept (the newest used): about two full sets of the host suites'.
 ae_step_cache_max=120
+# A command prefix: its command as pid 1 of a pid namespace of its own,
+# with a /proc of that namespace (aerun and ae-step read /proc/PID). Pids
+# then repeat from run to run: a program that prints one (dash formats its
+# PPID at start-up) runs the same instructions in both. Needs root (or
+# unprivileged user namespaces): ae_pidns_works says.
+ae_pidns=(unshare --pid --fork --mount-proc)
+ae_pidns_works() { "${ae_pidns[@]}" true 2>/dev/null; }
 
 # ae_step_prog_hash PROG: the hash of PROG without its symbol table and
 # debug info, which name the clone's source paths and change nothing that
@@ -27,11 +34,14 @@ ae_step_prog_hash() {
 	rm -f "$t"
 }
 
-# ae_step_cached TRACE OUT [--clean-env] [--data] [--split] [--key-file F]... -- PROG ARGS...:
+# ae_step_cached TRACE OUT [--clean-env] [--pidns] [--data] [--split] [--key-file F]... -- PROG ARGS...:
 # like `ae-step -o TRACE -- PROG ARGS... >OUT 2>OUT.err </dev/null` then
 # "status N" appended to OUT. --clean-env runs it under
 # `env -i $ae_step_clean_env`, else in the current environment, which is
-# in the key (the stack the program sees depends on it). --data asks the
+# in the key (the stack the program sees depends on it). --pidns runs it
+# as pid 1 of a new pid namespace with its own /proc (`unshare --pid
+# --fork --mount-proc`; in the key), so the program's pids are the same in
+# every run: run the traced side the same way (ae_pidns). --data asks the
 # stepper for data records too (in the key). --split: TRACE is a directory
 # that gets one trace per task (ae-step --split), and TRACE.forks the
 # task creations (--forks); every program the run execs must be a
@@ -39,11 +49,12 @@ ae_step_prog_hash() {
 # not: --key-file names each file PROG reads, hashed into the key.
 # Returns 0, or 1 when the stepper wrote no trace.
 ae_step_cached() {
-	local trace=$1 out=$2 keyfiles=() envcmd=() sflags=() split=0 key c tmpd rc ok
+	local trace=$1 out=$2 keyfiles=() envcmd=() nscmd=() sflags=() split=0 key c tmpd rc ok
 	shift 2
 	while [ "$1" != -- ]; do
 		case "$1" in
 		--clean-env) envcmd=(env -i $ae_step_clean_env); shift ;;
+		--pidns) nscmd=("${ae_pidns[@]}"); shift ;;
 		--data) sflags+=(--data); shift ;;
 		--split) split=1; shift ;;
 		--key-file) keyfiles+=("$2"); shift 2 ;;
@@ -54,7 +65,7 @@ ae_step_cached() {
 	key=$({ sha256sum "$top/build/tests/ae-step" ${keyfiles[@]+"${keyfiles[@]}"} 2>/dev/null |
 		cut -d' ' -f1
 		ae_step_prog_hash "$1"
-		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "split=$split" "$@"
+		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "split=$split" ${nscmd[@]+"${nscmd[@]}"} "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
 	      } | sha256sum | cut -c1-32)
 	c=$ae_step_cache_dir/$key
@@ -72,7 +83,7 @@ ae_step_cached() {
 	else
 		sflags+=(-o "$trace")
 	fi
-	${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" "${sflags[@]}" -- "$@" \
+	${nscmd[@]+"${nscmd[@]}"} ${envcmd[@]+"${envcmd[@]}"} "$top/build/tests/ae-step" "${sflags[@]}" -- "$@" \
 		>"$out" 2>"$out.err" </dev/null
 	rc=$?
 	echo "status $rc" >>"$out"

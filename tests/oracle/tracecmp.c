@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define CTX 5
-#define MAX_SKIP 16
+#define MAX_SKIP 64
 
 struct insn {
 	uint64_t addr;
@@ -165,9 +165,14 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--from") && i + 1 < argc) {
 			from = strtoull(argv[++i], NULL, 16);
 			have_from = 1;
-		} else if (!strcmp(argv[i], "--skip-range") && i + 1 < argc &&
-			   nskips < MAX_SKIP) {
+		} else if (!strcmp(argv[i], "--skip-range") && i + 1 < argc) {
 			char *dash;
+
+			if (nskips == MAX_SKIP) {
+				fprintf(stderr, "ae-tracecmp: more than %d --skip-range\n",
+					MAX_SKIP);
+				return 2;
+			}
 
 			skips[nskips].lo = strtoull(argv[++i], &dash, 16);
 			if (*dash != '-')
