@@ -11,6 +11,7 @@
  * program), so they compare directly with valgrind lackey or a
  * single-stepper run of PROG.orig.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -359,10 +360,11 @@ static int cmd_stats(int argc, char **argv)
 static int cmd_map_lackey(int argc, char **argv)
 {
 	struct ae_program *p = NULL;
-	char line[256];
+	char *line = NULL;
+	size_t cap = 0;
 	unsigned long long addr, lines = 0;
-	unsigned int size;
-	int keep = 0;
+	unsigned long size;
+	int keep = 0, ret = 0;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: aetrace map-lackey PROG < lackey-I-lines\n");
@@ -372,7 +374,10 @@ static int cmd_map_lackey(int argc, char **argv)
 		ae_program_free(p);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), stdin)) {
+	/* whole lines, however long (a long banner line must not be read
+	 * as two, the second taken for a record) */
+	while (getline(&line, &cap, stdin) >= 0) {
+		char *end;
 		uint64_t o;
 
 		lines++;
@@ -384,10 +389,19 @@ static int cmd_map_lackey(int argc, char **argv)
 		}
 		if (line[0] != 'I')
 			continue;
-		if (sscanf(line + 1, " %llx,%u", &addr, &size) != 2) {
+		/* "I  ADDR,SIZE": hex that fits 64 bits, a decimal size */
+		errno = 0;
+		end = line;
+		size = 0;
+		if (line[1] == ' ' && line[2] == ' ' && isxdigit((unsigned char)line[3])) {
+			addr = strtoull(line + 3, &end, 16);
+			if (*end == ',' && isdigit((unsigned char)end[1]))
+				size = strtoul(end + 1, &end, 10);
+		}
+		if (errno || !size || size > 15 || (*end && *end != '\n')) {
 			fprintf(stderr, "aetrace: standard input, line %llu: not a lackey I line\n", lines);
-			ae_program_free(p);
-			return 1;
+			ret = 1;
+			break;
 		}
 		o = ae_map_exact(p, addr);
 		keep = o != 0;
@@ -395,11 +409,12 @@ static int cmd_map_lackey(int argc, char **argv)
 			/* a branch to a witness stub may be longer in PROG */
 			struct ae_dinsn *d = ae_decode(p, o);
 
-			printf("I  %08llx,%u\n", (unsigned long long)o, d ? d->len : size);
+			printf("I  %08llx,%u\n", (unsigned long long)o, d ? d->len : (unsigned int)size);
 		}
 	}
+	free(line);
 	ae_program_free(p);
-	return fflush(stdout) ? 1 : 0;
+	return fflush(stdout) || ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)

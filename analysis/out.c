@@ -54,6 +54,7 @@ struct ae_out {
 	struct split *by_tid[SPLIT_BUCKETS];
 	struct split *last;	/* the last record's (a task's come in runs) */
 	int err;
+	int thread_seen;	/* --thread's task had records */
 };
 
 static struct obuf *ob_open(const char *path)
@@ -436,6 +437,7 @@ static int out_recs(void *ctx, const struct ae_task_info *t, const struct ae_rec
 
 	if (o->o.thread && t->tid != o->o.thread)
 		return 0;
+	o->thread_seen = 1;
 	if (o->all && !o->o.split_dir && !o->o.cpu_dir) {
 		/* one output (the common case): straight into its buffer
 		 * (this loop apart from the one below, which goes through
@@ -559,6 +561,12 @@ int ae_out_close(struct ae_out *o)
 	}
 	if (o->o.split_dir && split_names(o))
 		ret = -1;
+	/* (an empty output is not an answer: a mistyped tid) */
+	if (o->o.thread && !o->thread_seen && !ret) {
+		fprintf(stderr, "aetrace: --thread %d: no task of the capture with that tid regenerated an instruction\n",
+			o->o.thread);
+		ret = -1;
+	}
 	while (o->splits) {
 		struct split *s = o->splits;
 

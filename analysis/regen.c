@@ -2840,6 +2840,13 @@ static int cmp_entry_fault(struct ae_regen *g, const struct ae_rev *e, uint64_t 
  * Past the expander's memory, the run would fail only after emulating
  * (and printing) hundreds of MiB: a corrupt size must fail before.
  */
+/* Does routine `kind`'s %rsi point at an area (not memchr's byte)? */
+static int memfn_rsi_is_ptr(int kind)
+{
+	return kind == AE_MEMFN_MEMCPY || kind == AE_MEMFN_MEMMOVE ||
+	       kind == AE_MEMFN_STPCPY || ae_memfn_is_cmp(kind);
+}
+
 static uint64_t expanded_bytes(int kind, const struct ae_df_state *regs, uint64_t n)
 {
 	uint64_t d = regs->v[7], s = regs->v[6], gap = d > s ? d - s : s - d;
@@ -2964,6 +2971,11 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 	place = !mem.nmarks && !ae_memfn_is_cmp(e->a);
 	if (limit >= 1ull << 47)
 		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
+	/* its areas (and a terminator past them) in the user address
+	 * space: a corrupt length or pointer must not walk past it */
+	if (regs.v[7] + limit + 1 > 1ull << 47 ||
+	    (memfn_rsi_is_ptr(e->a) && regs.v[6] + limit + 1 > 1ull << 47))
+		return rerr(g, pc, "corrupt trace: an expanded routine's area ends beyond the user address space");
 	if (expanded_bytes(e->a, &regs, limit) > AE_MEMFN_MAX_BYTES) {
 		snprintf(err, sizeof(err), "a call of %llu bytes: an expanded call may touch at most %llu MiB (the expander's limit: corrupt record, or a larger call; build with aecc -fno-ae-memfn to trace it)",
 			 (unsigned long long)limit, AE_MEMFN_MAX_BYTES >> 20);
@@ -3372,9 +3384,13 @@ static struct ae_regen *regen_copy(const struct ae_regen *o)
 		ae_regen_free(g);
 		return NULL;
 	}
-	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
-	memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
-	memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
+	/* (no copy from a NULL of an empty array: undefined) */
+	if (o->n) {
+		memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+		memcpy(g->fr, o->fr, o->n * sizeof(*g->fr));
+	}
+	if (o->nsj)
+		memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
 	return g;
 }
 
@@ -3733,7 +3749,8 @@ struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 		ae_regen_free(g);
 		return NULL;
 	}
-	memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
+	if (o->n)
+		memcpy(g->stk, o->stk, o->n * sizeof(*g->stk));
 	g->fr = malloc((o->n + 1) * sizeof(*g->fr));
 	if (!g->fr) {
 		ae_regen_free(g);
@@ -3757,7 +3774,8 @@ struct ae_regen *ae_regen_clone(struct ae_regen *o, struct ae_tstream *s,
 	if (!g->cap) {
 		g->cap = 1;
 	}
-	memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
+	if (o->nsj)
+		memcpy(g->sj, o->sj, o->nsj * sizeof(*g->sj));
 	g->nsj = g->capsj = o->nsj;
 	if (!g->capsj)
 		g->capsj = 1;

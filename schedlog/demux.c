@@ -77,6 +77,12 @@ struct schedlog_demux {
 	uint8_t *unused;		/* aerun: cpus no chunk names (no reader) */
 	int ended;
 	uint64_t drops;			/* the END chunk's, once a reader met it */
+	/* The first CPU with a reader checks the chunks of every CPU: the
+	 * markers' cpus and types, and END's counters against the chunks
+	 * before it (a chunk cut out with its CRC is noticed there). */
+	struct cpu_src *first;
+	uint64_t raw, data_chunks, markers;	/* counted by first */
+	int end_seen;			/* first met the END chunk */
 };
 
 static int derr(struct schedlog_demux *d, const char *fmt, ...)
@@ -136,17 +142,43 @@ static int push_marker(struct cpu_src *s, const struct trbuf_marker *m, uint64_t
 	return 0;
 }
 
-/* A marker's cpu and type must be ones this reader knows what to do with. */
+/* A marker's cpu, type and flags must be ones this reader knows what to
+ * do with (only SIGRETURN markers carry flags: TRBUF_MKF_CTX_*). */
 static int check_marker_cpu(struct cpu_src *s, const struct trbuf_marker *m, uint64_t index)
 {
 	if (m->type < TRBUF_MK_START || m->type > TRBUF_MK_ROLLBACK)
 		return derr(s->d, "%s: marker %llu: unknown marker type %u",
 			    s->d->sched ? s->d->sched : s->d->trace,
 			    (unsigned long long)index, m->type);
+	if (m->flags & ~(m->type == TRBUF_MK_SIGRETURN ? TRBUF_MKF_CTX_CHECKED |
+			 TRBUF_MKF_CTX_FULL | TRBUF_MKF_CTX_FLAGS : 0))
+		return derr(s->d, "%s: marker %llu: unknown flags %#x for its type %u",
+			    s->d->sched ? s->d->sched : s->d->trace,
+			    (unsigned long long)index, m->flags, m->type);
 	if (m->cpu >= s->d->g.nr_cpus)
 		return derr(s->d, "%s: marker %llu: cpu %u, but the capture has %u cpus",
 			    s->d->sched ? s->d->sched : s->d->trace,
 			    (unsigned long long)index, m->cpu, s->d->g.nr_cpus);
+	return 0;
+}
+
+/* END (ending at @off): its counters must be the chunks'; -1 if not. */
+static int end_check(struct schedlog_demux *d, const struct ae_chunk_hdr *h,
+		     const void *pl, uint64_t off)
+{
+	struct ae_end e;
+
+	if (h->len != sizeof(e))
+		return derr(d, "%s: END chunk of %u bytes (not %zu) ending at offset %llu",
+			    d->trace, h->len, sizeof(e), (unsigned long long)off);
+	memcpy(&e, pl, sizeof(e));
+	if (e.raw_bytes != d->raw || e.data_chunks != d->data_chunks || e.markers != d->markers)
+		return derr(d, "%s: END chunk ending at offset %llu counts %llu DATA chunks, %llu witness bytes and %llu markers, the file holds %llu, %llu and %llu before it: chunks are missing or were added",
+			    d->trace, (unsigned long long)off, (unsigned long long)e.data_chunks,
+			    (unsigned long long)e.raw_bytes, (unsigned long long)e.markers,
+			    (unsigned long long)d->data_chunks, (unsigned long long)d->raw,
+			    (unsigned long long)d->markers);
+	d->end_seen = 1;
 	return 0;
 }
 
@@ -165,6 +197,16 @@ static int read_chunk(struct cpu_src *s)
 		if (!d->sched)
 			s->mk_eof = 1;
 		return 0;
+	}
+	if (s == d->first) {
+		if (h.type == AE_CHUNK_DATA) {
+			d->raw += h.len;
+			d->data_chunks++;
+		} else if (h.type == AE_CHUNK_MARKERS) {
+			d->markers += h.len / sizeof(struct trbuf_marker);
+		} else if (h.type == AE_CHUNK_END && end_check(d, &h, pl, ae_reader_offset(s->r))) {
+			return -1;
+		}
 	}
 	if (h.type == AE_CHUNK_DATA && h.cpu == s->cpu) {
 		struct sb *b;
@@ -203,19 +245,21 @@ static int read_chunk(struct cpu_src *s)
 		memcpy(&e, pl, sizeof(e));
 		d->drops = e.drops;
 	} else if (h.type == AE_CHUNK_MARKERS && !d->sched) {
-		const struct trbuf_marker *m = pl;
-		size_t n = h.len / sizeof(*m);
+		struct trbuf_marker m;
+		size_t n = h.len / sizeof(m);
 
-		if (h.len % sizeof(*m))
+		if (h.len % sizeof(m))
 			return derr(d, "%s: MARKERS chunk of %u bytes (not a multiple of %zu) ending at offset %llu",
-				    d->trace, h.len, sizeof(*m),
+				    d->trace, h.len, sizeof(m),
 				    (unsigned long long)ae_reader_offset(s->r));
 		for (size_t i = 0; i < n; i++) {
 			uint64_t index = s->nmk_file++;
 
-			if (s->cpu == 0 && check_marker_cpu(s, &m[i], index))
+			/* (a copy: the payload need not be aligned) */
+			memcpy(&m, (const char *)pl + i * sizeof(m), sizeof(m));
+			if (s == d->first && check_marker_cpu(s, &m, index))
 				return -1;
-			if (m[i].cpu == s->cpu && push_marker(s, &m[i], index))
+			if (m.cpu == s->cpu && push_marker(s, &m, index))
 				return -1;
 		}
 	}
@@ -573,13 +617,14 @@ static int read_session(struct schedlog_demux *d)
 		if (h.type == AE_CHUNK_MARKERS && !d->sched)
 			for (size_t i = 0; i + sizeof(struct trbuf_marker) <= h.len;
 			     i += sizeof(struct trbuf_marker)) {
-				const struct trbuf_marker *m = (const void *)((const char *)pl + i);
+				struct trbuf_marker m;
 
-				if (m->cpu >= 4096)
+				memcpy(&m, (const char *)pl + i, sizeof(m));
+				if (m.cpu >= 4096)
 					continue;
-				d->unused[m->cpu] = 0;
-				if (m->cpu >= d->g.nr_cpus)
-					d->g.nr_cpus = m->cpu + 1;
+				d->unused[m.cpu] = 0;
+				if (m.cpu >= d->g.nr_cpus)
+					d->g.nr_cpus = m.cpu + 1;
 			}
 	}
 	if (ret < 0)
@@ -672,6 +717,8 @@ int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const cha
 		ret = ae_reader_open(&s->r, trace);
 		if (ret)
 			return derr(d, "%s: %s", trace, strerror(-ret));
+		if (!d->first)
+			d->first = s;
 		if (sched) {
 			ret = schedlog_markers_open(&s->ms, sched, -1);
 			if (ret)
@@ -684,6 +731,11 @@ int schedlog_demux_open(struct schedlog_demux **dp, const char *trace, const cha
 uint64_t schedlog_demux_drops(const struct schedlog_demux *d)
 {
 	return d->drops;
+}
+
+int schedlog_demux_complete(const struct schedlog_demux *d)
+{
+	return d->end_seen;
 }
 
 void schedlog_demux_close(struct schedlog_demux *d)

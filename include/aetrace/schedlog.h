@@ -80,6 +80,10 @@ int schedlog_demux_next(struct schedlog_demux *d, struct schedlog_ev *ev);
 /* Once schedlog_demux_next() has returned 0: what the capture's END chunk
  * says its producer lost (struct ae_end drops; 0 without an END). */
 uint64_t schedlog_demux_drops(const struct schedlog_demux *d);
+/* Once schedlog_demux_next() has returned 0: 1 when the capture ends in
+ * its END chunk (whose counters matched the chunks), 0 when the file was
+ * cut short (a producer killed, a full disk) or is still being written. */
+int schedlog_demux_complete(const struct schedlog_demux *d);
 void schedlog_demux_close(struct schedlog_demux *d);
 
 #endif /* AETRACE_SCHEDLOG_H */

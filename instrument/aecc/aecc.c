@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 {
 	struct strv cflags = { 0 }, inputs = { 0 }, ldflags = { 0 }, libdirs = { 0 };
 	const char *out = NULL;
-	int mode_c = 0, mode_S = 0, mode_E = 0, nostdinc = 0, ret = 1;
+	int mode_c = 0, mode_S = 0, mode_E = 0, nostdinc = 0, query = 0, ret = 1;
 	struct strv objs = { 0 };
 
 	verbose = getenv("AECC_VERBOSE") != NULL;
@@ -192,9 +192,18 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-fPIC") || !strcmp(a, "-fpic") ||
 			   !strcmp(a, "-fPIE") || !strcmp(a, "-fpie") ||
 			   !strcmp(a, "-pie") || !strcmp(a, "-static") ||
-			   !strcmp(a, "-no-pie") || !strcmp(a, "-rdynamic") ||
-			   !strcmp(a, "-pthread")) {
+			   !strcmp(a, "-no-pie") || !strcmp(a, "-rdynamic")) {
 			/* traced programs are always static, non-PIE */
+		} else if (!strcmp(a, "-pthread")) {
+			/* musl links threads in libc; the macro gcc defines for
+			 * -pthread stays (configure scripts test it) */
+			strv_add(&cflags, "-D_REENTRANT");
+		} else if (!strcmp(a, "--version") || !strcmp(a, "-v") ||
+			   !strncmp(a, "-dump", 5) || !strncmp(a, "-print-", 7)) {
+			/* the compiler's own answers (configure, libtool and
+			 * build systems ask them with no input file) */
+			query = 1;
+			strv_add(&cflags, a);
 		} else if (!strcmp(a, "-nostdinc")) {
 			nostdinc = 1;
 			strv_add(&cflags, a);
@@ -239,6 +248,12 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < inputs.n; i++)
 			strv_add(&cmd, inputs.v[i]);
+		return ae_run(cmd.v, verbose) ? 1 : 0;
+	}
+	if (!inputs.n && query) {
+		struct strv cmd = { 0 };
+
+		ae_cc_cmd(&cmd, &cflags, nostdinc, ae_musl_dir(), AE_CC_PREPROCESS);
 		return ae_run(cmd.v, verbose) ? 1 : 0;
 	}
 	if (!inputs.n) {

@@ -519,6 +519,15 @@ static void summary(struct aerun *a)
 	fprintf(stderr, "\n");
 }
 
+/* Do paths @x and @y name one existing file? */
+static int same_file(const char *x, const char *y)
+{
+	struct stat sx, sy;
+
+	return !stat(x, &sx) && !stat(y, &sy) && sx.st_dev == sy.st_dev &&
+	       sx.st_ino == sy.st_ino;
+}
+
 int main(int argc, char **argv)
 {
 	struct aerun a = { .memfd = -1, .out_fd = -1 };
@@ -545,6 +554,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "aerun: %s has no __ae_seqtab: no rollback possible\n", a.o.path);
 	if (setup_memfd(&a))
 		return AERUN_EXIT_FAIL;
+	if (a.o.out && same_file(a.o.out, a.o.path)) {
+		fprintf(stderr, "aerun: -o %s is the program %s itself: the capture would overwrite it\n",
+			a.o.out, a.o.path);
+		return AERUN_EXIT_FAIL;
+	}
 	if (a.o.out) {
 		a.out_fd = schedlog_open_output(a.o.out);
 		if (a.out_fd < 0) {

@@ -47,6 +47,14 @@ static int seqtab_copy(struct aerun_seqtab *t, Elf_Scn *scn, const GElf_Shdr *sh
 	}
 	memcpy(t->r, d->d_buf, sh->sh_size);
 	for (size_t k = 0; k < n; k++) {
+		/* a twin keeps the section, zeroed: say what it is */
+		if (!k && !t->r[0].start && !t->r[0].end) {
+			snprintf(err, errlen, "%s: its __ae_seqtab is zeroed: a twin (PROG.orig)? trace the program aecc built beside it",
+				 path);
+			free(t->r);
+			t->r = NULL;
+			return -ENOEXEC;
+		}
 		if (t->r[k].start >= t->r[k].end ||
 		    (k && t->r[k].start < t->r[k - 1].end)) {
 			snprintf(err, errlen, "%s: __ae_seqtab entry %zu is not sorted or empty",

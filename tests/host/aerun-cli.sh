@@ -22,6 +22,22 @@ expect "non-executable program: exit 126" 126 "Permission denied" "$AERUN" -o "$
 expect "bad --subbuf-size: exit 2, value named" 2 "subbuf-size '5000'" "$AERUN" --subbuf-size 5000 "$PROD" 1
 expect "bad --subbufs: exit 2" 2 "subbufs '1'" "$AERUN" --subbufs 1 "$PROD" 1
 expect "unwritable output: exit 125, file named" 125 "$tmp/no/dir.zst" "$AERUN" -o "$tmp/no/dir.zst" "$PROD" 1
+# -o naming the program: refused before anything is written (the capture
+# used to overwrite it, then fail: "Text file busy")
+cp "$PROD" "$tmp/self" && cp "$PROD" "$tmp/self.keep"
+expect "-o naming the program itself: exit 125, refused" 125 "is the program .*itself" \
+	"$AERUN" -o "$tmp/self" "$tmp/self" 1
+if cmp -s "$tmp/self" "$tmp/self.keep"; then
+	ok "-o naming the program itself: the program is left as it was"
+else
+	not_ok "-o naming the program itself: the program is left as it was"
+fi
+if "$top/bin/aecc" -O2 -o "$tmp/tw" "$top/tests/corpus/recursion.c" 2>"$tmp/e"; then
+	expect "the twin traced: exit 126, named as a twin" 126 "a twin (PROG.orig)" \
+		"$AERUN" -o "$tmp/tw.zst" "$tmp/tw.orig"
+else
+	not_ok "the twin traced: aecc builds a program" "$(cat "$tmp/e")"
+fi
 expect "fork followed: both processes traced" 0 "2 threads, 2 traced and 0 untraced images, 1 forks" \
 	"$AERUN" -o "$tmp/f.zst" "$PROD" fork
 expect "uninstrumented program runs, with a warning" 1 "never mapped the trace buffer" \

@@ -76,6 +76,57 @@ expect_error "wrong program" "offset|not instrumented|witness|left unread|none o
 	grep -q "^aetrace: warning: drops.zst: its producer lost 3 sub-buffers, markers or task ends" err &&
 	"$top/bin/aetrace" regen t.zst p >/dev/null 2>err && ! grep -q "producer lost" err
 result "a capture whose END counts drops: regenerated, with a warning naming the file and the count"
+# chunks left out of the capture, each chunk's CRC intact (found by
+# cutting chunks out): END's counters name the loss; without END, the
+# capture was cut short, which regen says while it regenerates the rest
+# (they used to pass without a word)
+python3 - t.zst <<'PY'
+import struct, subprocess, sys
+raw = subprocess.run(["zstd", "-dc", sys.argv[1]], capture_output=True, check=True).stdout
+chunks, o = [], 0
+while o < len(raw):
+	ln = struct.unpack_from("<IHHQII", raw, o)[4]
+	chunks.append(raw[o:o + 24 + ln])
+	o += 24 + ln
+typ = [struct.unpack_from("<IHHQII", c)[1] for c in chunks]
+last_data = max(i for i, t in enumerate(typ) if t == 2)
+def put(name, cs):
+	subprocess.run(["zstd", "-q", "-f", "-o", name], input=b"".join(cs), check=True)
+put("nodata.zst", chunks[:last_data] + chunks[last_data + 1:])
+put("noend.zst", [c for c, t in zip(chunks, typ) if t != 4])
+PY
+expect_error "a DATA chunk cut out" \
+	"nodata.zst: END chunk ending at offset [0-9]* counts [0-9]* DATA chunks.*: chunks are missing" \
+	"$top/bin/aetrace" regen nodata.zst p
+"$top/bin/aetrace" regen noend.zst p >out 2>err && cmp -s out good &&
+	grep -q "^aetrace: warning: noend.zst: no END chunk: the capture was cut short" err &&
+	! grep -q "no END" <("$top/bin/aetrace" regen t.zst p 2>&1 >/dev/null)
+result "a capture without END: regenerated, with a warning naming the file"
+# --thread with a tid no task has: an error, not an empty trace
+expect_error "--thread of no task" "thread 1: no task of the capture with that tid" \
+	"$top/bin/aetrace" regen --thread 1 t.zst p
+# map-lackey reads whole lines: the tail of a long valgrind line is no
+# record (it was read as one past 255 bytes), and an address that does not
+# fit 64 bits is an error naming the line
+m=$(nm p | awk '$3 == "main" { print $1 }')
+if printf 'I  %s,4\n' "$m" | "$top/bin/aetrace" map-lackey p | grep -q '^I ' &&
+   python3 -c "print('==1== ' + 'X' * 300 + 'I  $m,4')" | "$top/bin/aetrace" map-lackey p >out 2>err &&
+   [ ! -s out ]; then
+	ok "map-lackey: a record at the end of a 300-byte line is not read as one"
+else
+	not_ok "map-lackey: a record at the end of a 300-byte line is not read as one"
+fi
+expect_error "map-lackey: an address of 17 hex digits" "standard input, line 2: not a lackey I line" \
+	sh -c "printf 'I  %s,4\nI  1%016x,4\n' '$m' 0 | '$top/bin/aetrace' map-lackey p"
+# an EXIT marker with a flag bit set (only SIGRETURN markers carry flags;
+# regen's own raw-capture flag must not be read from a file)
+exit_mk=$("$top/bin/schedlog" print t.zst | awk '$5 == "EXIT" { print $1; exit }')
+if [ -n "$exit_mk" ] && "$top/build/tests/trace_mutate" --marker t.zst exitf.zst "$exit_mk" flags 1; then
+	expect_error "an EXIT marker with flags" "exitf.zst: marker $exit_mk: unknown flags 0x1" \
+		"$top/bin/aetrace" regen exitf.zst p
+else
+	not_ok "an EXIT marker with flags: the capture has an EXIT marker"
+fi
 cp p notaecc
 objcopy --remove-section=.ae_schema notaecc
 cp p.orig notaecc.orig
@@ -261,6 +312,21 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 			timeout 30 "$top/bin/aetrace" regen m.zst dp
 	else
 		not_ok "memcpy's size record is in the trace"
+	fi
+	# a strlen's pointer record with bit 47 set: its area would lie past
+	# the user address space, where the expander would make up memory
+	# and write a trace with exit 0 (found by flipping bytes: a length
+	# that walked past it took minutes and gigabytes)
+	sl=$(nm dp.orig | sed -n 's/^0*\([0-9a-f]*\) T strlen$/\1/p')
+	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
+		sed -n "s/.*reg rdi = 0x[0-9a-f]* at offset \([0-9]*\) before 0x$sl\$/\1/p" | head -1)
+	if [ -n "$sl" ] && [ -n "$off" ] &&
+	   "$top/build/tests/trace_mutate" dt.zst m.zst $((off + 5)) 0x80; then
+		expect_error "strlen's pointer record past the user address space" \
+			"corrupt trace: an expanded routine's area ends beyond the user address space" \
+			timeout 30 "$top/bin/aetrace" regen m.zst dp
+	else
+		not_ok "strlen's pointer record is in the trace"
 	fi
 	# a rep count made 2^32 larger (the rep stos that clears
 	# __init_libc's auxv array on the stack): its stores would run

@@ -298,6 +298,9 @@ static void put_marker(struct cpu *c, int ci, uint32_t type, const struct task *
 	c->mk[c->nmk++] = m;
 }
 
+/* What the file holds, for its END chunk (as a producer counts it). */
+static struct ae_end end;
+
 static int flush_cpu(struct cpu *c, int ci)
 {
 	int drop = breakage && !strcmp(breakage, "drop-subbuf") && nsub++ == 3;
@@ -305,11 +308,16 @@ static int flush_cpu(struct cpu *c, int ci)
 	if (c->nmk) {
 		if (ae_writer_chunk(w, AE_CHUNK_MARKERS, 0, 0, c->mk, c->nmk * sizeof(*c->mk), 0))
 			return -1;
+		end.markers += c->nmk;
 		if (schedf && fwrite(c->mk, sizeof(*c->mk), c->nmk, schedf) != c->nmk)
 			return -1;
 	}
 	if (!drop && ae_writer_chunk(w, AE_CHUNK_DATA, ci, c->seq, c->buf, c->len, 0))
 		return -1;
+	if (!drop) {
+		end.raw_bytes += c->len;
+		end.data_chunks++;
+	}
 	c->nmk = 0;
 	c->len = 0;
 	c->seq++;
@@ -526,7 +534,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "capmix: %s: writing a sub-buffer its markers filled failed\n", argv[ai]);
 		return 1;
 	}
-	if (ae_writer_close(w, NULL) || close(fd)) {
+	if (ae_writer_chunk(w, AE_CHUNK_END, 0, 0, &end, sizeof(end), 1) ||
+	    ae_writer_close(w, NULL) || close(fd)) {
 		fprintf(stderr, "capmix: %s: closing failed\n", argv[ai]);
 		return 1;
 	}

@@ -9,7 +9,8 @@
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
  *   trace_mutate --signal-sp IN OUT ADD [INDEX]
  *   trace_mutate --marker IN OUT INDEX ip|sp|cx|offset|arg|flags|time VALUE
- *   trace_mutate --data-cut IN OUT LEN
+ *   trace_mutate --data-cut IN OUT LEN  (DATA payload after byte LEN
+ *                                        left out; END counts the rest)
  *   trace_mutate --data-len IN       (prints the number of DATA bytes)
  *   trace_mutate --end-drops IN OUT N  (the END chunk's drops set to N)
  *   trace_mutate --retid IN OUT TID NEWTID  (every marker of thread TID
@@ -78,11 +79,14 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	while ((ret = ae_reader_next(r, &h, &p)) == 1) {
-		if (h.type == AE_CHUNK_END && drops && h.len >= sizeof(struct ae_end)) {
+		if (h.type == AE_CHUNK_END && (drops || cut) && h.len >= sizeof(struct ae_end)) {
 			struct ae_end e;
 
 			memcpy(&e, p, sizeof(e));
-			e.drops = val;
+			if (drops)
+				e.drops = val;
+			else if (e.raw_bytes > val)
+				e.raw_bytes = val;
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, &e, sizeof(e), 0);
 		} else if (h.type == AE_CHUNK_DATA && cut && pos + h.len > val) {
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, pos > val ? 0 : val - pos, 0);

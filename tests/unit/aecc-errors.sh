@@ -34,6 +34,23 @@ expect "-o with -c and two sources" '-o with -c needs exactly one source' "$aecc
 expect "-shared" '-shared is not supported' "$aecc" -shared -o x good.s
 expect "-o without argument" '-o needs an argument' "$aecc" good.s -o
 expect "no input" 'no input files' "$aecc" -O2
+# what build systems ask a compiler with no input file is answered by
+# gcc's own driver, not refused; -pthread defines _REENTRANT as gcc does
+# (xz's configure gave up threads without it)
+if "$aecc" -dumpversion >out 2>err && [ "$(cat out)" = "$(gcc -dumpversion)" ] &&
+   "$aecc" --version >out 2>err && grep -q '^gcc' out &&
+   "$aecc" -print-prog-name=ld >out 2>err && [ -s out ]; then
+	ok "query options (-dumpversion, --version, -print-prog-name=ld) answered"
+else
+	not_ok "query options (-dumpversion, --version, -print-prog-name=ld) answered"
+	sed 's/^/# /' err | head -3
+fi
+echo 'int x;' >q.c
+if "$aecc" -pthread -dM -E q.c 2>err | grep -q '^#define _REENTRANT 1'; then
+	ok "-pthread defines _REENTRANT"
+else
+	not_ok "-pthread defines _REENTRANT"
+fi
 # instructions whose accesses data tracing does not follow, named with
 # their line: state saves (capstone sizes fxsave's area 8 bytes; it used
 # to be traced so, silently), a 16-bit pushf, a masked store, xlatb
