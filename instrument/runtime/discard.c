@@ -21,16 +21,25 @@
  * (bzip2, for one) install their own. In this mode only, a seccomp filter
  * turns the program's attempts to set a SIGSEGV handler into no-ops that
  * succeed (with aerun or the tracing kernel, overflow needs no handler).
+ * The filter outlives an exec: the runtime's own install carries
+ * AE_DISCARD_TAG in the upper half of the signal number, which the kernel
+ * ignores (sig is an int) and the filter lets through, so that a traced
+ * program exec'd by another installs its handler too (it used to die at
+ * its buffer's first wrap).
  */
+#define AE_DISCARD_TAG		0x41450000UL	/* "AE" */
+
 static void ae_discard_keep_handler(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4),			/* arch */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 8),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 10),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),			/* nr */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 6),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 8),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16),			/* signal */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_SIGSEGV, 0, 4),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_SIGSEGV, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 20),			/* its tag */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_DISCARD_TAG, 4, 0),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 24),			/* act, low */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 3),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 28),			/* act, high */
@@ -94,7 +103,7 @@ unsigned long ae_discard_setup(void)
 		       AE_MAP_POPULATE, -1, 0);
 	if (addr != TRBUF_MAP_ADDR)
 		ae_die("aetrace runtime: cannot map the discard buffer\n");
-	if (ae_sys4(__NR_rt_sigaction, AE_SIGSEGV, &sa, 0, 8) < 0)
+	if (ae_sys4(__NR_rt_sigaction, AE_SIGSEGV | AE_DISCARD_TAG << 32, &sa, 0, 8) < 0)
 		ae_die("aetrace runtime: cannot install the discard SIGSEGV handler\n");
 	ae_discard_keep_handler();
 	ae_write_str(2, "aetrace: no /dev/trbuf and not under aerun: witnesses are discarded\n");

@@ -68,6 +68,21 @@ else
 	not_ok "runtime discard mode: a real fault dies of SIGSEGV like the twin" "aecc failed" "$(cat "$tmp/segv.err")"
 fi
 
+# A traced program exec'd by another in discard mode: the first one's
+# seccomp filter outlives the exec, and turned the second one's own
+# handler install into a no-op: it died of SIGSEGV at its first wrap.
+printf '#include <unistd.h>\nint main(int c, char **v) { if (c > 1) execv(v[1], v + 1); return 1; }\n' >"$tmp/ex.c"
+if "$top/bin/aecc" -O2 -o "$tmp/ex" "$tmp/ex.c" 2>"$tmp/ex.err"; then
+	rc=$(timeout 60 "$tmp/ex" "$tmp/ex" "$PROD" 50000 9 2>"$tmp/ex.err"; echo $?) 2>/dev/null
+	if [ "$rc" = 9 ] && [ "$(grep -c 'witnesses are discarded' "$tmp/ex.err")" = 3 ]; then
+		ok "runtime discard mode through two execs: 6.4 MB through the last one's buffer, status kept"
+	else
+		not_ok "runtime discard mode through two execs" "rc=$rc (139: the wrap's SIGSEGV)" "$(cat "$tmp/ex.err")"
+	fi
+else
+	not_ok "runtime discard mode through two execs" "aecc failed" "$(cat "$tmp/ex.err")"
+fi
+
 # Process start identical to an untraced run with ASLR off: same entry
 # stack pointer (same env and argv), fd 1023 closed by the runtime, and
 # _ae_start hands rdx (0 from the kernel for a static program) to _start.
