@@ -26,6 +26,10 @@
 #include "sysregen.h"
 #include "timeline.h"
 
+/* One lane per cpu: a corrupt cpu number must not draw 65536 (the
+ * demultiplexer's limit too). */
+#define AE_TL_MAX_CPUS	4096u
+
 struct slices {
 	struct ae_slice *s;
 	size_t n, cap;
@@ -280,6 +284,13 @@ static int load_markers(const char *path, struct trbuf_marker **mk, size_t *n)
 			*mk = NULL;
 			return -1;
 		}
+		if (m->cpu >= AE_TL_MAX_CPUS) {
+			fprintf(stderr, "aetrace timeline: %s: marker %zu: cpu %u (a capture has at most %u)\n",
+				path, i, m->cpu, AE_TL_MAX_CPUS);
+			free(buf);
+			*mk = NULL;
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -301,6 +312,15 @@ static int load_trace_markers(const char *path, struct trbuf_marker **mk, size_t
 		return -1;
 	}
 	while ((r = schedlog_markers_next(ms, &m, &index)) == 1) {
+		/* (one lane per cpu: a corrupt cpu number would draw 65536) */
+		if (m.cpu >= AE_TL_MAX_CPUS) {
+			fprintf(stderr, "aetrace timeline: %s: marker %llu: cpu %u (a capture has at most %u)\n",
+				path, (unsigned long long)index, m.cpu, AE_TL_MAX_CPUS);
+			schedlog_markers_close(ms);
+			free(*mk);
+			*mk = NULL;
+			return -1;
+		}
 		if (*n == cap) {
 			struct trbuf_marker *p = realloc(*mk, (cap ? cap * 2 : 1024) * sizeof(*p));
 

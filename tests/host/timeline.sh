@@ -17,7 +17,7 @@ check() { if eval "$2"; then ok "$1"; else nok "$1"; fi; }
 ae=bin/aetrace
 [ -x $ae ] || { echo "not ok 1 - $ae built (run make)"; exit 1; }
 w=$(mktemp -d /tmp/timeline.XXXXXX)
-trap 'rm -rf "$w"' EXIT
+[ -n "${AE_KEEP:-}" ] || trap 'rm -rf "$w"' EXIT
 
 # compare.py JSON TRUTH MODE: exact slices (bpf) or traced slices (markers)
 cat >"$w/compare.py" <<'EOT'
@@ -104,6 +104,11 @@ cp "$w/sched.bin" "$w/badtype.bin"
 printf '\x2a' | dd of="$w/badtype.bin" bs=1 seek=$((72 * 3 + 8)) conv=notrunc 2>/dev/null
 $ae timeline --sched "$w/badtype.bin" -o "$w/x.json" 2>"$w/err"
 check "unknown marker type: status 1, names marker 3" '[ $? -eq 1 ] && grep -q "marker 3 (offset 216): unknown type 42" "$w/err"'
+cp "$w/sched.bin" "$w/badcpu.bin"
+printf '\xff\xff' | dd of="$w/badcpu.bin" bs=1 seek=$((72 * 3 + 12)) conv=notrunc 2>/dev/null
+$ae timeline --sched "$w/badcpu.bin" -o "$w/x.json" 2>"$w/err"
+check "marker cpu 65535: status 1, names marker 3 (it drew 65536 lanes)" \
+	'[ $? -eq 1 ] && grep -q "badcpu.bin: marker 3: cpu 65535" "$w/err"'
 $ae timeline --sched "$w/sched.bin" --bpf "$w/sched.bin" -o "$w/x.json" 2>"$w/err"
 check "not a BPF log: status 1, says so" '[ $? -eq 1 ] && grep -q "not a BPF schedule log" "$w/err"'
 head -c $(( $(stat -c %s "$w/all.bin") - 30 )) "$w/all.bin" >"$w/cutall.bin"
