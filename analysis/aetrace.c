@@ -21,6 +21,7 @@
 
 #include "out.h"
 #include "program.h"
+#include "salvage.h"
 #include "sysregen.h"
 #include "timeline.h"
 
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 		"       aetrace stats [--sched SCHED] [--vc-profile FILE] TRACE [PROG...]   (per task, per slice)\n"
 		"       aetrace map-lackey PROG < LACKEY   (lackey of PROG in PROG.orig addresses)\n"
 		"       aetrace timeline [--sched SCHED] [--bpf ALL] [--trace TRACE PROG...] -o OUT.json|OUT.svg\n"
+		"       aetrace salvage CUT OUT   (the sound chunks of a capture cut short: aerun or\n"
+		"                                  bdump killed, a full disk; regen OUT then says so)\n"
 		"  TRACE  a capture: aerun -o TRACE, AE_CAPTURE=TRACE, or bdump TRACE SCHED\n"
 		"  SCHED  the schedule (bdump's sched.bin); default: the trace's MARKERS chunks\n"
 		"  PROG   the instrumented programs (PROG.orig beside each); a task's program\n"
@@ -431,6 +434,8 @@ int main(int argc, char **argv)
 		return ae_timeline_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "map-lackey"))
 		return cmd_map_lackey(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "salvage"))
+		return ae_salvage_main(argc - 1, argv + 1);
 	fprintf(stderr, "aetrace: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

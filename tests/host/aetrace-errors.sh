@@ -118,6 +118,24 @@ else
 fi
 expect_error "map-lackey: an address of 17 hex digits" "standard input, line 2: not a lackey I line" \
 	sh -c "printf 'I  %s,4\nI  1%016x,4\n' '$m' 0 | '$top/bin/aetrace' map-lackey p"
+# a capture cut short (its writer killed): every reader refuses it, and
+# `aetrace salvage` copies its sound chunks into one that regenerates, a
+# prefix of the whole capture's trace, with the warning that it was cut
+"$top/bin/aerun" -q --subbuf-size 4K -o small.zst -- ./p >/dev/null &&
+	"$top/bin/aetrace" regen small.zst p >small.good &&
+	head -c $(( $(stat -c %s small.zst) * 3 / 5 )) small.zst >cut.zst
+expect_error "a capture cut short" "cut.zst: truncated" "$top/bin/aetrace" regen cut.zst p
+if "$top/bin/aetrace" salvage cut.zst sal.zst 2>err &&
+   grep -q "^aetrace salvage: sal.zst: [0-9]* chunks kept ([1-9][0-9]* DATA chunks.*no END" err &&
+   "$top/bin/aetrace" regen sal.zst p >out 2>err && grep -q "sal.zst: no END chunk" err &&
+   [ -s out ] && [ "$(wc -l <out)" -lt "$(wc -l <small.good)" ] &&
+   cmp -s out <(head -n "$(wc -l <out)" small.good); then
+	ok "salvage of a capture cut at 3/5: $(wc -l <out) of $(wc -l <small.good) lines, a prefix of the whole"
+else
+	not_ok "salvage of a capture cut at 3/5 regenerates a prefix"
+	sed 's/^/# /' err | head -3
+fi
+expect_error "salvage of a file that is no capture" "salvage: p: " "$top/bin/aetrace" salvage p x.zst
 # an EXIT marker with a flag bit set (only SIGRETURN markers carry flags;
 # regen's own raw-capture flag must not be read from a file)
 exit_mk=$("$top/bin/schedlog" print t.zst | awk '$5 == "EXIT" { print $1; exit }')

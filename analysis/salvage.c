@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * salvage.c - `aetrace salvage IN OUT`: the chunks of a capture that was
+ * cut short (aerun or bdump killed, a full disk, a lost link), each one
+ * whole and checked, copied into a file every reader accepts. A cut file
+ * ends inside a zstd frame, which every reader refuses (so that a cut is
+ * never taken for an end); its chunks up to the cut are sound. OUT has no
+ * END chunk: `aetrace regen OUT` regenerates what it holds and says that
+ * the capture was cut short.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/trbuf.h>
+#include <aetrace/container.h>
+#include "salvage.h"
+
+int ae_salvage_main(int argc, char **argv)
+{
+	struct ae_writer_opts wo = { .level = 1 };
+	struct ae_reader *r = NULL;
+	struct ae_writer *w = NULL;
+	struct ae_chunk_hdr h;
+	const void *pl;
+	unsigned long long chunks = 0, data = 0, raw = 0, markers = 0;
+	int fd, ret, session = 0, end = 0, rc = 1;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: aetrace salvage IN OUT   (a cut-short capture's sound chunks, into OUT)\n");
+		return 2;
+	}
+	ret = ae_reader_open(&r, argv[1]);
+	if (ret) {
+		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[1], strerror(-ret));
+		return 1;
+	}
+	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[2], strerror(errno));
+		goto out_close_reader;
+	}
+	ret = ae_writer_open(&w, fd, &wo);
+	if (ret) {
+		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[2], strerror(-ret));
+		close(fd);
+		goto out_close_reader;
+	}
+	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
+		if (!chunks && h.type != AE_CHUNK_SESSION)
+			break;	/* not a capture: said below */
+		if (ae_writer_chunk(w, h.type, h.cpu, h.seq, pl, h.len, 0)) {
+			fprintf(stderr, "aetrace salvage: %s: cannot write\n", argv[2]);
+			goto out_close_writer;
+		}
+		chunks++;
+		session |= h.type == AE_CHUNK_SESSION;
+		end |= h.type == AE_CHUNK_END;
+		if (h.type == AE_CHUNK_DATA) {
+			data++;
+			raw += h.len;
+		} else if (h.type == AE_CHUNK_MARKERS) {
+			markers += h.len / sizeof(struct trbuf_marker);
+		}
+	}
+	if (!session) {
+		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[1],
+			ret < 0 ? ae_reader_error(r) : "no SESSION chunk first: not a capture");
+		goto out_close_writer;
+	}
+	/* where and why the copy stopped: the cut, or damage before it */
+	if (ret < 0)
+		fprintf(stderr, "aetrace salvage: %s: stopped: %s\n", argv[1], ae_reader_error(r));
+	fprintf(stderr, "aetrace salvage: %s: %llu chunks kept (%llu DATA chunks, %llu witness bytes, %llu markers)%s\n",
+		argv[2], chunks, data, raw, markers,
+		end ? ", END included: the capture was complete" : ", no END");
+	rc = 0;
+out_close_writer:
+	if (ae_writer_close(w, NULL) && !rc) {
+		fprintf(stderr, "aetrace salvage: %s: cannot write\n", argv[2]);
+		rc = 1;
+	}
+	if (close(fd) && !rc)
+		rc = 1;
+out_close_reader:
+	ae_reader_close(r);
+	return rc;
+}
