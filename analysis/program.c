@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <aetrace/imgcheck.h>
 #include <aetrace/schema.h>
@@ -321,6 +322,13 @@ int ae_program_load(struct ae_program **pp, const char *prog)
 	if (asprintf(&orig, "%s.orig", prog) < 0)
 		return -1;
 	p->orig_path = orig;
+	/* a twin given for the program: say so, not "PROG.orig.orig" */
+	{
+		size_t n = strlen(prog);
+
+		if (n > 5 && !strcmp(prog + n - 5, ".orig") && access(orig, F_OK))
+			return perr(prog, "a twin (PROG.orig)? give the program aecc built beside it");
+	}
 	if (ae_image_load(&p->prog, prog) || ae_image_load(&p->orig, orig))
 		return -1;
 	if (check_hashes(p) || load_maps(p) || load_seqtab(p) || load_vcupd(p))

@@ -65,6 +65,8 @@ result() {
 expect_error "missing trace file" "nosuch.zst" "$top/bin/aetrace" regen nosuch.zst p
 cp p lone
 expect_error "missing twin" "lone.orig" "$top/bin/aetrace" regen t.zst lone
+expect_error "the twin given for the program" "p.orig: a twin \\(PROG.orig\\)\\? give the program" \
+	"$top/bin/aetrace" regen t.zst p.orig
 expect_error "wrong program" "offset|not instrumented|witness|left unread|none of the given programs" \
 	"$top/bin/aetrace" regen t.zst q
 # a capture whose END chunk says its producer lost data (bdump: sub-buffers
