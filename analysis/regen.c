@@ -2834,19 +2834,26 @@ static int cmp_entry_fault(struct ae_regen *g, const struct ae_rev *e, uint64_t 
 	return rerr(g, pc, msg);
 }
 
-/*
- * The bytes of data a routine of `kind` touches that runs over `n` bytes
- * with the arguments in regs, at least: the union of a copy's areas.
- * Past the expander's memory, the run would fail only after emulating
- * (and printing) hundreds of MiB: a corrupt size must fail before.
- */
-/* Does routine `kind`'s %rsi point at an area (not memchr's byte)? */
+/* Do the @n bytes at @p lie in the user address space (no wrap)? */
+static int user_area(uint64_t p, uint64_t n)
+{
+	return p < 1ull << 47 && n <= (1ull << 47) - p;
+}
+
+/* Does routine `kind`'s %rsi point at an area (not memchr's byte, not
+ * memset's missing one)? */
 static int memfn_rsi_is_ptr(int kind)
 {
 	return kind == AE_MEMFN_MEMCPY || kind == AE_MEMFN_MEMMOVE ||
 	       kind == AE_MEMFN_STPCPY || ae_memfn_is_cmp(kind);
 }
 
+/*
+ * The bytes of data a routine of `kind` touches that runs over `n` bytes
+ * with the arguments in regs, at least: the union of a copy's areas.
+ * Past the expander's memory, the run would fail only after emulating
+ * (and printing) hundreds of MiB: a corrupt size must fail before.
+ */
 static uint64_t expanded_bytes(int kind, const struct ae_df_state *regs, uint64_t n)
 {
 	uint64_t d = regs->v[7], s = regs->v[6], gap = d > s ? d - s : s - d;
@@ -2973,8 +2980,8 @@ static int expand_routine(struct ae_regen *g, uint64_t pc, const struct ae_rev *
 		return rerr(g, pc, "corrupt trace: an expanded routine's size is beyond the address space");
 	/* its areas (and a terminator past them) in the user address
 	 * space: a corrupt length or pointer must not walk past it */
-	if (regs.v[7] + limit + 1 > 1ull << 47 ||
-	    (memfn_rsi_is_ptr(e->a) && regs.v[6] + limit + 1 > 1ull << 47))
+	if (!user_area(regs.v[7], limit + 1) ||
+	    (memfn_rsi_is_ptr(e->a) && !user_area(regs.v[6], limit + 1)))
 		return rerr(g, pc, "corrupt trace: an expanded routine's area ends beyond the user address space");
 	if (expanded_bytes(e->a, &regs, limit) > AE_MEMFN_MAX_BYTES) {
 		snprintf(err, sizeof(err), "a call of %llu bytes: an expanded call may touch at most %llu MiB (the expander's limit: corrupt record, or a larger call; build with aecc -fno-ae-memfn to trace it)",

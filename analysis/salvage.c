@@ -6,12 +6,15 @@
  * ends inside a zstd frame, which every reader refuses (so that a cut is
  * never taken for an end); its chunks up to the cut are sound. OUT has no
  * END chunk: `aetrace regen OUT` regenerates what it holds and says that
- * the capture was cut short.
+ * the capture was cut short; a task whose START or parent's FORK lies past
+ * the cut (aerun writes a task's markers with its sub-buffer: a parent
+ * that commits late) is skipped, with a warning.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/trbuf.h>
@@ -26,10 +29,18 @@ int ae_salvage_main(int argc, char **argv)
 	struct ae_chunk_hdr h;
 	const void *pl;
 	unsigned long long chunks = 0, data = 0, raw = 0, markers = 0;
+	struct stat si, so;
 	int fd, ret, session = 0, end = 0, rc = 1;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: aetrace salvage IN OUT   (a cut-short capture's sound chunks, into OUT)\n");
+		fprintf(stderr, "usage: aetrace salvage CUT OUT   (a cut-short capture's sound chunks, into OUT)\n");
+		return 2;
+	}
+	/* OUT is truncated first: never the file being rescued */
+	if (!stat(argv[1], &si) && !stat(argv[2], &so) && si.st_dev == so.st_dev &&
+	    si.st_ino == so.st_ino) {
+		fprintf(stderr, "aetrace salvage: %s and %s are one file: give another OUT\n",
+			argv[1], argv[2]);
 		return 2;
 	}
 	ret = ae_reader_open(&r, argv[1]);
@@ -84,6 +95,8 @@ out_close_writer:
 	}
 	if (close(fd) && !rc)
 		rc = 1;
+	if (rc)
+		unlink(argv[2]);	/* no half-made OUT left behind */
 out_close_reader:
 	ae_reader_close(r);
 	return rc;

@@ -49,6 +49,11 @@ struct task {
 	uint64_t start_ip, start_sp;	/* its START marker's */
 	enum tstate state;
 	int failed, end;
+	/* no START or FORK announced it: skipped; an error in a complete
+	 * capture, past the cut in one cut short (its first marker's) */
+	int orphan;
+	uint64_t orphan_index;
+	uint32_t orphan_type;
 	ucontext_t uc;
 	void *stack;
 	int running;			/* coroutine made */
@@ -799,8 +804,11 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 
 		if (!u)
 			return -1;
-		tfail(u, "marker %llu (%s) of a task that has no START marker and no parent's FORK (unknown task)",
-		      (unsigned long long)ev->index, schedlog_type_name(m->type));
+		/* said once the capture's end tells which (orphans()) */
+		u->failed = 1;
+		u->orphan = 1;
+		u->orphan_index = ev->index;
+		u->orphan_type = m->type;
 		u->state = T_READY;
 	}
 	return 0;
@@ -820,6 +828,28 @@ static int on_data(struct sr *r, const struct schedlog_ev *ev)
 	resume(r, t);
 	resume_ready(r);
 	return 0;
+}
+
+/*
+ * The tasks no START or FORK announced. In a complete capture that is
+ * corrupt; in one cut short (aetrace salvage), a parent's FORK can lie
+ * past the cut (aerun writes a task's markers with its sub-buffer, a
+ * child's often before its parent's): the child cannot start without it,
+ * and is skipped with a warning.
+ */
+static void orphans(struct sr *r, int complete)
+{
+	for (struct task *t = r->tasks; t; t = t->next) {
+		if (!t->orphan)
+			continue;
+		if (complete)
+			tfail(t, "marker %llu (%s) of a task that has no START marker and no parent's FORK (unknown task)",
+			      (unsigned long long)t->orphan_index, schedlog_type_name(t->orphan_type));
+		else
+			fprintf(stderr, "aetrace: warning: task %d/%d: no START marker or parent's FORK before the cut (its first marker: %llu, %s): skipped\n",
+				t->info.pid, t->info.tid, (unsigned long long)t->orphan_index,
+				schedlog_type_name(t->orphan_type));
+	}
 }
 
 /* A raw AE_CAPTURE file: one task, its bytes, its exit after _Exit's
@@ -911,6 +941,7 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 	if (!schedlog_demux_complete(d))
 		fprintf(stderr, "aetrace: warning: %s: no END chunk: the capture was cut short (its producer stopped before its end) or is still being written; regenerating what is there\n",
 			o->trace);
+	orphans(&r, schedlog_demux_complete(d));
 	if (schedlog_demux_drops(d))
 		fprintf(stderr, "aetrace: warning: %s: its producer lost %llu sub-buffers, markers or task ends (the END chunk's drops; its stderr said which): some tasks end early or are missing\n",
 			o->trace, (unsigned long long)schedlog_demux_drops(d));

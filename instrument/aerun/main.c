@@ -528,6 +528,15 @@ static int same_file(const char *x, const char *y)
 	       sx.st_ino == sy.st_ino;
 }
 
+/* Does @x name @prog's twin, @prog.orig (which regeneration needs)? */
+static int same_twin(const char *x, const char *prog)
+{
+	char twin[PATH_MAX];
+
+	return (size_t)snprintf(twin, sizeof(twin), "%s.orig", prog) < sizeof(twin) &&
+	       same_file(x, twin);
+}
+
 int main(int argc, char **argv)
 {
 	struct aerun a = { .memfd = -1, .out_fd = -1 };
@@ -554,8 +563,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "aerun: %s has no __ae_seqtab: no rollback possible\n", a.o.path);
 	if (setup_memfd(&a))
 		return AERUN_EXIT_FAIL;
-	if (a.o.out && same_file(a.o.out, a.o.path)) {
-		fprintf(stderr, "aerun: -o %s is the program %s itself: the capture would overwrite it\n",
+	if (a.o.out && (same_file(a.o.out, a.o.path) || same_twin(a.o.out, a.o.path))) {
+		fprintf(stderr, "aerun: -o %s is the program %s or its twin: the capture would overwrite it\n",
 			a.o.out, a.o.path);
 		return AERUN_EXIT_FAIL;
 	}

@@ -25,7 +25,7 @@ expect "unwritable output: exit 125, file named" 125 "$tmp/no/dir.zst" "$AERUN" 
 # -o naming the program: refused before anything is written (the capture
 # used to overwrite it, then fail: "Text file busy")
 cp "$PROD" "$tmp/self" && cp "$PROD" "$tmp/self.keep"
-expect "-o naming the program itself: exit 125, refused" 125 "is the program .*itself" \
+expect "-o naming the program itself: exit 125, refused" 125 "is the program .* or its twin" \
 	"$AERUN" -o "$tmp/self" "$tmp/self" 1
 if cmp -s "$tmp/self" "$tmp/self.keep"; then
 	ok "-o naming the program itself: the program is left as it was"
@@ -35,6 +35,14 @@ fi
 if "$top/bin/aecc" -O2 -o "$tmp/tw" "$top/tests/corpus/recursion.c" 2>"$tmp/e"; then
 	expect "the twin traced: exit 126, named as a twin" 126 "a twin (PROG.orig)" \
 		"$AERUN" -o "$tmp/tw.zst" "$tmp/tw.orig"
+	cp "$tmp/tw.orig" "$tmp/tw.keep"
+	expect "-o naming the program's twin: exit 125, refused" 125 "or its twin" \
+		"$AERUN" -o "$tmp/tw.orig" "$tmp/tw"
+	if cmp -s "$tmp/tw.orig" "$tmp/tw.keep"; then
+		ok "-o naming the twin: the twin is left as it was"
+	else
+		not_ok "-o naming the twin: the twin is left as it was"
+	fi
 else
 	not_ok "the twin traced: aecc builds a program" "$(cat "$tmp/e")"
 fi
