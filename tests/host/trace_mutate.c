@@ -4,7 +4,8 @@
  * changed, the %rsp of every SIGNAL marker (or of the one with
  * absolute marker index INDEX) moved, the ip, sp, cx, offset, arg,
  * flags or time of marker INDEX set, or the DATA payload cut after LEN bytes (a task killed
- * there), for tests of the regenerator on hand-made input.
+ * there: the END chunk then counts the bytes left), for tests of the
+ * regenerator on hand-made input.
  *
  *   trace_mutate IN OUT OFFSET XOR   (OFFSET counts DATA payload bytes)
  *   trace_mutate --signal-sp IN OUT ADD [INDEX]
@@ -78,11 +79,14 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	while ((ret = ae_reader_next(r, &h, &p)) == 1) {
-		if (h.type == AE_CHUNK_END && drops && h.len >= sizeof(struct ae_end)) {
+		if (h.type == AE_CHUNK_END && (drops || cut) && h.len >= sizeof(struct ae_end)) {
 			struct ae_end e;
 
 			memcpy(&e, p, sizeof(e));
-			e.drops = val;
+			if (drops)
+				e.drops = val;
+			else if (e.raw_bytes > val)
+				e.raw_bytes = val;	/* what a task killed there leaves */
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, &e, sizeof(e), 0);
 		} else if (h.type == AE_CHUNK_DATA && cut && pos + h.len > val) {
 			ret = ae_writer_chunk(w, h.type, h.cpu, h.seq, p, pos > val ? 0 : val - pos, 0);
