@@ -1466,6 +1466,24 @@ static void switch_revisited(struct ae_regen *g, uint64_t pc)
 }
 
 /*
+ * The twin's instruction at a, or the first past the assembler padding
+ * that begins there: nops no instrumented address maps to (the two
+ * layouts pad apart), which a marker's ip in a sequence before them
+ * (an edge's stub, the records after an instruction) resumes past.
+ */
+static uint64_t past_padding(struct ae_regen *g, uint64_t a)
+{
+	for (int i = 0; i < 16 && !ae_is_original(g->p, a); i++) {
+		const struct ae_dinsn *x = ae_decode(g->p, a);
+
+		if (!x || x->kind != AE_K_PLAIN || x->nev)
+			break;
+		a += x->len;
+	}
+	return a;
+}
+
+/*
  * Marker k, at pc and this offset, was taken in a sequence still to
  * write its bytes (a taken edge's witness stub): it came after them in
  * program order, and pc may have been reached at this offset before (a
@@ -1521,7 +1539,10 @@ static int at_insn(struct ae_regen *g, uint64_t pc, int watch)
 		return -1;
 	switch_revisited(g, pc);
 	k = next_mk(g);
-	if (!k || k->pos != g->pos || mk_ip(g, k) != pc)
+	/* (a kill on the edge to pc, before the padding there: none of it ran) */
+	if (!k || k->pos != g->pos ||
+	    (mk_ip(g, k) != pc && !(k->m.type == TRBUF_MK_EXIT && g->kill_edge == pc &&
+				    past_padding(g, pc) == mk_ip(g, k))))
 		return 0;
 	if (after_its_bytes(g, k, pc))
 		return 0;
@@ -1640,8 +1661,9 @@ static int switched_in_call(struct ae_regen *g, uint64_t pc, uint64_t next, int 
 	return 1;
 }
 
-/* Was the task killed at this offset with ip next: in the bytes an
- * instruction writes after it runs, before the first was written? */
+/* Was the task killed at this offset with ip next (or past the padding
+ * there): in the bytes an instruction writes after it runs, before the
+ * first was written? */
 static int killed_before(struct ae_regen *g, uint64_t next)
 {
 	struct ae_smk *k;
@@ -1651,7 +1673,8 @@ static int killed_before(struct ae_regen *g, uint64_t next)
 	wait_markers_here(g);
 	k = next_mk(g);
 	return k && k->pos == g->pos && k->m.type == TRBUF_MK_EXIT &&
-	       !(k->m.flags & AE_MK_EXIT_AT_SYSCALL) && mk_ip(g, k) == next;
+	       !(k->m.flags & AE_MK_EXIT_AT_SYSCALL) &&
+	       (mk_ip(g, k) == next || (k->via_seq && mk_ip(g, k) == past_padding(g, next)));
 }
 
 /* After a system call: did the task end in it (exit, exec), so that the
@@ -2249,7 +2272,11 @@ static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
  * writes a byte, where a task stopped (in a sequence: via_seq)? An edge's
  * witness comes first: only a stop in it (its sequence, which resumes at
  * the edge's target). Then instructions that write nothing, through
- * direct jumps and both sides of branches. Returns 1; 0: every path
+ * direct jumps and both sides of branches; a stop in a sequence is on
+ * such a path only in a sequence of it: an edge's witness stub, the
+ * records an instruction writes after it, or those ip writes before
+ * it (ip reached by an edge without a witness, where ip writes none
+ * before it, is not where the task stopped). Returns 1; 0: every path
  * writes a byte first; 2: perhaps (a path leaves through a call, a
  * return, a system call or an indirect jump, which the walk does not
  * follow); -1 when the walk is too long to tell.
@@ -2261,7 +2288,7 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 	int nw = 0, ns = 0, r = 0, maybe = 0;
 
 	if (edge_witness(d, taken))
-		return via_seq && (taken ? d->target : pc + d->len) == ip;
+		return via_seq && past_padding(g, taken ? d->target : pc + d->len) == ip;
 	seen = malloc(SIDE_SEEN * sizeof(*seen));
 	if (!seen)
 		return -1;
@@ -2280,11 +2307,14 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 			break;
 		}
 		seen[ns++] = a;
-		if (a == ip) {
+		x = ae_decode(g->p, a);
+		/* a stop in a sequence resumes at ip through it: here only in
+		 * a's own records before it (a path that reaches a by an edge
+		 * that writes nothing ran no sequence of its) */
+		if (a == ip && (!via_seq || (x && writes_bytes(x, 0)))) {
 			r = 1;
 			break;
 		}
-		x = ae_decode(g->p, a);
 		if (x && writes_bytes(x, 0))
 			continue;
 		if (!x || (x->kind != AE_K_PLAIN && x->kind != AE_K_JMP && x->kind != AE_K_JCC)) {
@@ -2293,7 +2323,7 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 		}
 		/* stopped in its records after it: resumes at the next */
 		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1))
-			r = via_seq && a + x->len == ip;
+			r = via_seq && past_padding(g, a + x->len) == ip;
 		else if (x->kind == AE_K_PLAIN)
 			work[nw++] = a + x->len;
 		else if (x->kind == AE_K_JMP)
@@ -2304,7 +2334,7 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 
 				if (!edge_witness(x, t))
 					work[nw++] = to;
-				else if (via_seq && to == ip)
+				else if (via_seq && past_padding(g, to) == ip)
 					r = 1;
 			}
 	}
@@ -2320,9 +2350,10 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
  * side that may run the marker's ip before its first byte, the other
  * writing one first on every path. Returns 1 taken, 0 fall through, -1
  * (a handler that returns: peek() reads past it; both sides, or
- * neither: peek too); *kill: the task ended there.
+ * neither: peek too), -2 after the error of a kill it cannot place (no
+ * byte follows one). Where the task was killed is killed_on_edge()'s.
  */
-static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int *kill)
+static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 {
 	struct ae_smk *k;
 	uint64_t ip;
@@ -2330,7 +2361,6 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 
 	wait_markers_here(g);
 	k = next_mk(g);
-	*kill = 0;
 	if (!k || k->pos != g->pos || !stops_at_ip(k))
 		return -1;
 	while (k->m.type == TRBUF_MK_SIGNAL && k->end == UINT64_MAX && !g->s->final &&
@@ -2355,7 +2385,7 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 			if (!k || k->pos != g->pos || !stops_at_ip(k))
 				return -1;
 			if (!is_switch(k))
-				return stop_side(g, d, pc, kill);
+				return stop_side(g, d, pc);
 		}
 		return -1;
 	}
@@ -2365,19 +2395,54 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, 
 		fprintf(stderr, "aetrace: %sbranch %#llx at offset %llu: %s marker %llu at ip %#llx: fall through %d, taken %d\n",
 			g->name, (unsigned long long)pc, (unsigned long long)g->pos, mk_name(k),
 			(unsigned long long)k->index, (unsigned long long)ip, r0, r1);
-	if (r0 < 0 || r1 < 0)
-		return -1;
 	/* the one side that reaches it (the other may only through a call,
 	 * which counted as not reaching before `maybe` existed), else the
 	 * one side that may */
-	if ((r0 == 1) != (r1 == 1))
+	if (r0 < 0 || r1 < 0)
+		side = -1;
+	else if ((r0 == 1) != (r1 == 1))
 		side = r1 == 1;
 	else if (!r0 != !r1)
 		side = r1 != 0;
 	else
+		side = -1;
+	if (side < 0 && k->m.type == TRBUF_MK_EXIT) {
+		/* no byte follows a kill: peek() has nothing to read */
+		char msg[224];
+
+		snprintf(msg, sizeof(msg),
+			 "EXIT marker %llu (a kill at this offset, ip %#llx): %s",
+			 (unsigned long long)k->index, (unsigned long long)ip,
+			 r0 < 0 || r1 < 0 ? "too far down the branch's sides to tell which one ran" :
+			 !r0 && !r1 ? "neither side of the branch reaches its ip before a trace byte" :
+			 "both sides of the branch may reach its ip before a trace byte: which one ran is ambiguous");
+		rerr(g, pc, msg);
+		return -2;
+	}
+	if (side < 0)
 		return -1;
-	*kill = k->m.type == TRBUF_MK_EXIT;
 	return side;
+}
+
+/*
+ * Was the task killed on side `side` of branch d at pc, before its first
+ * byte (a decided branch's too): at the edge's target, or in a sequence
+ * of the edge (its witness stub) or of the target (its records before
+ * it)? A kill whose ip only lies further down that side (another
+ * branch's stub at this offset, the records after an instruction) is
+ * not: the side is taken, and what reaches the ip there takes it.
+ */
+static int killed_on_edge(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int side)
+{
+	uint64_t to = side ? d->target : pc + d->len;
+	const struct ae_dinsn *x;
+
+	if (!killed_before(g, to))
+		return 0;
+	if (!next_mk(g)->via_seq || edge_witness(d, side))
+		return 1;
+	x = ae_decode(g->p, past_padding(g, to));
+	return x && writes_bytes(x, 0);
 }
 
 /* The side predicate pred's next byte names: 1 taken, 0 fall through,
@@ -2429,7 +2494,9 @@ static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 		g->st.decided++;
 		in_set = t;
 	} else {
-		in_set = stop_side(g, d, pc, &kill);
+		in_set = stop_side(g, d, pc);
+		if (in_set == -2)
+			return -1;
 		if (in_set < 0)
 			in_set = read_side(g, pred, pc);
 		if (in_set < 0)
@@ -2437,7 +2504,7 @@ static int cond_branch(struct ae_regen *g, struct ae_dinsn *d, uint64_t pc,
 	}
 	/* killed before its side's witness (a decided branch's too):
 	 * at_insn() stops at the side */
-	if (kill || killed_before(g, in_set ? d->target : pc + d->len)) {
+	if (killed_on_edge(g, d, pc, in_set)) {
 		/* taken at the side, so never twice here */
 		if (g->kill_skip == g->pos + 1)
 			return rerr(g, pc, "a kill at this offset is never reached (its marker's ip or %rsp)");

@@ -51,7 +51,7 @@ $(TESTS_OBJ)/trace_mutate: $(TOP)/tests/host/trace_mutate.c $(AE_CONTAINER_LIB) 
 	$(Q)$(CC) $(CFLAGS) -I$(TOP)/include/uapi -o $@ $< $(AE_CONTAINER_LDLIBS) $(LDFLAGS)
 
 ALL_TARGETS += $(TESTS_OBJ)/trace_mutate
-CHECK_TARGETS += tests/host/aetrace-errors.sh
+CHECK_TARGETS += tests/host/aetrace-errors.sh tests/host/kill-seq.sh
 
 # Unit tests of the instrumenter on hand-written assembly (milliseconds;
 # the first tier of make check): aecc's objects without its main().
