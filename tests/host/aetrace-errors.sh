@@ -360,48 +360,41 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 	# becomes 0x62 'b', the other area's byte): no memory stops there
 	corrupt_record "memcmp's stop record with equal bytes" "7 at .*: result 0x6261000000000000" \
 		6 0x03 "corrupt trace: no memory stops a compare"
+	# flip NAME SED BYTE XOR ERROR-PATTERN: flip XOR into byte BYTE of
+	# the first record whose offset SED finds in AETRACE_DEBUG's lines:
+	# regen must name the error, in time
+	flip() {
+		local off
+		off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
+			sed -n "$2" | head -1)
+		if [ -n "$off" ] && "$top/build/tests/trace_mutate" dt.zst m.zst $((off + $3)) "$4"; then
+			expect_error "$1" "$5" timeout 30 "$top/bin/aetrace" regen m.zst dp
+		else
+			not_ok "$1: the record is in the trace"
+		fi
+	}
+	mc=$(nm dp.orig | sed -n 's/^0*\([0-9a-f]*\) T memcpy$/\1/p')
+	sl=$(nm dp.orig | sed -n 's/^0*\([0-9a-f]*\) T strlen$/\1/p')
 	# a memcpy's size made 1 TiB larger (bit 40 of its rdx record): named
 	# before the emulation, not after minutes of emulating up to the
 	# expander's memory limit
-	mc=$(nm dp.orig | sed -n 's/^0*\([0-9a-f]*\) T memcpy$/\1/p')
-	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
-		sed -n "s/.*reg rdx = 0x[0-9a-f]* at offset \([0-9]*\) before 0x$mc\$/\1/p" | head -1)
-	if [ -n "$mc" ] && [ -n "$off" ] &&
-	   "$top/build/tests/trace_mutate" dt.zst m.zst $((off + 5)) 0x01; then
-		expect_error "memcpy's size record 1 TiB larger" "a call of [0-9]* bytes: .*expander's limit" \
-			timeout 30 "$top/bin/aetrace" regen m.zst dp
-	else
-		not_ok "memcpy's size record is in the trace"
-	fi
+	flip "memcpy's size record 1 TiB larger" \
+		"s/.*reg rdx = 0x[0-9a-f]* at offset \([0-9]*\) before 0x${mc:-none}\$/\1/p" 5 0x01 \
+		"a call of [0-9]* bytes: .*expander's limit"
 	# a strlen's pointer record with bit 47 set: its area would lie past
 	# the user address space, where the expander would make up memory
 	# and write a trace with exit 0 (found by flipping bytes: a length
 	# that walked past it took minutes and gigabytes)
-	sl=$(nm dp.orig | sed -n 's/^0*\([0-9a-f]*\) T strlen$/\1/p')
-	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
-		sed -n "s/.*reg rdi = 0x[0-9a-f]* at offset \([0-9]*\) before 0x$sl\$/\1/p" | head -1)
-	if [ -n "$sl" ] && [ -n "$off" ] &&
-	   "$top/build/tests/trace_mutate" dt.zst m.zst $((off + 5)) 0x80; then
-		expect_error "strlen's pointer record past the user address space" \
-			"corrupt trace: an expanded routine's area ends beyond the user address space" \
-			timeout 30 "$top/bin/aetrace" regen m.zst dp
-	else
-		not_ok "strlen's pointer record is in the trace"
-	fi
+	flip "strlen's pointer record past the user address space" \
+		"s/.*reg rdi = 0x[0-9a-f]* at offset \([0-9]*\) before 0x${sl:-none}\$/\1/p" 5 0x80 \
+		"corrupt trace: an expanded routine's area ends beyond the user address space"
 	# a rep count made 2^32 larger (the rep stos that clears
 	# __init_libc's auxv array on the stack): its stores would run
 	# past the top of the address space, so the count is named as
 	# corrupt, not regenerated for minutes (found by flipping bytes)
-	off=$(AETRACE_DEBUG=1 "$top/bin/aetrace" regen dt.zst dp 2>&1 >/dev/null |
-		sed -n 's/.*rep count [0-9]* at offset \([0-9]*\) before .*/\1/p' | head -1)
-	if [ -n "$off" ] &&
-	   "$top/build/tests/trace_mutate" dt.zst m.zst $((off + 4)) 0x01; then
-		expect_error "a stack rep stos's count record 2^32 larger" \
-			"corrupt trace: a rep instruction's iterations run beyond the address space" \
-			timeout 30 "$top/bin/aetrace" regen m.zst dp
-	else
-		not_ok "a rep count record is in the trace"
-	fi
+	flip "a stack rep stos's count record 2^32 larger" \
+		's/.*rep count [0-9]* at offset \([0-9]*\) before .*/\1/p' 4 0x01 \
+		"corrupt trace: a rep instruction's iterations run beyond the address space"
 	# an argument that decides nothing (the destination of a 0-byte
 	# memcpy, up to its alignment) may change and regenerate the same,
 	# correct trace: only crashes and hangs are failures here. Low bits
