@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/trbuf.h>
 #include <aetrace/container.h>
 #include "salvage.h"
 
@@ -28,7 +27,8 @@ int ae_salvage_main(int argc, char **argv)
 	struct ae_writer *w = NULL;
 	struct ae_chunk_hdr h;
 	const void *pl;
-	unsigned long long chunks = 0, data = 0, raw = 0, markers = 0;
+	struct ae_end kept = { 0 };
+	unsigned long long chunks = 0;
 	struct stat si, so;
 	int fd, ret, session = 0, end = 0, rc = 1;
 
@@ -69,12 +69,7 @@ int ae_salvage_main(int argc, char **argv)
 		chunks++;
 		session |= h.type == AE_CHUNK_SESSION;
 		end |= h.type == AE_CHUNK_END;
-		if (h.type == AE_CHUNK_DATA) {
-			data++;
-			raw += h.len;
-		} else if (h.type == AE_CHUNK_MARKERS) {
-			markers += h.len / sizeof(struct trbuf_marker);
-		}
+		ae_end_tally(&kept, &h);
 	}
 	if (!session) {
 		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[1],
@@ -85,7 +80,8 @@ int ae_salvage_main(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, "aetrace salvage: %s: stopped: %s\n", argv[1], ae_reader_error(r));
 	fprintf(stderr, "aetrace salvage: %s: %llu chunks kept (%llu DATA chunks, %llu witness bytes, %llu markers)%s\n",
-		argv[2], chunks, data, raw, markers,
+		argv[2], chunks, (unsigned long long)kept.data_chunks,
+		(unsigned long long)kept.raw_bytes, (unsigned long long)kept.markers,
 		end ? ", END included: the capture was complete" : ", no END");
 	rc = 0;
 out_close_writer:

@@ -896,7 +896,7 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 	struct sr r = { .o = o };
 	struct schedlog_demux *d = NULL;
 	struct schedlog_ev ev;
-	int ret = 0;
+	int ret = 0, complete;
 	FILE *f;
 
 	for (int i = 0; i < o->nprogs; i++)
@@ -938,10 +938,11 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 	}
 	if (ret < 0 || r.stopped)
 		goto out;	/* the rest cannot be read, or is not wanted */
-	if (!schedlog_demux_complete(d))
+	complete = schedlog_demux_complete(d);
+	if (!complete)
 		fprintf(stderr, "aetrace: warning: %s: no END chunk: the capture was cut short (its producer stopped before its end) or is still being written; regenerating what is there\n",
 			o->trace);
-	orphans(&r, schedlog_demux_complete(d));
+	orphans(&r, complete);
 	if (schedlog_demux_drops(d))
 		fprintf(stderr, "aetrace: warning: %s: its producer lost %llu sub-buffers, markers or task ends (the END chunk's drops; its stderr said which): some tasks end early or are missing\n",
 			o->trace, (unsigned long long)schedlog_demux_drops(d));

@@ -24,7 +24,8 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 	const void *pl;
 	struct synth_spec sp;
 	int synthetic = 0, have_end = 0, ret, bad = 0;
-	uint64_t chunks = 0, raw = 0, data = 0, markers = 0;
+	uint64_t chunks = 0;
+	struct ae_end tally = { 0 };	/* what END must count */
 	int sched_short = 0;
 	uint64_t *next_seq = calloc(MAX_CPUS, sizeof(*next_seq));
 	uint8_t *expect = NULL;
@@ -104,14 +105,13 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 					FAIL("DATA cpu %u seq %llu: payload differs from the generator's",
 					     h.cpu, (unsigned long long)h.seq);
 			}
-			raw += h.len;
-			data++;
+			ae_end_tally(&tally, &h);
 			break;
 		case AE_CHUNK_MARKERS:
 			if (h.len % sizeof(struct trbuf_marker))
 				FAIL("MARKERS length %u not a multiple of %zu", h.len,
 				     sizeof(struct trbuf_marker));
-			markers += h.len / sizeof(struct trbuf_marker);
+			ae_end_tally(&tally, &h);
 			if (sf && !sched_short) {
 				uint8_t mbuf[4096];
 				size_t done = 0;
@@ -122,7 +122,7 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 
 					if (memcmp(mbuf, (const char *)pl + done, got))
 						FAIL("%s: differs from the MARKERS chunk (marker %llu)", sched,
-						     (unsigned long long)(markers - h.len / sizeof(struct trbuf_marker)));
+						     (unsigned long long)(tally.markers - h.len / sizeof(struct trbuf_marker)));
 					if (got < n) {
 						/* a cut capture: decided below */
 						sched_short = 1;
@@ -136,11 +136,11 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 			if (h.len != sizeof(end))
 				FAIL("END chunk has %u bytes", h.len);
 			memcpy(&end, pl, sizeof(end));
-			if (end.raw_bytes != raw || end.data_chunks != data || end.markers != markers)
+			if (!ae_end_matches(&end, &tally))
 				FAIL("END counters (raw %llu, data %llu, markers %llu) differ from the chunks (%llu, %llu, %llu)",
 				     (unsigned long long)end.raw_bytes, (unsigned long long)end.data_chunks,
-				     (unsigned long long)end.markers, (unsigned long long)raw,
-				     (unsigned long long)data, (unsigned long long)markers);
+				     (unsigned long long)end.markers, (unsigned long long)tally.raw_bytes,
+				     (unsigned long long)tally.data_chunks, (unsigned long long)tally.markers);
 			have_end = 1;
 			break;
 		}
@@ -169,15 +169,15 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 	if (synthetic) {
 		/* the generator goes round the cpus: a stopped run is a prefix */
 		for (uint32_t c = 0; c < sp.cpus; c++)
-			if (next_seq[c] != (data + sp.cpus - 1 - c) / sp.cpus)
+			if (next_seq[c] != (tally.data_chunks + sp.cpus - 1 - c) / sp.cpus)
 				FAIL("synthetic run is not a prefix: cpu %u has %llu sub-buffers of %llu in all",
-				     c, (unsigned long long)next_seq[c], (unsigned long long)data);
+				     c, (unsigned long long)next_seq[c], (unsigned long long)tally.data_chunks);
 	}
 	if (sf && fgetc(sf) != EOF)
 		FAIL("%s: longer than the MARKERS chunks", sched);
 	snprintf(msg, msglen, "%s: ok: %llu chunks, %llu data chunks, %llu raw bytes, %llu markers, %llu drops%s",
-		 trace, (unsigned long long)chunks, (unsigned long long)data,
-		 (unsigned long long)raw, (unsigned long long)markers,
+		 trace, (unsigned long long)chunks, (unsigned long long)tally.data_chunks,
+		 (unsigned long long)tally.raw_bytes, (unsigned long long)tally.markers,
 		 (unsigned long long)end.drops, synthetic ? ", synthetic payloads verified" : "");
 out:
 #undef FAIL

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <isa-l/crc.h>
+#include <linux/trbuf.h>
 #include <zstd.h>
 
 #include <aetrace/container.h>
@@ -671,4 +672,20 @@ void ae_reader_close(struct ae_reader *r)
 	free(r->in);
 	free(r->path);
 	free(r);
+}
+
+void ae_end_tally(struct ae_end *t, const struct ae_chunk_hdr *h)
+{
+	if (h->type == AE_CHUNK_DATA) {
+		t->raw_bytes += h->len;
+		t->data_chunks++;
+	} else if (h->type == AE_CHUNK_MARKERS) {
+		t->markers += h->len / sizeof(struct trbuf_marker);
+	}
+}
+
+int ae_end_matches(const struct ae_end *e, const struct ae_end *t)
+{
+	return e->raw_bytes == t->raw_bytes && e->data_chunks == t->data_chunks &&
+	       e->markers == t->markers;
 }

@@ -81,7 +81,7 @@ struct schedlog_demux {
 	 * markers' cpus and types, and END's counters against the chunks
 	 * before it (a chunk cut out with its CRC is noticed there). */
 	struct cpu_src *first;
-	uint64_t raw, data_chunks, markers;	/* counted by first */
+	struct ae_end tally;		/* counted by first */
 	int end_seen;			/* first met the END chunk */
 };
 
@@ -172,12 +172,13 @@ static int end_check(struct schedlog_demux *d, const struct ae_chunk_hdr *h,
 		return derr(d, "%s: END chunk of %u bytes (not %zu) ending at offset %llu",
 			    d->trace, h->len, sizeof(e), (unsigned long long)off);
 	memcpy(&e, pl, sizeof(e));
-	if (e.raw_bytes != d->raw || e.data_chunks != d->data_chunks || e.markers != d->markers)
+	if (!ae_end_matches(&e, &d->tally))
 		return derr(d, "%s: END chunk ending at offset %llu counts %llu DATA chunks, %llu witness bytes and %llu markers, the file holds %llu, %llu and %llu before it: chunks are missing or were added",
 			    d->trace, (unsigned long long)off, (unsigned long long)e.data_chunks,
 			    (unsigned long long)e.raw_bytes, (unsigned long long)e.markers,
-			    (unsigned long long)d->data_chunks, (unsigned long long)d->raw,
-			    (unsigned long long)d->markers);
+			    (unsigned long long)d->tally.data_chunks,
+			    (unsigned long long)d->tally.raw_bytes,
+			    (unsigned long long)d->tally.markers);
 	d->end_seen = 1;
 	return 0;
 }
@@ -199,14 +200,9 @@ static int read_chunk(struct cpu_src *s)
 		return 0;
 	}
 	if (s == d->first) {
-		if (h.type == AE_CHUNK_DATA) {
-			d->raw += h.len;
-			d->data_chunks++;
-		} else if (h.type == AE_CHUNK_MARKERS) {
-			d->markers += h.len / sizeof(struct trbuf_marker);
-		} else if (h.type == AE_CHUNK_END && end_check(d, &h, pl, ae_reader_offset(s->r))) {
+		ae_end_tally(&d->tally, &h);
+		if (h.type == AE_CHUNK_END && end_check(d, &h, pl, ae_reader_offset(s->r)))
 			return -1;
-		}
 	}
 	if (h.type == AE_CHUNK_DATA && h.cpu == s->cpu) {
 		struct sb *b;

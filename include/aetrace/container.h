@@ -66,6 +66,15 @@ struct ae_end {
 	uint64_t markers;
 	uint64_t drops;		/* 0 in lossless mode */
 };
+/*
+ * END's counters as its producer keeps them, over the chunks before it:
+ * ae_end_tally() adds chunk h to t (DATA bytes and chunks, MARKERS'
+ * markers; other chunks count nothing), ae_end_matches() returns 1 when
+ * END e counts what t does (drops apart), 0 when chunks were cut out or
+ * added. Readers, bdump --check and aetrace salvage count alike.
+ */
+void ae_end_tally(struct ae_end *t, const struct ae_chunk_hdr *h);
+int ae_end_matches(const struct ae_end *e, const struct ae_end *t);
 
 /*
  * CRC-32C (Castagnoli); callers pass the previous value (0 to start).
