@@ -387,7 +387,8 @@ static void on_slice(void *ctx, const struct ae_slice_info *si)
 /*
  * Regenerate the capture and add each regenerated slice's instructions to
  * the drawn slice of its task on its CPU that holds its first marker.
- * Returns 0, or -1 when the capture could not be regenerated at all.
+ * Returns 0, 1 when some tasks did not regenerate (their slices are drawn
+ * without counts), or -1 when the capture could not be regenerated at all.
  */
 static int add_insns(struct slices *v, const char *trace, const char *sched, char **progs,
 		     int nprogs)
@@ -405,7 +406,7 @@ static int add_insns(struct slices *v, const char *trace, const char *sched, cha
 		return -1;
 	}
 	if (r > 0)
-		fprintf(stderr, "aetrace timeline: %s: warning: some tasks did not regenerate; their slices lack instruction counts\n",
+		fprintf(stderr, "aetrace timeline: %s: some tasks did not regenerate; their slices lack instruction counts\n",
 			trace);
 	for (i = 0; i < ic.n; i++) {
 		const struct ae_slice_info *si = &ic.s[i].si;
@@ -434,7 +435,7 @@ static int add_insns(struct slices *v, const char *trace, const char *sched, cha
 		fprintf(stderr, "aetrace timeline: warning: %zu regenerated slices fall in no drawn slice of their task\n",
 			unplaced);
 	free(ic.s);
-	return 0;
+	return r > 0;
 }
 
 static int load_bpf(const char *path, struct sched_log_header *h, struct sched_event **ev,
@@ -513,7 +514,9 @@ static void usage(FILE *f)
 "  ALL    the BPF schedule log of the same run (bdump --bpf-sched ALL):\n"
 "         adds every untraced task and the exact end of every slice\n"
 "  OUT.json  Chrome/Perfetto trace events (ui.perfetto.dev, chrome://tracing)\n"
-"  OUT.svg   a picture: one lane per CPU, one colour per process\n");
+"  OUT.svg   a picture: one lane per CPU, one colour per process\n"
+"Status 1 when some tasks of TRACE did not regenerate: OUT is written,\n"
+"their slices without instruction counts.\n");
 }
 
 int ae_timeline_main(int argc, char **argv)
@@ -533,7 +536,7 @@ int ae_timeline_main(int argc, char **argv)
 	struct slices v = { 0 };
 	struct ae_timeline tl = { 0 };
 	size_t nmk = 0, nev = 0, i;
-	int c, svg, ret = 1;
+	int c, svg, ret = 1, partial = 0;
 	FILE *f;
 
 	optind = 1;
@@ -609,7 +612,8 @@ int ae_timeline_main(int argc, char **argv)
 	}
 	if (trace) {
 		qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
-		if (add_insns(&v, trace, sched, argv + optind, argc - optind))
+		partial = add_insns(&v, trace, sched, argv + optind, argc - optind);
+		if (partial < 0)
 			goto out_free;
 	}
 	tl.s = v.s;
@@ -641,7 +645,7 @@ int ae_timeline_main(int argc, char **argv)
 		fprintf(stderr, "aetrace timeline: %s: write failed: %s\n", out, strerror(-c));
 		goto out_free;
 	}
-	ret = 0;
+	ret = partial;	/* drawn, but some tasks' counts are missing: status 1 */
 	goto out_free;
 out_nomem:
 	fprintf(stderr, "aetrace timeline: out of memory\n");
