@@ -125,6 +125,11 @@ fi
 # compared, and found unchanged, through each entry
 if "$top/bin/aecc" -O2 -o "$tmp/sr" "$top/tests/data/sig_restart.c" >"$tmp/out" 2>&1; then
 	for how in libc entry int80; do
+		# (a kernel without IA32 emulation kills int $0x80 with SIGSEGV)
+		if [ $how = int80 ] && ! ("$tmp/sr" int80) >/dev/null 2>&1; then
+			ok "a system call restarted by handlers (int80) # SKIP this kernel has no int 0x80 entry"
+			continue
+		fi
 		"$AERUN" -q -o "$tmp/sr.zst" -- "$tmp/sr" "$how" >"$tmp/sr.out" 2>&1
 		got=$("$top/bin/schedlog" print "$tmp/sr.zst" | awk '$5 == "SIGRETURN" { print $NF }' | sort | uniq -c | tr -s ' ')
 		nh=$(sed -n 's/^read x after \([0-9]*\) handlers$/\1/p' "$tmp/sr.out")
