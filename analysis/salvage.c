@@ -8,7 +8,9 @@
  * END chunk: `aetrace regen OUT` regenerates what it holds and says that
  * the capture was cut short; a task whose START or parent's FORK lies past
  * the cut (aerun writes a task's markers with its sub-buffer: a parent
- * that commits late) is skipped, with a warning.
+ * that commits late) is skipped, with a warning. An END is copied only if
+ * it counts the chunks before it (else chunks were cut out: OUT ends
+ * before it, and its reader finds the hole), and the copy ends there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,14 +64,40 @@ int ae_salvage_main(int argc, char **argv)
 	while ((ret = ae_reader_next(r, &h, &pl)) == 1) {
 		if (!chunks && h.type != AE_CHUNK_SESSION)
 			break;	/* not a capture: said below */
+		if (h.type == AE_CHUNK_END) {
+			struct ae_end e = { 0 };
+
+			memcpy(&e, pl, h.len < sizeof(e) ? h.len : sizeof(e));
+			if (h.len != sizeof(e) || !ae_end_matches(&e, &kept)) {
+				fprintf(stderr, "aetrace salvage: %s: the END chunk at offset %llu does not count the chunks before it (%llu DATA chunks, %llu witness bytes, %llu markers; it says %llu, %llu, %llu): chunks are missing; left out, and what follows it\n",
+					argv[1], (unsigned long long)ae_reader_offset(r),
+					(unsigned long long)kept.data_chunks,
+					(unsigned long long)kept.raw_bytes,
+					(unsigned long long)kept.markers,
+					(unsigned long long)e.data_chunks,
+					(unsigned long long)e.raw_bytes,
+					(unsigned long long)e.markers);
+				ret = 0;
+				break;
+			}
+		}
 		if (ae_writer_chunk(w, h.type, h.cpu, h.seq, pl, h.len, 0)) {
 			fprintf(stderr, "aetrace salvage: %s: cannot write\n", argv[2]);
 			goto out_close_writer;
 		}
 		chunks++;
 		session |= h.type == AE_CHUNK_SESSION;
-		end |= h.type == AE_CHUNK_END;
 		ae_end_tally(&kept, &h);
+		if (h.type == AE_CHUNK_END) {
+			end = 1;
+			ret = ae_reader_next(r, &h, &pl);
+			if (ret == 1)
+				fprintf(stderr, "aetrace salvage: %s: chunks after the END chunk, from offset %llu: left out\n",
+					argv[1], (unsigned long long)ae_reader_offset(r));
+			if (ret > 0)
+				ret = 0;
+			break;
+		}
 	}
 	if (!session) {
 		fprintf(stderr, "aetrace salvage: %s: %s\n", argv[1],

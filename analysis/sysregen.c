@@ -101,6 +101,10 @@ struct sr {
 	struct sw_ent *sw;
 	size_t nsw;
 	int sw_read;
+	/* tids whose bytes were cut (SCHEDLOG_EV_CUT) until a START: what
+	 * follows of them is skipped */
+	int32_t *cut;
+	size_t ncut, capcut;
 };
 
 /* what a SWITCH_IN says, for its switch point */
@@ -322,12 +326,23 @@ static struct prog *task_image(struct task *t)
 	 * No record: not a program built by aecc (a hand-written /dev/trbuf
 	 * producer). Guessing its program would regenerate foreign bytes
 	 * through a program's control flow, which need not end: skip it.
+	 * But a capture that ended (or was cut) right after the task's
+	 * START may hold only part of its record, or none: nothing ran.
 	 */
+	if (need_bytes(t, 8) && t->s.final == 2 &&
+	    !memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, t->s.end - t->s.base)) {
+		t->end = AE_END_CAPTURE;
+		return NULL;
+	}
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		tfail(t, "its stream has no registration record (not built by aecc, or its producer lost its trace: see the capture's drops): skipped");
 		return NULL;
 	}
 	if (need_bytes(t, sizeof(rec))) {
+		if (t->s.final == 2) {
+			t->end = AE_END_CAPTURE;	/* (as above) */
+			return NULL;
+		}
 		tfail(t, "trace ends inside its registration record");
 		return NULL;
 	}
@@ -339,6 +354,10 @@ static struct prog *task_image(struct task *t)
 		return NULL;
 	}
 	if (need_bytes(t, rec.len)) {
+		if (t->s.final == 2) {
+			t->end = AE_END_CAPTURE;	/* (as above) */
+			return NULL;
+		}
 		tfail(t, "trace ends inside its registration record");
 		return NULL;
 	}
@@ -727,12 +746,52 @@ static void retire_tid(struct sr *r, struct task *t, const char *what, uint64_t 
 	t->state = T_DONE;
 }
 
+static int cut_index(const struct sr *r, int32_t tid)
+{
+	for (size_t i = 0; i < r->ncut; i++)
+		if (r->cut[i] == tid)
+			return (int)i;
+	return -1;
+}
+
+static int add_cut(struct sr *r, int32_t tid)
+{
+	if (cut_index(r, tid) >= 0)
+		return 0;
+	if (r->ncut == r->capcut) {
+		size_t cap = r->capcut ? r->capcut * 2 : 8;
+		int32_t *n = realloc(r->cut, cap * sizeof(*n));
+
+		if (!n) {
+			fprintf(stderr, "aetrace: out of memory\n");
+			return -1;
+		}
+		r->cut = n;
+		r->capcut = cap;
+	}
+	r->cut[r->ncut++] = tid;
+	return 0;
+}
+
 static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 {
 	const struct trbuf_marker *m = ev->m;
 	struct task *t = find_task(r, m->tid);
+	int c = cut_index(r, m->tid);
 
 	r->now = m->time_ns;
+	if (c >= 0 && m->type == TRBUF_MK_START) {
+		r->cut[c] = r->cut[--r->ncut];	/* a new task: traced whole */
+	} else if (c >= 0) {
+		/* (a child it forked past its cut has no state to start from) */
+		if (m->type == TRBUF_MK_FORK) {
+			fprintf(stderr, "aetrace: warning: task %d/%d: forked by %d/%d past its cut (marker %llu): skipped\n",
+				(m->arg2 & CLONE_THREAD) ? m->pid : (int32_t)m->arg,
+				(int32_t)m->arg, m->pid, m->tid, (unsigned long long)ev->index);
+			return add_cut(r, (int32_t)m->arg);
+		}
+		return 0;
+	}
 	switch (m->type) {
 	case TRBUF_MK_START:
 		retire_tid(r, t, "START", ev->index);
@@ -811,6 +870,33 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		u->orphan_type = m->type;
 		u->state = T_READY;
 	}
+	return 0;
+}
+
+/*
+ * A file cut short lost bytes of this task on a CPU before it left it:
+ * the task ends there, as at the capture's end (its trace is a prefix of
+ * what it ran); its later markers and bytes continue nothing.
+ */
+static int on_cut(struct sr *r, const struct schedlog_ev *ev)
+{
+	struct task *t = find_task(r, ev->tid);
+
+	if (add_cut(r, ev->tid))
+		return -1;
+	if (!t || t->failed)
+		return 0;
+	fprintf(stderr, "aetrace: warning: task %d/%d: its bytes on cpu %u end at sub-buffer seq %llu offset %u, in a capture cut short, before it left that cpu: regenerated up to there, the rest of it skipped\n",
+		t->info.pid, t->info.tid, ev->cpu, (unsigned long long)ev->seq, ev->offset);
+	if (!t->s.final)
+		t->s.final = 2;
+	t->closed = 1;
+	t->sw_begun = t->sw_count;	/* (no slice after a switch point) */
+	t->at_end = 1;
+	resume(r, t);
+	forget_task(r, t);
+	resume_ready(r);
+	reap(r);
 	return 0;
 }
 
@@ -931,6 +1017,8 @@ int ae_sysregen(const struct ae_sysregen_opts *o)
 	while (!r.stopped && (ret = schedlog_demux_next(d, &ev)) == 1) {
 		if (ev.kind == SCHEDLOG_EV_MARKER)
 			ret = on_marker(&r, &ev);
+		else if (ev.kind == SCHEDLOG_EV_CUT)
+			ret = on_cut(&r, &ev);
 		else
 			ret = on_data(&r, &ev);
 		if (ret < 0)
@@ -1007,6 +1095,7 @@ out:
 	free(r.cpu_owner);
 	free(r.pt);
 	free(r.sw);
+	free(r.cut);
 	if (ret < 0)
 		return -1;
 	return r.failed ? 1 : 0;

@@ -24,6 +24,7 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 	const void *pl;
 	struct synth_spec sp;
 	int synthetic = 0, have_end = 0, ret, bad = 0;
+	uint32_t session_cpus = MAX_CPUS;
 	uint64_t chunks = 0;
 	struct ae_end tally = { 0 };	/* what END must count */
 	int sched_short = 0;
@@ -70,6 +71,9 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 			memcpy(&s, pl, sizeof(s));
 			if (s.version != AE_FORMAT_VERSION || s.strings_len != h.len - sizeof(s))
 				FAIL("SESSION version %u strings_len %u does not match", s.version, s.strings_len);
+			/* (aerun's regions are its threads, as many as it had) */
+			if (s.mode != AE_MODE_STANDALONE)
+				session_cpus = s.nr_cpus ? s.nr_cpus : 1;
 			str = (const char *)pl + sizeof(s);
 			e = str + s.strings_len;
 			for (; str < e; str += strlen(str) + 1) {
@@ -88,8 +92,9 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 			break;
 		}
 		case AE_CHUNK_DATA:
-			if (h.cpu >= MAX_CPUS)
-				FAIL("DATA cpu %u out of range", h.cpu);
+			if (h.cpu >= MAX_CPUS || h.cpu >= session_cpus)
+				FAIL("DATA cpu %u out of range (the capture has %u cpus)", h.cpu,
+				     session_cpus < MAX_CPUS ? session_cpus : MAX_CPUS);
 			if (h.seq != next_seq[h.cpu])
 				FAIL("DATA cpu %u seq %llu, expected %llu (lost sub-buffer)", h.cpu,
 				     (unsigned long long)h.seq, (unsigned long long)next_seq[h.cpu]);
@@ -146,7 +151,7 @@ int bdump_check_report(const char *trace, const char *sched, char *msg, size_t m
 		}
 		chunks++;
 	}
-	if (ret < 0 && strstr(ae_reader_error(r), "truncated")) {
+	if (ret < 0 && ae_reader_truncated(r)) {
 		/* the stream stops inside a chunk or frame: a sender that died */
 		snprintf(msg, msglen, "%s: truncated at chunk %llu (incomplete session): %s",
 			 trace, (unsigned long long)chunks, ae_reader_error(r));

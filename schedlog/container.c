@@ -449,6 +449,7 @@ struct ae_reader {
 	int pending;		/* zstd may hold output we have not taken */
 	int eof;
 	int err;		/* sticky */
+	int truncated;		/* err: the file ends inside a chunk or frame */
 	char msg[512];
 };
 
@@ -609,6 +610,7 @@ int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **pay
 
 		if (r->in_off == 0)
 			return reader_fail(r, -EBADMSG, "empty file at offset 0: no zstd frame");
+		r->truncated = avail || r->zret != 0;
 		if (avail)
 			return reader_fail(r, -EBADMSG,
 				"truncated chunk header at offset %llu (%zu of %zu bytes)",
@@ -633,6 +635,7 @@ int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **pay
 	ret = reader_fill(r, HDR_LEN + hdr.len);
 	if (ret < 0)
 		return ret;
+	r->truncated = ret == 0;
 	if (ret == 0)
 		return reader_fail(r, -EBADMSG,
 			"truncated chunk %s at offset %llu (type %u, %zu of %zu bytes)",
@@ -654,6 +657,11 @@ int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **pay
 const char *ae_reader_error(const struct ae_reader *r)
 {
 	return r->err ? r->msg : "no error";
+}
+
+int ae_reader_truncated(const struct ae_reader *r)
+{
+	return r->err && r->truncated;
 }
 
 uint64_t ae_reader_offset(const struct ae_reader *r)

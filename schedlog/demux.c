@@ -50,6 +50,7 @@ struct cpu_src {
 	uint64_t next_data_seq;		/* expected seq of the next DATA chunk */
 	uint64_t nmk_file;		/* markers counted in file order */
 	int data_eof, mk_eof;
+	int end_seen;			/* this reader met the END chunk */
 	int has_owner;
 	int32_t owner_pid, owner_tid;
 };
@@ -62,6 +63,8 @@ struct act {
 	uint64_t seq;			/* DATA: deliver up to (seq, off) */
 	uint32_t off;
 	int has_owner;
+	int handoff;			/* DATA to POS_END: the owner's bytes
+					 * before its switch-in elsewhere */
 	int32_t pid, tid;
 	struct qmk mk;			/* MARKER */
 };
@@ -162,18 +165,18 @@ static int check_marker_cpu(struct cpu_src *s, const struct trbuf_marker *m, uin
 	return 0;
 }
 
-/* END (ending at @off): its counters must be the chunks'; -1 if not. */
+/* END (at @off): its counters must be the chunks'; -1 if not. */
 static int end_check(struct schedlog_demux *d, const struct ae_chunk_hdr *h,
 		     const void *pl, uint64_t off)
 {
 	struct ae_end e;
 
 	if (h->len != sizeof(e))
-		return derr(d, "%s: END chunk of %u bytes (not %zu) ending at offset %llu",
+		return derr(d, "%s: END chunk of %u bytes (not %zu) at offset %llu",
 			    d->trace, h->len, sizeof(e), (unsigned long long)off);
 	memcpy(&e, pl, sizeof(e));
 	if (!ae_end_matches(&e, &d->tally))
-		return derr(d, "%s: END chunk ending at offset %llu counts %llu DATA chunks, %llu witness bytes and %llu markers, the file holds %llu, %llu and %llu before it: chunks are missing or were added",
+		return derr(d, "%s: END chunk at offset %llu counts %llu DATA chunks, %llu witness bytes and %llu markers, the file holds %llu, %llu and %llu before it: chunks are missing or were added",
 			    d->trace, (unsigned long long)off, (unsigned long long)e.data_chunks,
 			    (unsigned long long)e.raw_bytes, (unsigned long long)e.markers,
 			    (unsigned long long)d->tally.data_chunks,
@@ -200,6 +203,14 @@ static int read_chunk(struct cpu_src *s)
 		return 0;
 	}
 	if (s == d->first) {
+		/* (bdump --check and bdump's file source refuse it alike) */
+		if (d->end_seen)
+			return derr(d, "%s: chunk type %u at offset %llu after the END chunk: the file was written on after its end",
+				    d->trace, h.type, (unsigned long long)ae_reader_offset(s->r));
+		if (h.type == AE_CHUNK_DATA && h.cpu >= d->g.nr_cpus)
+			return derr(d, "%s: DATA chunk cpu %u seq %llu at offset %llu: the capture has %u cpus",
+				    d->trace, h.cpu, (unsigned long long)h.seq,
+				    (unsigned long long)ae_reader_offset(s->r), d->g.nr_cpus);
 		ae_end_tally(&d->tally, &h);
 		if (h.type == AE_CHUNK_END && end_check(d, &h, pl, ae_reader_offset(s->r)))
 			return -1;
@@ -240,12 +251,13 @@ static int read_chunk(struct cpu_src *s)
 
 		memcpy(&e, pl, sizeof(e));
 		d->drops = e.drops;
+		s->end_seen = 1;
 	} else if (h.type == AE_CHUNK_MARKERS && !d->sched) {
 		struct trbuf_marker m;
 		size_t n = h.len / sizeof(m);
 
 		if (h.len % sizeof(m))
-			return derr(d, "%s: MARKERS chunk of %u bytes (not a multiple of %zu) ending at offset %llu",
+			return derr(d, "%s: MARKERS chunk of %u bytes (not a multiple of %zu) at offset %llu",
 				    d->trace, h.len, sizeof(m),
 				    (unsigned long long)ae_reader_offset(s->r));
 		for (size_t i = 0; i < n; i++) {
@@ -335,7 +347,9 @@ static int pos_before(uint64_t s1, uint32_t o1, uint64_t s2, uint32_t o2)
 
 /*
  * Next piece of the bytes from the CPU's position up to (seq, off):
- * 1 with the piece in p and len, 0 when there, -1 on an error.
+ * 1 with the piece in p and len, 0 when there, 2 when the file has no
+ * more of this CPU's bytes and no END chunk (cut short: whether the CPU
+ * had more is unknown; at POS_END too), -1 on an error.
  */
 static int piece(struct cpu_src *s, uint64_t seq, uint32_t off, const uint8_t **p,
 		 size_t *len, uint64_t *pseq, uint32_t *poff)
@@ -351,6 +365,8 @@ static int piece(struct cpu_src *s, uint64_t seq, uint32_t off, const uint8_t **
 		if (!b) {
 			if (err)
 				return -1;
+			if (!s->end_seen)
+				return 2;
 			if (seq == POS_END)
 				return 0;
 			return derr(s->d, "%s: cpu %u: markers point to sub-buffer seq %llu offset %u, but the trace ends before it (missing sub-buffer)",
@@ -380,10 +396,12 @@ static int piece(struct cpu_src *s, uint64_t seq, uint32_t off, const uint8_t **
 	}
 }
 
-static int data_to(struct schedlog_demux *d, struct cpu_src *s, uint64_t seq, uint32_t off)
+static int data_to(struct schedlog_demux *d, struct cpu_src *s, uint64_t seq, uint32_t off,
+		   int handoff)
 {
 	struct act a = { .kind = ACT_DATA, .src = s, .seq = seq, .off = off,
-			 .has_owner = s->has_owner, .pid = s->owner_pid, .tid = s->owner_tid };
+			 .has_owner = s->has_owner, .handoff = handoff,
+			 .pid = s->owner_pid, .tid = s->owner_tid };
 
 	return push_act(d, &a);
 }
@@ -410,7 +428,7 @@ static int step(struct schedlog_demux *d)
 			return 0;
 		d->ended = 1;
 		for (uint32_t c = 0; c < d->g.nr_cpus; c++)
-			if (data_to(d, &d->src[c], POS_END, 0))
+			if (data_to(d, &d->src[c], POS_END, 0, 0))
 				return -1;
 		return 1;
 	}
@@ -445,12 +463,12 @@ static int step(struct schedlog_demux *d)
 			q = peek_marker(o, &err);
 			if (err)
 				return -1;
-			if (data_to(d, o, q ? q->m.seq : POS_END, q ? q->m.offset : 0))
+			if (data_to(d, o, q ? q->m.seq : POS_END, q ? q->m.offset : 0, !q))
 				return -1;
 			o->has_owner = 0;
 		}
 	}
-	if (data_to(d, best, mk.m.seq, mk.m.offset))
+	if (data_to(d, best, mk.m.seq, mk.m.offset, 0))
 		return -1;
 	{
 		struct act a = { .kind = ACT_MARKER, .src = best, .mk = mk };
@@ -513,7 +531,18 @@ int schedlog_demux_next(struct schedlog_demux *d, struct schedlog_ev *ev)
 
 			if (ret < 0)
 				return -1;
-			if (ret == 0) {
+			if (ret == 2 && (a->seq != POS_END || a->handoff) && a->has_owner) {
+				/* its bytes there ran out before it left: cut */
+				ev->kind = SCHEDLOG_EV_CUT;
+				ev->pid = a->pid;
+				ev->tid = a->tid;
+				ev->seq = a->src->seq;
+				ev->offset = a->src->off;
+				d->ah++;
+				d->an--;
+				return 1;
+			}
+			if (ret != 1) {
 				d->ah++;
 				d->an--;
 				continue;

@@ -155,7 +155,7 @@ static int next_any(struct schedlog_markers *ms, struct trbuf_marker *m)
 			continue;
 		if (h.len % sizeof(*m)) {
 			snprintf(ms->err, sizeof(ms->err),
-				 "%s: MARKERS chunk of %u bytes (not a multiple of %zu) ending at offset %llu",
+				 "%s: MARKERS chunk of %u bytes (not a multiple of %zu) at offset %llu",
 				 ms->path, h.len, sizeof(*m), (unsigned long long)ae_reader_offset(ms->r));
 			return -EINVAL;
 		}

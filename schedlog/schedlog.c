@@ -279,7 +279,7 @@ static int check_data(const char *sched, const char *trace)
 {
 	struct schedlog_demux *d;
 	struct schedlog_ev ev;
-	uint64_t bytes = 0, markers = 0;
+	uint64_t bytes = 0, markers = 0, cuts = 0;
 	int ret;
 
 	if (schedlog_demux_open(&d, trace, sched)) {
@@ -289,14 +289,19 @@ static int check_data(const char *sched, const char *trace)
 	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
 		if (ev.kind == SCHEDLOG_EV_DATA)
 			bytes += ev.len;
+		else if (ev.kind == SCHEDLOG_EV_CUT)
+			cuts++;
 		else
 			markers++;
 	}
 	schedlog_demux_close(d);
 	if (ret < 0)
 		return 1;
-	printf("%s: %llu markers place all %llu data bytes in traced tasks\n", trace,
+	printf("%s: %llu markers place all %llu data bytes in traced tasks", trace,
 	       (unsigned long long)markers, (unsigned long long)bytes);
+	if (cuts)
+		printf(" (%llu task slices cut short: the file has no END)", (unsigned long long)cuts);
+	putchar('\n');
 	return 0;
 }
 
@@ -352,6 +357,8 @@ static int cmd_stats(const char *sched, const char *trace)
 			t->bytes += ev.len;
 			continue;
 		}
+		if (ev.kind == SCHEDLOG_EV_CUT)
+			continue;
 		if (cur[ev.cpu].has && ev.m->type != TRBUF_MK_SUBBUF && ev.m->type != TRBUF_MK_STOP) {
 			struct task *o = task_find(cur[ev.cpu].tid, 0);
 

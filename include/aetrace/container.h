@@ -179,7 +179,11 @@ int ae_reader_open(struct ae_reader **rp, const char *path);
  * offset of the bad chunk). */
 int ae_reader_next(struct ae_reader *r, struct ae_chunk_hdr *h, const void **payload);
 const char *ae_reader_error(const struct ae_reader *r);
-uint64_t ae_reader_offset(const struct ae_reader *r);	/* decompressed offset */
+/* 1 when the error is the file ending inside a chunk or a zstd frame (a
+ * writer that stopped), 0 for damage or no error. */
+int ae_reader_truncated(const struct ae_reader *r);
+/* The decompressed offset of the chunk last returned (its header). */
+uint64_t ae_reader_offset(const struct ae_reader *r);
 void ae_reader_close(struct ae_reader *r);
 
 #endif /* AETRACE_CONTAINER_H */

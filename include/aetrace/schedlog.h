@@ -46,10 +46,18 @@ int schedlog_is_container(const char *path);
  * task on one CPU are handed out before anything of its next slice on
  * another CPU. Memory: one reader per CPU, each holding at most the
  * sub-buffers between two of its markers.
+ *
+ * A file cut short (no END chunk) may lack a CPU's last sub-buffers, and
+ * with them bytes of a task that ran there before a marker of that CPU
+ * or before its switch-in elsewhere: the task's bytes are then CUT there
+ * (SCHEDLOG_EV_CUT: its stream has a hole; nothing of it that follows
+ * continues it). With END, such a marker is an error.
  */
 enum schedlog_ev_kind {
 	SCHEDLOG_EV_MARKER = 1,
 	SCHEDLOG_EV_DATA = 2,
+	SCHEDLOG_EV_CUT = 3,		/* pid, tid, cpu; seq, offset: where
+					 * the CPU's bytes ran out */
 };
 
 struct schedlog_ev {
@@ -62,6 +70,7 @@ struct schedlog_ev {
 	size_t len;
 	uint64_t seq;			/* DATA: sub-buffer; MARKER: m->seq */
 	uint32_t offset;		/* DATA: offset of data[0] in seq */
+					/* CUT: where the bytes ran out */
 };
 
 struct schedlog_geom {

@@ -82,8 +82,10 @@ result "a capture whose END counts drops: regenerated, with a warning naming the
 # cutting chunks out): END's counters name the loss; without END, the
 # capture was cut short, which regen says while it regenerates the rest
 # (they used to pass without a word)
-python3 - t.zst <<'PY'
+python3 - t.zst "$top/tests/host" <<'PY'
 import struct, subprocess, sys
+sys.path.insert(0, sys.argv[2])
+from aewire import crc32c_fast
 raw = subprocess.run(["zstd", "-dc", sys.argv[1]], capture_output=True, check=True).stdout
 chunks, o = [], 0
 while o < len(raw):
@@ -96,10 +98,40 @@ def put(name, cs):
 	subprocess.run(["zstd", "-q", "-f", "-o", name], input=b"".join(cs), check=True)
 put("nodata.zst", chunks[:last_data] + chunks[last_data + 1:])
 put("noend.zst", [c for c, t in zip(chunks, typ) if t != 4])
+put("afterend.zst", chunks + [chunks[last_data]])
+# the last DATA chunk on region 5000 (aerun's regions stop at 4096), its
+# CRC recomputed
+c = bytearray(chunks[last_data])
+struct.pack_into("<H", c, 6, 5000)
+struct.pack_into("<I", c, 20, 0)
+struct.pack_into("<I", c, 20, crc32c_fast(bytes(c)))
+put("badcpu.zst", chunks[:last_data] + [bytes(c)] + chunks[last_data + 1:])
+# a bit of the first DATA chunk's payload flipped (its CRC then fails), in
+# a file whose name says "truncated"
+c = bytearray(chunks[typ.index(2)])
+c[24] ^= 1
+put("truncated_run.zst", chunks[:typ.index(2)] + [bytes(c)] + chunks[typ.index(2) + 1:])
 PY
 expect_error "a DATA chunk cut out" \
-	"nodata.zst: END chunk ending at offset [0-9]* counts [0-9]* DATA chunks.*: chunks are missing" \
+	"nodata.zst: END chunk at offset [0-9]* counts [0-9]* DATA chunks.*: chunks are missing" \
 	"$top/bin/aetrace" regen nodata.zst p
+expect_error "a chunk after END" "afterend.zst: chunk type 2 at offset [0-9]* after the END chunk" \
+	"$top/bin/aetrace" regen afterend.zst p
+"$top/bin/aetrace" salvage afterend.zst ae.zst 2>err &&
+	grep -q "afterend.zst: chunks after the END chunk, from offset [0-9]*: left out" err &&
+	grep -q "END included: the capture was complete" err &&
+	"$top/bin/aetrace" regen ae.zst p >out 2>err && cmp -s out good
+result "salvage of a file written on after its END: the capture up to its END, whole"
+"$top/bin/aetrace" salvage nodata.zst nd.zst 2>err &&
+	grep -q "nodata.zst: the END chunk at offset [0-9]* does not count the chunks before it.*chunks are missing; left out" err &&
+	! grep -q "complete" err
+result "salvage of a file missing a DATA chunk: its END is left out, not called complete"
+expect_error "a DATA chunk of a region the capture cannot have" \
+	"badcpu.zst: DATA chunk cpu 5000 seq [0-9]* at offset [0-9]*: the capture has [0-9]* cpus" \
+	"$top/bin/aetrace" regen badcpu.zst p
+"$top/bin/bdump" --check truncated_run.zst >err 2>&1
+[ $? != 0 ] && grep -q "CRC" err && ! grep -q "truncated at chunk" err
+result "bdump --check of a corrupt file named truncated_run.zst: a CRC mismatch, not a truncation"
 "$top/bin/aetrace" regen noend.zst p >out 2>err && cmp -s out good &&
 	grep -q "^aetrace: warning: noend.zst: no END chunk: the capture was cut short" err &&
 	! grep -q "no END" <("$top/bin/aetrace" regen t.zst p 2>&1 >/dev/null)
@@ -177,6 +209,65 @@ if [ -x "$wl/threads" ] && cp "$wl/threads" "$wl/threads.orig" . &&
 	fi
 else
 	not_ok "salvage of a threaded capture: the capture"
+fi
+# cut_prefixes CAPTURE FULLDIR STEP PROG...: the capture's decompressed
+# stream cut every STEP bytes, each cut salvaged and regenerated (--split):
+# prints "CUTS BAD CUTWARNINGS"; a cut is bad if regen fails or a task's
+# trace is not a prefix of its whole one (FULLDIR); each bad one in cutbad
+cut_prefixes() {
+	local cap=$1 full=$2 step=$3 k sz n=0 nbad=0 ncut=0 f
+	shift 3
+	: >cutbad
+	zstd -qdc "$cap" >cp.raw
+	sz=$(stat -c %s cp.raw)
+	for ((k = step; k < sz; k += step)); do
+		head -c $k cp.raw | zstd -q >cp.zst
+		"$top/bin/aetrace" salvage cp.zst cps.zst 2>/dev/null || continue
+		rm -rf cpout
+		n=$((n + 1))
+		if ! "$top/bin/aetrace" regen --split cpout cps.zst "$@" >/dev/null 2>cperr; then
+			nbad=$((nbad + 1))
+			echo "cut at $k: $(grep -v warning cperr | head -1)" >>cutbad
+		fi
+		ncut=$((ncut + $(grep -c "in a capture cut short, before it left that cpu" cperr)))
+		for f in cpout/*; do
+			[ -e "$f" ] || continue
+			cmp -s "$f" <(head -c "$(stat -c %s "$f")" "$full/${f##*/}") ||
+				{ nbad=$((nbad + 1)); echo "cut at $k: ${f##*/} is not a prefix" >>cutbad; }
+		done
+	done
+	echo "$n $nbad $ncut"
+}
+# A cut inside a DATA chunk whose MARKERS chunk was kept (aerun writes a
+# sub-buffer's markers, then its data): the markers point past the bytes
+# there are, and the tasks end there, each a prefix (such a cut was
+# refused whole: 9 of these)
+if [ -x "$wl/threads" ] &&
+   "$top/bin/aerun" -q --subbuf-size 4K --subbufs 64 -o th3.zst -- ./threads 300 >/dev/null &&
+   "$top/bin/aetrace" regen --split th3full th3.zst threads; then
+	read -r nc nb _ < <(cut_prefixes th3.zst th3full 2011 threads)
+	[ "${nb:-1}" = 0 ] && [ "${nc:-0}" -ge 50 ]
+	result "salvage of a threaded capture cut every 2011 bytes (${nc:-0} cuts, most inside a DATA chunk after its markers): every cut regenerates, each task a prefix of its whole trace"
+	sed 's/^/# /' cutbad | head -3
+else
+	not_ok "salvage of a threaded capture cut every 2011 bytes: the capture"
+fi
+# Whole-system captures (build/tests/capmix: two programs mixed on two
+# CPUs, tasks migrating): a cut can take a CPU's last sub-buffer with a
+# task's bytes before its switch-in elsewhere; joining what follows onto
+# them regenerated wrong instructions with status 0 (11 of these). The
+# task ends there.
+if [ -x "$top/build/tests/capmix" ] &&
+   "$top/bin/aerun" -q --subbuf-size 4K -o q.zst -- ./q >/dev/null &&
+   "$top/build/tests/capmix" mix.zst 2 4096 7 small.zst q.zst 2>err &&
+   "$top/bin/aetrace" regen --split mixfull mix.zst p q 2>err; then
+	read -r nc nb ncut < <(cut_prefixes mix.zst mixfull 397 p q)
+	[ "${nb:-1}" = 0 ] && [ "${nc:-0}" -ge 50 ] && [ "${ncut:-0}" -gt 0 ]
+	result "salvage of a whole-system capture cut every 397 bytes (${nc:-0} cuts): each task a prefix of its whole trace, ${ncut:-0} tasks ended where a cpu's bytes ran out before they left it"
+	sed 's/^/# /' cutbad | head -3
+else
+	not_ok "salvage of a whole-system capture: the capture"
+	sed 's/^/# /' err | head -3
 fi
 # an EXIT marker with a flag bit set (only SIGRETURN markers carry flags;
 # regen's own raw-capture flag must not be read from a file)

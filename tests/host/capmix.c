@@ -154,6 +154,11 @@ static int load(const char *path, int32_t shift)
 	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
 		struct task *t;
 
+		if (ev.kind == SCHEDLOG_EV_CUT) {
+			fprintf(stderr, "capmix: %s: cut short (no END): only whole captures are mixed\n", path);
+			ret = -1;
+			break;
+		}
 		if (ev.kind == SCHEDLOG_EV_DATA) {
 			t = task_of(ev.tid + shift, 0);
 			if (!t)
