@@ -8,9 +8,10 @@
  * END chunk: `aetrace regen OUT` regenerates what it holds and says that
  * the capture was cut short; a task whose START or parent's FORK lies past
  * the cut (aerun writes a task's markers with its sub-buffer: a parent
- * that commits late) is skipped, with a warning. An END is copied only if
- * it counts the chunks before it (else chunks were cut out: OUT ends
- * before it, and its reader finds the hole), and the copy ends there.
+ * that commits late) is skipped, with a warning. An END that does not
+ * count the chunks before it says chunks were cut out of the file: that
+ * is damage, not a cut (a lost MARKERS chunk would join a task's slices
+ * across the hole), and nothing is salvaged. The copy ends at END.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,7 +70,7 @@ int ae_salvage_main(int argc, char **argv)
 
 			memcpy(&e, pl, h.len < sizeof(e) ? h.len : sizeof(e));
 			if (h.len != sizeof(e) || !ae_end_matches(&e, &kept)) {
-				fprintf(stderr, "aetrace salvage: %s: the END chunk at offset %llu does not count the chunks before it (%llu DATA chunks, %llu witness bytes, %llu markers; it says %llu, %llu, %llu): chunks are missing; left out, and what follows it\n",
+				fprintf(stderr, "aetrace salvage: %s: the END chunk at offset %llu does not count the chunks before it (%llu DATA chunks, %llu witness bytes, %llu markers; it says %llu, %llu, %llu): chunks were cut out of the file, which is damaged, not cut short: nothing salvaged\n",
 					argv[1], (unsigned long long)ae_reader_offset(r),
 					(unsigned long long)kept.data_chunks,
 					(unsigned long long)kept.raw_bytes,
@@ -77,8 +78,7 @@ int ae_salvage_main(int argc, char **argv)
 					(unsigned long long)e.data_chunks,
 					(unsigned long long)e.raw_bytes,
 					(unsigned long long)e.markers);
-				ret = 0;
-				break;
+				goto out_close_writer;
 			}
 		}
 		if (ae_writer_chunk(w, h.type, h.cpu, h.seq, pl, h.len, 0)) {

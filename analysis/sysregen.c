@@ -783,6 +783,9 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 	if (c >= 0 && m->type == TRBUF_MK_START) {
 		r->cut[c] = r->cut[--r->ncut];	/* a new task: traced whole */
 	} else if (c >= 0) {
+		/* (its switch-in ends the CPU's slice all the same) */
+		if (m->type == TRBUF_MK_SWITCH_IN)
+			slice_end(r, m->cpu, m->time_ns, NULL, 0, 0);
 		/* (a child it forked past its cut has no state to start from) */
 		if (m->type == TRBUF_MK_FORK) {
 			fprintf(stderr, "aetrace: warning: task %d/%d: forked by %d/%d past its cut (marker %llu): skipped\n",
@@ -804,9 +807,12 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		return 0;
 	case TRBUF_MK_FORK: {
 		struct task *c;
+		int cc = cut_index(r, (int32_t)m->arg);
 
 		if (!t)
 			break;
+		if (cc >= 0)
+			r->cut[cc] = r->cut[--r->ncut];	/* a new task: its tid reused */
 		retire_tid(r, find_task(r, (int32_t)m->arg), "forked", ev->index);
 		c = new_task(r, (m->arg2 & CLONE_THREAD) ? m->pid : (int32_t)m->arg, (int32_t)m->arg);
 		if (!c)

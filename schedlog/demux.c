@@ -65,6 +65,8 @@ struct act {
 	int has_owner;
 	int handoff;			/* DATA to POS_END: the owner's bytes
 					 * before its switch-in elsewhere */
+	int empty;			/* DATA: from where it ends (nothing
+					 * to lose) */
 	int32_t pid, tid;
 	struct qmk mk;			/* MARKER */
 };
@@ -396,11 +398,13 @@ static int piece(struct cpu_src *s, uint64_t seq, uint32_t off, const uint8_t **
 	}
 }
 
+/* Queue the CPU's bytes from its last marker up to (seq, off). */
 static int data_to(struct schedlog_demux *d, struct cpu_src *s, uint64_t seq, uint32_t off,
 		   int handoff)
 {
 	struct act a = { .kind = ACT_DATA, .src = s, .seq = seq, .off = off,
 			 .has_owner = s->has_owner, .handoff = handoff,
+			 .empty = seq == s->last_seq && off == s->last_off,
 			 .pid = s->owner_pid, .tid = s->owner_tid };
 
 	return push_act(d, &a);
@@ -449,9 +453,6 @@ static int step(struct schedlog_demux *d)
 			    d->sched ? d->sched : d->trace, (unsigned long long)mk.index,
 			    mk.m.cpu, schedlog_type_name(mk.m.type),
 			    (unsigned long long)mk.m.time_ns, (unsigned long long)best->last_time);
-	best->last_seq = mk.m.seq;
-	best->last_off = mk.m.offset;
-	best->last_time = mk.m.time_ns;
 	if (mk.m.type == TRBUF_MK_SWITCH_IN || mk.m.type == TRBUF_MK_START) {
 		/* the task's bytes on its previous CPU come first */
 		for (uint32_t c = 0; c < d->g.nr_cpus; c++) {
@@ -470,6 +471,9 @@ static int step(struct schedlog_demux *d)
 	}
 	if (data_to(d, best, mk.m.seq, mk.m.offset, 0))
 		return -1;
+	best->last_seq = mk.m.seq;
+	best->last_off = mk.m.offset;
+	best->last_time = mk.m.time_ns;
 	{
 		struct act a = { .kind = ACT_MARKER, .src = best, .mk = mk };
 
@@ -531,7 +535,8 @@ int schedlog_demux_next(struct schedlog_demux *d, struct schedlog_ev *ev)
 
 			if (ret < 0)
 				return -1;
-			if (ret == 2 && (a->seq != POS_END || a->handoff) && a->has_owner) {
+			if (ret == 2 && (a->seq != POS_END || a->handoff) && a->has_owner &&
+			    !a->empty) {
 				/* its bytes there ran out before it left: cut */
 				ev->kind = SCHEDLOG_EV_CUT;
 				ev->pid = a->pid;

@@ -1,9 +1,9 @@
 # Shared by the host suites that single-step programs (sourced, not a
 # suite): ae_step_cached runs build/tests/ae-step once per (stepper, program
-# bytes without symbols, program path, argv, environment, input files) and keeps
-# its trace and stdout+status under $AE_CACHE/step-cache/KEY/ (outside the
-# clone, like the other expensive builds: content-keyed, so clones share
-# it), so the next `make check` reuses them (the stepper runs ~30k instructions/s here): run
+# bytes without symbols, program path, argv, environment, input files,
+# signals inherited ignored or blocked) and keeps its trace and
+# stdout+status under $AE_CACHE/step-cache/KEY/ (outside the clone, like
+# the other expensive builds: content-keyed, so clones share it), so the next `make check` reuses them (the stepper runs ~30k instructions/s here): run
 # it as ./PROG from a directory of its own to keep the path stable. The
 # key hashes the stepper binary too: a changed oracle never reuses an old
 # answer. AE_STEP_CACHE=0 turns the cache off. Needs $top.
@@ -67,6 +67,9 @@ ae_step_cached() {
 		ae_step_prog_hash "$1"
 		printf '%s\0' ${sflags[@]+"${sflags[@]}"} "split=$split" ${nscmd[@]+"${nscmd[@]}"} "$@"
 		if [ ${#envcmd[@]} -gt 0 ]; then echo "$ae_step_clean_env"; else env -0 | sort -z; fi
+		# (the signals it inherits ignored or blocked: dash's setsignal
+		# keeps an ignored SIGINT ignored, another path)
+		grep -E '^Sig(Ign|Blk):' /proc/self/status
 	      } | sha256sum | cut -c1-32)
 	c=$ae_step_cache_dir/$key
 	if [ "${AE_STEP_CACHE:-1}" != 0 ] && [ -s "$c/trace" ] && [ -f "$c/out" ]; then
