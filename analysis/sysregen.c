@@ -314,6 +314,20 @@ static int need_bytes(struct task *t, uint64_t n)
 	return 0;
 }
 
+/*
+ * Its stream ended inside its registration record: a capture that ended
+ * (or was cut) right after the task's START holds part of it, or none,
+ * and nothing ran; otherwise an error. Returns NULL.
+ */
+static struct prog *record_cut(struct task *t)
+{
+	if (t->s.final == 2)
+		t->end = AE_END_CAPTURE;
+	else
+		tfail(t, "trace ends inside its registration record");
+	return NULL;
+}
+
 /* A task that started (START): its registration record names its image. */
 static struct prog *task_image(struct task *t)
 {
@@ -326,26 +340,17 @@ static struct prog *task_image(struct task *t)
 	 * No record: not a program built by aecc (a hand-written /dev/trbuf
 	 * producer). Guessing its program would regenerate foreign bytes
 	 * through a program's control flow, which need not end: skip it.
-	 * But a capture that ended (or was cut) right after the task's
-	 * START may hold only part of its record, or none: nothing ran.
+	 * (A start of the magic at the capture's end is a record_cut.)
 	 */
 	if (need_bytes(t, 8) && t->s.final == 2 &&
-	    !memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, t->s.end - t->s.base)) {
-		t->end = AE_END_CAPTURE;
-		return NULL;
-	}
+	    !memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, t->s.end - t->s.base))
+		return record_cut(t);
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		tfail(t, "its stream has no registration record (not built by aecc, or its producer lost its trace: see the capture's drops): skipped");
 		return NULL;
 	}
-	if (need_bytes(t, sizeof(rec))) {
-		if (t->s.final == 2) {
-			t->end = AE_END_CAPTURE;	/* (as above) */
-			return NULL;
-		}
-		tfail(t, "trace ends inside its registration record");
-		return NULL;
-	}
+	if (need_bytes(t, sizeof(rec)))
+		return record_cut(t);
 	memcpy(&rec, t->s.buf, sizeof(rec));
 	if (rec.version != AE_REG_VERSION || rec.len < sizeof(rec) || rec.len % 8 ||
 	    rec.len > sizeof(rec) + AE_REG_PATH_MAX) {
@@ -353,14 +358,8 @@ static struct prog *task_image(struct task *t)
 		      (unsigned long long)t->s.base, rec.version, rec.len);
 		return NULL;
 	}
-	if (need_bytes(t, rec.len)) {
-		if (t->s.final == 2) {
-			t->end = AE_END_CAPTURE;	/* (as above) */
-			return NULL;
-		}
-		tfail(t, "trace ends inside its registration record");
-		return NULL;
-	}
+	if (need_bytes(t, rec.len))
+		return record_cut(t);
 	plen = rec.len - sizeof(rec);
 	memcpy(path, t->s.buf + sizeof(rec), plen);
 	path[plen] = 0;
@@ -773,16 +772,24 @@ static int add_cut(struct sr *r, int32_t tid)
 	return 0;
 }
 
+/* A new task (START, FORK) takes tid: it is traced whole. */
+static void uncut(struct sr *r, int32_t tid)
+{
+	int c = cut_index(r, tid);
+
+	if (c >= 0)
+		r->cut[c] = r->cut[--r->ncut];
+}
+
 static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 {
 	const struct trbuf_marker *m = ev->m;
 	struct task *t = find_task(r, m->tid);
-	int c = cut_index(r, m->tid);
 
 	r->now = m->time_ns;
-	if (c >= 0 && m->type == TRBUF_MK_START) {
-		r->cut[c] = r->cut[--r->ncut];	/* a new task: traced whole */
-	} else if (c >= 0) {
+	if (m->type == TRBUF_MK_START) {
+		uncut(r, m->tid);
+	} else if (cut_index(r, m->tid) >= 0) {
 		/* (its switch-in ends the CPU's slice all the same) */
 		if (m->type == TRBUF_MK_SWITCH_IN)
 			slice_end(r, m->cpu, m->time_ns, NULL, 0, 0);
@@ -807,12 +814,10 @@ static int on_marker(struct sr *r, const struct schedlog_ev *ev)
 		return 0;
 	case TRBUF_MK_FORK: {
 		struct task *c;
-		int cc = cut_index(r, (int32_t)m->arg);
 
 		if (!t)
 			break;
-		if (cc >= 0)
-			r->cut[cc] = r->cut[--r->ncut];	/* a new task: its tid reused */
+		uncut(r, (int32_t)m->arg);
 		retire_tid(r, find_task(r, (int32_t)m->arg), "forked", ev->index);
 		c = new_task(r, (m->arg2 & CLONE_THREAD) ? m->pid : (int32_t)m->arg, (int32_t)m->arg);
 		if (!c)

@@ -178,6 +178,10 @@ cp small.zst same.zst
 "$top/bin/aetrace" salvage same.zst same.zst 2>err
 [ $? = 2 ] && grep -q "are one file" err && cmp -s same.zst small.zst
 result "salvage onto its own input: refused, the input kept"
+# is_prefix FILE FULLDIR: FILE's bytes begin FULLDIR's file of its name
+is_prefix() {
+	cmp -s "$1" <(head -c "$(stat -c %s "$1")" "$2/${1##*/}")
+}
 # Tasks cut off: aerun writes a task's markers with its sub-buffer, and
 # the threads' often come before their parent's FORK, which a cut can
 # leave out: those tasks are skipped with a warning (they were an error
@@ -199,7 +203,7 @@ if [ -x "$wl/threads" ] && cp "$wl/threads" "$wl/threads.orig" . &&
 		for f in thcut/*; do
 			[ -e "$f" ] || continue
 			nf=$((nf + 1))
-			cmp -s "$f" <(head -c "$(stat -c %s "$f")" "thfull/${f##*/}") || bad="$bad $k:${f##*/}"
+			is_prefix "$f" thfull || bad="$bad $k:${f##*/}"
 		done
 	done
 	if [ -z "$bad" ] && [ "$nf" -gt 0 ]; then
@@ -233,7 +237,7 @@ cut_prefixes() {
 		ncut=$((ncut + $(grep -c "in a capture cut short, before it left that cpu" cperr)))
 		for f in cpout/*; do
 			[ -e "$f" ] || continue
-			cmp -s "$f" <(head -c "$(stat -c %s "$f")" "$full/${f##*/}") ||
+			is_prefix "$f" "$full" ||
 				{ nbad=$((nbad + 1)); echo "cut at $k: ${f##*/} is not a prefix" >>cutbad; }
 		done
 	done
