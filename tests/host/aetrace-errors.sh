@@ -217,10 +217,12 @@ else
 fi
 # cut_prefixes CAPTURE FULLDIR STEP PROG...: the capture's decompressed
 # stream cut every STEP bytes, each cut salvaged and regenerated (--split):
-# prints "CUTS BAD CUTWARNINGS"; a cut is bad if regen fails or a task's
-# trace is not a prefix of its whole one (FULLDIR); each bad one in cutbad
+# prints "CUTS BAD CUTWARNINGS REUSED"; a cut is bad if regen fails or a
+# task's trace is not a prefix of its whole one (FULLDIR); each bad one in
+# cutbad. REUSED counts the cuts where the first PROG's task was cut short
+# (its trace a strict prefix) and a later task on its tid regenerated too.
 cut_prefixes() {
-	local cap=$1 full=$2 step=$3 k sz n=0 nbad=0 ncut=0 f
+	local cap=$1 full=$2 step=$3 k sz n=0 nbad=0 ncut=0 nreuse=0 f tid
 	shift 3
 	: >cutbad
 	zstd -qdc "$cap" >cp.raw
@@ -240,8 +242,26 @@ cut_prefixes() {
 			is_prefix "$f" "$full" ||
 				{ nbad=$((nbad + 1)); echo "cut at $k: ${f##*/} is not a prefix" >>cutbad; }
 		done
+		for tid in $(sed -n 's|.*warning: task [0-9]*/\([0-9]*\): its bytes on cpu.*cut short.*|\1|p' cperr | sort -u); do
+			reused "$tid" "$full" "$1" && nreuse=$((nreuse + 1))
+		done
 	done
-	echo "$n $nbad $ncut"
+	echo "$n $nbad $ncut $nreuse"
+}
+# reused TID FULLDIR PROG: cpout holds a strict prefix of PROG's trace on
+# TID and a non-empty trace of another task on TID
+reused() {
+	local f short= other=
+	for f in cpout/*."$1"."$3".* cpout/*."$1".*; do
+		[ -s "$f" ] || continue
+		if [ -z "$short" ]; then
+			[ "$(stat -c %s "$f")" -lt "$(stat -c %s "$2/${f##*/}")" ] || return 1
+			short=$f
+		elif [ "$f" != "$short" ]; then
+			other=$f
+		fi
+	done
+	[ -n "$short" ] && [ -n "$other" ]
 }
 # A cut inside a DATA chunk whose MARKERS chunk was kept (aerun writes a
 # sub-buffer's markers, then its data): the markers point past the bytes
@@ -266,12 +286,27 @@ if [ -x "$top/build/tests/capmix" ] &&
    "$top/bin/aerun" -q --subbuf-size 4K -o q.zst -- ./q >/dev/null &&
    "$top/build/tests/capmix" mix.zst 2 4096 7 small.zst q.zst 2>err &&
    "$top/bin/aetrace" regen --split mixfull mix.zst p q 2>err; then
-	read -r nc nb ncut < <(cut_prefixes mix.zst mixfull 397 p q)
+	read -r nc nb ncut _ < <(cut_prefixes mix.zst mixfull 397 p q)
 	[ "${nb:-1}" = 0 ] && [ "${nc:-0}" -ge 50 ] && [ "${ncut:-0}" -gt 0 ]
 	result "salvage of a whole-system capture cut every 397 bytes (${nc:-0} cuts): each task a prefix of its whole trace, ${ncut:-0} tasks ended where a cpu's bytes ran out before they left it"
 	sed 's/^/# /' cutbad | head -3
 else
 	not_ok "salvage of a whole-system capture: the capture"
+	sed 's/^/# /' err | head -3
+fi
+# A tid reused after its task was cut (capmix --reuse-tid: q takes p's pid
+# and tid once p has exited): the later task is traced whole, not skipped
+# with the cut one's markers.
+if [ -x "$top/build/tests/capmix" ] &&
+   "$top/build/tests/capmix" --reuse-tid mixr.zst 2 4096 3 small.zst q.zst 2>err &&
+   "$top/bin/aetrace" regen --split mixrfull mixr.zst p q 2>err &&
+   [ "$(ls mixrfull | cut -d. -f2 | sort -u | wc -l)" = 1 ]; then
+	read -r nc nb ncut nre < <(cut_prefixes mixr.zst mixrfull 397 p q)
+	[ "${nb:-1}" = 0 ] && [ "${nre:-0}" -gt 0 ]
+	result "salvage of a capture whose tid is reused (${nc:-0} cuts): in ${nre:-0} of them the first task is cut and the next one on its tid regenerated, each a prefix of its whole trace"
+	sed 's/^/# /' cutbad | head -3
+else
+	not_ok "salvage of a capture whose tid is reused: the capture (one tid in it)"
 	sed 's/^/# /' err | head -3
 fi
 # an EXIT marker with a flag bit set (only SIGRETURN markers carry flags;

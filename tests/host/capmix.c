@@ -12,7 +12,8 @@
  *
  *   capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals]
  *          [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall]
- *          [--blocked-at IP] [--in-sigreturn IP] OUT NCPU SUBBUF SEED IN...
+ *          [--blocked-at IP] [--in-sigreturn IP] [--reuse-tid]
+ *          OUT NCPU SUBBUF SEED IN...
  *   KIND: drop-subbuf | bad-offset | unknown-task | bad-type | order
  *   (malformed pairs)
  *   --switch-at-signals: slices end only where a task took a signal,
@@ -48,6 +49,10 @@
  *   --foreign: one more task (tid 4242) writing BYTES bytes of a counting
  *   pattern and no registration record, as a hand-written /dev/trbuf
  *   producer (not built by aecc) does.
+ *   --reuse-tid: every input's first task takes the first input's pid and
+ *   tid (the others' tids shift with it), and starts only once the task
+ *   before it on that tid has exited, as a reused pid does (inputs of one
+ *   task each: the shifted tids of more could collide).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,7 +104,7 @@ static uint64_t now = 1000;
 static struct ae_writer *w;
 static FILE *schedf;
 static const char *breakage;
-static int at_signals, switch_again, after_sigret, blocked_in_syscall;
+static int at_signals, switch_again, after_sigret, blocked_in_syscall, reuse_tid;
 static uint64_t blocked_at, in_sigreturn;
 static long long sigret_cx;
 static uint64_t nsub, bad_done;
@@ -151,6 +156,9 @@ static int load(const char *path, int32_t shift)
 
 	if (schedlog_demux_open(&d, path, NULL))
 		return -1;
+	/* (the tasks of earlier inputs are not this one's) */
+	for (size_t i = 0; i < first; i++)
+		tasks[i].finished = 1;
 	while ((ret = schedlog_demux_next(d, &ev)) == 1) {
 		struct task *t;
 
@@ -172,7 +180,7 @@ static int load(const char *path, int32_t shift)
 		case TRBUF_MK_START: {
 			int prior = 0;
 
-			for (size_t i = first; i < ntasks; i++)
+			for (size_t i = reuse_tid ? 0 : first; i < ntasks; i++)
 				prior |= tasks[i].tid == ev.tid + shift;
 			t = task_of(ev.tid + shift, 1);
 			t->pid = ev.pid + shift;
@@ -216,9 +224,26 @@ static int load(const char *path, int32_t shift)
 		}
 	}
 	schedlog_demux_close(d);
-	for (size_t i = first; i < ntasks; i++)
+	for (size_t i = 0; i < ntasks; i++)
 		tasks[i].finished = 0;
 	return ret < 0 ? -1 : 0;
+}
+
+/* The tid of the first START in path (0: none). */
+static int32_t first_tid(const char *path)
+{
+	struct schedlog_demux *d;
+	struct schedlog_ev ev;
+	int32_t tid = 0;
+
+	if (schedlog_demux_open(&d, path, NULL))
+		return 0;
+	while (!tid && schedlog_demux_next(d, &ev) == 1)
+		if (ev.kind != SCHEDLOG_EV_DATA && ev.kind != SCHEDLOG_EV_CUT &&
+		    ev.m->type == TRBUF_MK_START)
+			tid = ev.tid;
+	schedlog_demux_close(d);
+	return tid;
 }
 
 /* A task not built by aecc: a counting byte pattern, no registration
@@ -469,6 +494,8 @@ int main(int argc, char **argv)
 			sigret_cx = strtoll(argv[ai + 1], NULL, 0);
 		else if (!strcmp(argv[ai], "--switch-again") && (switch_again = 1))
 			ai--;
+		else if (!strcmp(argv[ai], "--reuse-tid") && (reuse_tid = 1))
+			ai--;
 		else if (!strcmp(argv[ai], "--blocked-in-syscall") && (blocked_in_syscall = 1))
 			ai--;
 		else if (!strcmp(argv[ai], "--blocked-at") && ai + 1 < argc)
@@ -480,7 +507,7 @@ int main(int argc, char **argv)
 		ai += 2;
 	}
 	if (argc - ai < 5) {
-		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] [--blocked-at IP] [--in-sigreturn IP] OUT NCPU SUBBUF SEED IN...\n");
+		fprintf(stderr, "usage: capmix [--sched FILE] [--break KIND] [--foreign BYTES] [--switch-at-signals] [--switch-again] [--switch-after-sigreturn CX] [--blocked-in-syscall] [--blocked-at IP] [--in-sigreturn IP] [--reuse-tid] OUT NCPU SUBBUF SEED IN...\n");
 		return 2;
 	}
 	ncpu = atoi(argv[ai + 1]);
@@ -488,9 +515,21 @@ int main(int argc, char **argv)
 	rnd_state = strtoull(argv[ai + 3], NULL, 0) * 2654435761u + 1;
 	if (ncpu < 1 || ncpu > 64 || subbuf < 16)
 		return 2;
-	for (int i = ai + 4; i < argc; i++)
-		if (load(argv[i], (i - ai - 3) * 1000000))
+	for (int i = ai + 4; i < argc; i++) {
+		int32_t shift = (i - ai - 3) * 1000000;
+
+		if (reuse_tid) {
+			int32_t t0 = first_tid(argv[ai + 4]), ti = first_tid(argv[i]);
+
+			if (!t0 || !ti) {
+				fprintf(stderr, "capmix: %s: no START to reuse a tid from\n", argv[i]);
+				return 1;
+			}
+			shift = t0 - ti;
+		}
+		if (load(argv[i], shift))
 			return 1;
+	}
 	if (foreign && add_foreign(foreign))
 		return 1;
 	cpus = calloc(ncpu, sizeof(*cpus));
