@@ -41,6 +41,10 @@
 #define AERUN_X32_EXECVE	(0x40000000 + 520)
 #define AERUN_X32_EXECVEAT	(0x40000000 + 545)
 
+/* In the upper half of rt_sigaction's signal number (which the kernel
+ * ignores): aerun's own call, which its filter lets through (segv.c). */
+#define AERUN_SEGV_TAG		0x41520000u	/* "AR" */
+
 struct aerun_opts {
 	const char *out;		/* NULL with --discard */
 	uint32_t subbuf_size;
@@ -141,6 +145,10 @@ struct aerun_task {
 	int cursor_unset;		/* a new cursor not yet written into r15 */
 	struct user_regs_struct sig_regs;
 	struct aerun_frame sig;
+	/* In rt_sigaction(SIGSEGV, act): act, which its exit stop makes the
+	 * process's (segv.c). */
+	int in_sigaction;
+	uint64_t segv_act[4];
 	/* Markers not yet attached to a commit. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;
@@ -166,6 +174,10 @@ struct aerun {
 	uint8_t *cpu_used;		/* per region: a live thread has it */
 	uint64_t *cpu_seq;		/* per region: next sub-buffer seq */
 
+	/* Processes whose SIGSEGV action is not the default (segv.c). */
+	struct aerun_segv *segv;
+	uint64_t segv_restores;		/* actions an overflow's reset undid */
+
 	/* Markers of tasks that vanished without an exit stop. */
 	struct trbuf_marker *mk;
 	uint32_t nr_mk, cap_mk;
@@ -179,6 +191,26 @@ struct aerun {
 	uint64_t final_ip;
 	int failed;			/* aerun killed the program */
 };
+
+/* segv.c: each process's SIGSEGV action, kept across overflow faults */
+/* The first program's, as it inherited it. Returns 0 or -ENOMEM. */
+int aerun_segv_start(struct aerun *a, pid_t pid);
+/* The seccomp stop of rt_sigaction(SIGSEGV, ...) with registers r: sets
+ * t->in_sigaction when it may change the action (an exit stop follows). */
+void aerun_segv_entry(struct aerun_task *t, const struct user_regs_struct *r);
+/* Its exit stop: the action is the process's if the call succeeded.
+ * Returns 0 or -ENOMEM. */
+int aerun_segv_exit(struct aerun *a, struct aerun_task *t);
+/* A new process (fork, vfork, clone without CLONE_THREAD) copies its
+ * creator's; exec resets a handler to the default. Return 0 or -ENOMEM. */
+int aerun_segv_fork(struct aerun *a, pid_t parent, pid_t child);
+int aerun_segv_exec(struct aerun *a, pid_t pid);
+/* t stopped at an overflow fault, its new cursor set: the action (and
+ * the thread's block) put back if the fault's SIGSEGV reset it. Returns
+ * 1 when another stop of t came meanwhile (*next_status, to process
+ * next), 0, or -errno. */
+int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status);
+void aerun_segv_free(struct aerun *a);
 
 /* seqtab.c */
 int aerun_seqtab_load(struct aerun_seqtab *t, const char *path, char *err, size_t errlen);

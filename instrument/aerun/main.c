@@ -294,27 +294,34 @@ static void __attribute__((noreturn)) child(struct aerun *a)
 	 * Trapped: rt_sigreturn, execve and execveat of every entry a 64-bit
 	 * process has (x86-64, x32, and i386 through int 0x80: an exec aerun
 	 * did not see coming would put the new image's START on the old
-	 * image's bytes), and ioctl on fd 1023 (the runtime asking aerun,
-	 * standalone.h). Jump offsets count from the next instruction.
+	 * image's bytes), ioctl on fd 1023 (the runtime asking aerun,
+	 * standalone.h), and rt_sigaction of SIGSEGV (segv.c), unless the
+	 * signal number's upper half carries AERUN_SEGV_TAG: aerun's own.
+	 * Jump offsets count from the next instruction.
 	 */
 	struct sock_filter filter[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 4, 0),	/* 6 */
-		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 13),	/* 16 */
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 18),	/* 21 */
 		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 10, 0),	/* 15 */
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 9, 10),	/* 15, 16 */
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 15, 0),	/* 20 */
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 14, 15),	/* 20, 21 */
 		/* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 7, 0),
-		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 6, 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 5, 0),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 4, 0),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 3, 0),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),		/* 16 */
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 12, 0),	/* 20 */
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 11, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 10, 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 9, 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 8, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 2),		/* 15 */
 		/* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 0, 1),	/* 16 */
-		/* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-		/* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 5, 6),	/* 20, 21 */
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 5),	/* 21 */
+		/* 16 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 0, 3),		/* 21 */
+		/* 18 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4),
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),			/* 21 */
+		/* 20 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		/* 21 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
 		.len = sizeof(filter) / sizeof(filter[0]),
@@ -512,6 +519,9 @@ static void summary(struct aerun *a)
 			(unsigned long long)a->nr_tasks, (unsigned long long)a->nr_traced,
 			(unsigned long long)a->nr_untraced, (unsigned long long)a->forks,
 			(unsigned long long)a->execs);
+	if (a->segv_restores)
+		fprintf(stderr, ", %llu SIGSEGV actions set again after an overflow reset them",
+			(unsigned long long)a->segv_restores);
 	if (a->o.verbose)
 		fprintf(stderr, ", %llu sigreturns, %llu markers, %u x %u-byte sub-buffers, %zu sequences",
 			(unsigned long long)a->sigreturns, (unsigned long long)a->markers,

@@ -36,6 +36,7 @@ _Static_assert(UC_GREG(REG_R15) == 96, "ucontext layout");
 
 #define AERUN_CLONE_VM		0x00000100
 #define AERUN_CLONE_VFORK	0x00004000
+#define AERUN_CLONE_THREAD	0x00010000
 #define AERUN_NR_CLONE		56
 #define AERUN_NR_CLONE3		435
 
@@ -704,7 +705,8 @@ static void exec_entry(struct aerun_task *t, const struct user_regs_struct *r)
 
 /*
  * Seccomp stop (aerun's filter, main.c; a program's own filter may add
- * stops of other calls): rt_sigreturn, exec, runtime requests. The
+ * stops of other calls): rt_sigreturn, exec, runtime requests,
+ * rt_sigaction(SIGSEGV). The
  * numbers are those of the entry the call came through.
  */
 static int on_seccomp(struct aerun *a, struct aerun_task *t)
@@ -740,6 +742,9 @@ static int on_seccomp(struct aerun *a, struct aerun_task *t)
 		return 0;
 	case SYS_ioctl:
 		return on_runtime_ioctl(a, t, &r);
+	case SYS_rt_sigaction:
+		aerun_segv_entry(t, &r);
+		return 0;
 	}
 	return 0;
 }
@@ -1006,6 +1011,8 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	c->nr_frames = t->nr_frames;
 	c->active = task_active(a, t) ? 1 : 0;
 	c->parent_known = 1;
+	if (!(flags & AERUN_CLONE_THREAD) && aerun_segv_fork(a, t->pid, (pid_t)child))
+		return -ENOMEM;
 	if (c->stopped)
 		return task_start(a, c);
 	return 0;
@@ -1029,6 +1036,8 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 	if (!t->execs++) {
 		/* aerun's own execve of the first program */
 		t->in_exec = 0;
+		if (aerun_segv_start(a, t->pid))
+			return -ENOMEM;
 		marker(a, t, TRBUF_MK_START, subbuf_addr(a, 0), r.rip, r.rsp, r.rcx, 0, 0);
 		return 0;
 	}
@@ -1050,6 +1059,8 @@ static int on_exec(struct aerun *a, struct aerun_task *t)
 		off = t->resume_off;	/* exec'd again before its runtime started */
 	}
 	t->in_exec = 0;
+	if (aerun_segv_exec(a, t->pid))
+		return -ENOMEM;
 	t->tid = tid;		/* the new image runs as the leader */
 	t->exec_tid = 0;
 	snprintf(link, sizeof(link), "/proc/%d/exe", t->tid);
@@ -1095,6 +1106,7 @@ static int on_event(struct aerun *a, struct aerun_task *t, int event)
 	if (t->in_sigreturn && event == PTRACE_EVENT_EXIT)
 		sigreturn_killed(a, t);
 	t->in_sigreturn = 0;
+	t->in_sigaction = 0;
 	switch (event) {
 	case PTRACE_EVENT_SECCOMP:
 		return on_seccomp(a, t);
@@ -1234,16 +1246,22 @@ int aerun_trace(struct aerun *a)
 				err = ret;
 				kill_all(a);
 			}
-			/* an rt_sigreturn stops again at its exit (t itself may
-			 * be gone: a thread's exec frees the leader's) */
+			/* an rt_sigreturn or rt_sigaction stops again at its
+			 * exit (t itself may be gone: a thread's exec frees the
+			 * leader's) */
 			t = task_find(a, p);
-			ptrace(t && t->in_sigreturn ? PTRACE_SYSCALL : PTRACE_CONT, p, 0, 0);
+			ptrace(t && (t->in_sigreturn || t->in_sigaction) ? PTRACE_SYSCALL :
+			       PTRACE_CONT, p, 0, 0);
 			continue;
 		}
 		if (sig == (SIGTRAP | 0x80)) {
 			/* a syscall-exit stop (PTRACE_O_TRACESYSGOOD) */
 			if (t->in_sigreturn)
 				sigreturn_done(t);
+			if (t->in_sigaction && (ret = aerun_segv_exit(a, t)) && !err) {
+				err = ret;
+				kill_all(a);
+			}
 			ptrace(PTRACE_CONT, p, 0, 0);
 			continue;
 		}
@@ -1255,6 +1273,14 @@ int aerun_trace(struct aerun *a)
 		if (sig == SIGSEGV && si.si_code > 0 && task_active(a, t) &&
 		    in_guard(a, (uint64_t)si.si_addr)) {
 			ret = overflow(a, t, (uint64_t)si.si_addr);
+			/* (the fault's SIGSEGV may have reset the program's) */
+			if (!ret)
+				ret = aerun_segv_restore(a, t, &status);
+			if (ret == 1) {
+				have = 1;
+				have_pid = p;
+				continue;
+			}
 			if (ret && ret != -ESRCH && !err) {
 				err = ret;
 				kill_all(a);
@@ -1276,5 +1302,6 @@ int aerun_trace(struct aerun *a)
 	 * from a thread that died before aerun took its tid) */
 	while (a->tasks)
 		task_free(a, a->tasks);
+	aerun_segv_free(a);
 	return err;
 }
