@@ -205,8 +205,13 @@ int aerun_segv_exit(struct aerun *a, struct aerun_task *t);
  * creator's; exec resets a handler to the default. Return 0 or -ENOMEM. */
 int aerun_segv_fork(struct aerun *a, pid_t parent, pid_t child);
 int aerun_segv_exec(struct aerun *a, pid_t pid);
-/* t stopped at an overflow fault, its new cursor set: the action (and
- * the thread's block) put back if the fault's SIGSEGV reset it. Returns
+/* t stopped to be delivered a SIGSEGV: an SA_RESETHAND action becomes the
+ * default. Returns nothing. */
+void aerun_segv_delivered(struct aerun *a, struct aerun_task *t);
+/* The last thread of process pid is gone. Returns nothing. */
+void aerun_segv_gone(struct aerun *a, pid_t pid);
+/* t stopped at an overflow fault: the action (and the thread's block)
+ * put back if the fault's SIGSEGV reset it. Returns
  * 1 when another stop of t came meanwhile (*next_status, to process
  * next), 0, or -errno. */
 int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status);

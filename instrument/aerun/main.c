@@ -295,33 +295,38 @@ static void __attribute__((noreturn)) child(struct aerun *a)
 	 * process has (x86-64, x32, and i386 through int 0x80: an exec aerun
 	 * did not see coming would put the new image's START on the old
 	 * image's bytes), ioctl on fd 1023 (the runtime asking aerun,
-	 * standalone.h), and rt_sigaction of SIGSEGV (segv.c), unless the
-	 * signal number's upper half carries AERUN_SEGV_TAG: aerun's own.
+	 * standalone.h), and rt_sigaction of SIGSEGV that may change it (a
+	 * non-NULL act: segv.c) but aerun's own (AERUN_SEGV_TAG in the
+	 * signal number's upper half, which the kernel ignores).
 	 * Jump offsets count from the next instruction.
 	 */
 	struct sock_filter filter[] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 4, 0),	/* 6 */
-		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 18),	/* 21 */
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 22),	/* 25 */
 		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 15, 0),	/* 20 */
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 14, 15),	/* 20, 21 */
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVE, 19, 0),	/* 24 */
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_I386_EXECVEAT, 18, 19),	/* 24, 25 */
 		/* 6 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 12, 0),	/* 20 */
-		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 11, 0),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 10, 0),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 9, 0),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 8, 0),
+		/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 16, 0),	/* 24 */
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 15, 0),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 14, 0),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVE, 13, 0),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_X32_EXECVEAT, 12, 0),
 		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 2),		/* 15 */
 		/* 13 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 5, 6),	/* 20, 21 */
-		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 5),	/* 21 */
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AE_STANDALONE_FD, 9, 10),	/* 24, 25 */
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 9),	/* 25 */
 		/* 16 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 0, 3),		/* 21 */
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 0, 7),		/* 25 */
 		/* 18 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4),
-		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),			/* 21 */
-		/* 20 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
-		/* 21 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AERUN_SEGV_TAG, 5, 0),	/* 25 */
+		/* 20 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		/* 21 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),			/* 24 */
+		/* 22 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1]) + 4),
+		/* 23 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),			/* 25, 24 */
+		/* 24 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		/* 25 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
 		.len = sizeof(filter) / sizeof(filter[0]),

@@ -9,10 +9,16 @@
  * whose worker threads block every signal without its own SIGSEGV
  * handler. So aerun follows each process's SIGSEGV action (its seccomp
  * filter traps rt_sigaction(SIGSEGV) through the x86-64 entry; fork
- * copies it, exec resets it) and, after an overflow that reset it, sets
- * it again from inside the thread, and blocks the signal in the thread
- * again where the reset says it was blocked (a handler is reset only
- * then; an ignored signal always, so its block cannot be told).
+ * copies it, exec resets it, a delivery resets an SA_RESETHAND one) and,
+ * at an overflow stop that finds it reset, sets it again from inside the
+ * thread, first thing: until then the process runs with the default
+ * action, and another thread's fault there kills it (a window no
+ * restoring closes). The thread's block is put back where the reset
+ * says it was blocked: a handler is reset only then, and only when no
+ * other thread of the process is stopped at a fault of its own, which
+ * may be the one that reset it (a block is never given to a thread that
+ * did not have it; an ignored signal is reset blocked or not, so its
+ * block cannot be told).
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,10 +37,15 @@ struct aerun_segv {
 	pid_t pid;			/* thread group id */
 	uint64_t act[4];		/* struct kernel_sigaction: handler,
 					 * flags, restorer, mask */
+	uint64_t insn;			/* a syscall instruction of its code,
+					 * 0 not looked for yet */
 	struct aerun_segv *next;
 };
 
 #define SEGV_BIT	(1ull << (SIGSEGV - 1))
+#define SEGV_DFL	((uint64_t)(uintptr_t)SIG_DFL)
+#define SEGV_IGN	((uint64_t)(uintptr_t)SIG_IGN)
+#define SEGV_RESETHAND	0x80000000ull	/* SA_RESETHAND */
 
 static struct aerun_segv **find(struct aerun *a, pid_t pid)
 {
@@ -45,12 +56,13 @@ static struct aerun_segv **find(struct aerun *a, pid_t pid)
 	return p;
 }
 
-/* pid's action becomes act (NULL: the default). Returns 0 or -ENOMEM. */
-static int set_act(struct aerun *a, pid_t pid, const uint64_t *act)
+/* pid's action becomes act (NULL: the default), in code with a syscall
+ * instruction at insn (0: unknown). Returns 0 or -ENOMEM. */
+static int set_act(struct aerun *a, pid_t pid, const uint64_t *act, uint64_t insn)
 {
 	struct aerun_segv **p = find(a, pid), *s = *p;
 
-	if (!act || act[0] == (uint64_t)(uintptr_t)SIG_DFL) {
+	if (!act || act[0] == SEGV_DFL) {
 		if (s) {
 			*p = s->next;
 			free(s);
@@ -65,6 +77,7 @@ static int set_act(struct aerun *a, pid_t pid, const uint64_t *act)
 		*p = s;
 	}
 	memcpy(s->act, act, sizeof(s->act));
+	s->insn = insn;
 	return 0;
 }
 
@@ -96,12 +109,12 @@ static int proc_sigs(pid_t tid, uint64_t *cgt, uint64_t *ign)
 
 int aerun_segv_start(struct aerun *a, pid_t pid)
 {
-	static const uint64_t ign[4] = { (uint64_t)(uintptr_t)SIG_IGN };
+	static const uint64_t ign[4] = { SEGV_IGN };
 	uint64_t cgt, ig;
 
 	if (proc_sigs(pid, &cgt, &ig))
 		return 0;
-	return set_act(a, pid, (ig & SEGV_BIT) ? ign : NULL);
+	return set_act(a, pid, (ig & SEGV_BIT) ? ign : NULL, 0);
 }
 
 void aerun_segv_entry(struct aerun_task *t, const struct user_regs_struct *r)
@@ -116,28 +129,44 @@ void aerun_segv_entry(struct aerun_task *t, const struct user_regs_struct *r)
 
 int aerun_segv_exit(struct aerun *a, struct aerun_task *t)
 {
+	struct aerun_segv *s = *find(a, t->pid);
 	struct user_regs_struct r;
 
 	t->in_sigaction = 0;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || r.rax)
+	/* (-EFAULT: act was read, so oact could not be written, after the
+	 * action changed) */
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || (r.rax && (long long)r.rax != -EFAULT))
 		return 0;	/* (killed, or the call failed) */
-	return set_act(a, t->pid, t->segv_act);
+	return set_act(a, t->pid, t->segv_act, s ? s->insn : 0);
+}
+
+void aerun_segv_delivered(struct aerun *a, struct aerun_task *t)
+{
+	struct aerun_segv *s = *find(a, t->pid);
+
+	if (s && s->act[0] != SEGV_IGN && (s->act[1] & SEGV_RESETHAND))
+		set_act(a, t->pid, NULL, 0);
 }
 
 int aerun_segv_fork(struct aerun *a, pid_t parent, pid_t child)
 {
 	struct aerun_segv *s = *find(a, parent);
 
-	return set_act(a, child, s ? s->act : NULL);
+	return set_act(a, child, s ? s->act : NULL, s ? s->insn : 0);
 }
 
 int aerun_segv_exec(struct aerun *a, pid_t pid)
 {
-	static const uint64_t ign[4] = { (uint64_t)(uintptr_t)SIG_IGN };
+	static const uint64_t ign[4] = { SEGV_IGN };
 	struct aerun_segv *s = *find(a, pid);
 
 	/* a handler becomes the default; flags, restorer and mask go */
-	return set_act(a, pid, s && s->act[0] == (uint64_t)(uintptr_t)SIG_IGN ? ign : NULL);
+	return set_act(a, pid, s && s->act[0] == SEGV_IGN ? ign : NULL, 0);
+}
+
+void aerun_segv_gone(struct aerun *a, pid_t pid)
+{
+	set_act(a, pid, NULL, 0);
 }
 
 /* The address of a syscall instruction in tid's code (its vDSO's, else
@@ -187,15 +216,15 @@ static uint64_t syscall_insn(pid_t tid)
  * SIGSTOP blocked meanwhile; then t's mask is `mask`. Returns 1 when
  * another stop of t came (*next_status, to process next), 0, or -errno.
  */
-static int inject(struct aerun_task *t, const uint64_t *act, const struct user_regs_struct *regs,
+static int inject(struct aerun_task *t, struct aerun_segv *s, const struct user_regs_struct *regs,
 		  uint64_t mask, int *next_status)
 {
 	struct user_regs_struct r = *regs;
-	uint64_t all = ~0ull, insn = syscall_insn(t->tid);
+	uint64_t all = ~0ull, insn = s->insn ? s->insn : (s->insn = syscall_insn(t->tid));
 	uint64_t at = (regs->rsp - 128 - 4 * sizeof(uint64_t)) & ~15ull;
-	struct iovec l = { (void *)act, 4 * sizeof(uint64_t) };
+	struct iovec l = { s->act, 4 * sizeof(uint64_t) };
 	struct iovec rm = { (void *)(uintptr_t)at, 4 * sizeof(uint64_t) };
-	int status, ret = 0;
+	int status, ret = 0, stopped = 0;
 
 	if (!insn) {
 		fprintf(stderr, "aerun: task %d: the kernel reset its SIGSEGV action at an overflow, and no system call instruction was found to set it again\n",
@@ -218,18 +247,24 @@ static int inject(struct aerun_task *t, const uint64_t *act, const struct user_r
 	r.r10 = 8;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
 		goto out_regs;
-	/* the call's entry stop, then its exit stop */
-	for (int stop = 0; stop < 2; stop++) {
+	/* the call's entry stop, then its exit stop (a SIGSTOP, which no
+	 * mask blocks, is sent again once the mask is back) */
+	for (int stop = 0; stop < 2;) {
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0 ||
 		    waitpid(t->tid, &status, __WALL) < 0) {
 			ret = -ESRCH;
 			goto out_regs;
+		}
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP && !(status >> 16)) {
+			stopped = 1;
+			continue;
 		}
 		if (!WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80)) {
 			*next_status = status;
 			ret = 1;
 			goto out_regs;
 		}
+		stop++;
 	}
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 && r.rax)
 		fprintf(stderr, "aerun: task %d: setting its SIGSEGV action again after an overflow failed (%lld)\n",
@@ -238,7 +273,23 @@ out_regs:
 	/* (at any stop: a task killed meanwhile takes none of it) */
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(mask), &mask);
+	if (stopped)
+		syscall(SYS_tgkill, t->pid, t->tid, SIGSTOP);
 	return ret;
+}
+
+/* Is another thread of t's process stopped at a fault's SIGSEGV? */
+static int other_fault(struct aerun *a, struct aerun_task *t)
+{
+	for (struct aerun_task *x = a->tasks; x; x = x->next) {
+		siginfo_t si;
+
+		if (x != t && x->pid == t->pid &&
+		    ptrace(PTRACE_GETSIGINFO, x->tid, 0, &si) == 0 &&
+		    si.si_signo == SIGSEGV && si.si_code > 0)
+			return 1;
+	}
+	return 0;
 }
 
 int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status)
@@ -250,17 +301,18 @@ int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status)
 
 	if (!s || proc_sigs(t->tid, &cgt, &ign))
 		return 0;
-	handler = s->act[0] != (uint64_t)(uintptr_t)SIG_IGN;
+	handler = s->act[0] != SEGV_IGN;
 	if (handler ? (cgt & SEGV_BIT) : (ign & SEGV_BIT))
 		return 0;	/* not reset */
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 ||
 	    ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0)
 		return errno == ESRCH ? -ESRCH : 0;
-	/* a handler is reset only where the thread blocked it */
-	if (handler)
+	/* a handler is reset only where a thread blocked it: this one, if
+	 * no other is at a fault that may have been the one */
+	if (handler && !other_fault(a, t))
 		mask |= SEGV_BIT;
 	a->segv_restores++;
-	return inject(t, s->act, &r, mask, next_status);
+	return inject(t, s, &r, mask, next_status);
 }
 
 void aerun_segv_free(struct aerun *a)

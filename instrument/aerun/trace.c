@@ -382,6 +382,9 @@ static int deliver(struct aerun *a, struct aerun_task *t, int sig, int *next_sta
 	struct user_regs_struct r;
 	int status, ret;
 
+	if (sig == SIGSEGV)
+		aerun_segv_delivered(a, t);
+
 	if (!task_active(a, t)) {
 		ptrace(PTRACE_CONT, t->tid, 0, sig);
 		return 0;
@@ -844,6 +847,15 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
  * trace ends there, where its regeneration ends it as at the end of a
  * capture. What it ran after is lost, and aerun says so.
  */
+/* A task of process pid, if any is left. */
+static struct aerun_task *task_of_process(struct aerun *a, pid_t pid)
+{
+	for (struct aerun_task *t = a->tasks; t; t = t->next)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
 	if (t->region)
@@ -854,9 +866,13 @@ static void task_free(struct aerun *a, struct aerun_task *t)
 			break;
 		}
 	}
+	if (!task_of_process(a, t->pid))
+		aerun_segv_gone(a, t->pid);
 	free(t->mk);
 	free(t);
 }
+
+
 
 /* The "@key: N" line of /proc/@tid/status (Tgid, PPid), or -1. */
 static pid_t status_field(pid_t tid, const char *key)
@@ -1272,10 +1288,12 @@ int aerun_trace(struct aerun *a)
 		}
 		if (sig == SIGSEGV && si.si_code > 0 && task_active(a, t) &&
 		    in_guard(a, (uint64_t)si.si_addr)) {
-			ret = overflow(a, t, (uint64_t)si.si_addr);
-			/* (the fault's SIGSEGV may have reset the program's) */
+			/* the fault's SIGSEGV may have reset the program's,
+			 * for every thread: first thing (a stop that came
+			 * meanwhile goes first; the fault comes again) */
+			ret = aerun_segv_restore(a, t, &status);
 			if (!ret)
-				ret = aerun_segv_restore(a, t, &status);
+				ret = overflow(a, t, (uint64_t)si.si_addr);
 			if (ret == 1) {
 				have = 1;
 				have_pid = p;

@@ -8,11 +8,15 @@
  * must put it back). "fork": "handler" in a child, which inherits the
  * handler; "exec": the handler installed, then the program exec'd again
  * as "dfl", whose action is the default (a handler does not survive an
- * exec, so none may be put back). Prints what a native run prints:
- * whether the action and the worker's block were kept, and whether a
- * real fault afterwards reached the handler.
+ * exec, so none may be put back); "oneshot": an SA_RESETHAND handler
+ * taken once, so the default again (nor may it be put back); "threads":
+ * four workers, every other one blocking, faulting at once. Prints what a
+ * native run prints: whether the action was kept, whether each blocking
+ * worker kept its block, how many workers that did not block found
+ * SIGSEGV blocked, and whether a real fault afterwards reached the
+ * handler.
  *
- *   segv_blocked handler|ign|fork|exec|dfl [ITERATIONS]
+ *   segv_blocked handler|ign|fork|exec|dfl|oneshot|threads [ITERATIONS]
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,11 +27,13 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#define MAX_WORKERS	4
+
 static sigjmp_buf jb;
 static volatile int caught;
 static unsigned long iterations = 2000000;
-static int block_all;
-static volatile int worker_kept = -1;
+static int block_all, nworkers = 1;
+static int lost[MAX_WORKERS], gained[MAX_WORKERS];
 
 static void on_segv(int sig)
 {
@@ -36,43 +42,68 @@ static void on_segv(int sig)
 	siglongjmp(jb, 1);
 }
 
+static void on_segv_once(int sig)
+{
+	(void)sig;
+	caught++;
+}
+
 static void *worker(void *arg)
 {
+	long id = (long)arg;
+	int blocks = block_all && (nworkers == 1 || (id & 1));
 	volatile unsigned long x = 0;
 	sigset_t m;
 
-	(void)arg;
-	if (block_all) {
+	if (blocks) {
 		sigfillset(&m);
 		pthread_sigmask(SIG_BLOCK, &m, NULL);
 	}
-	for (unsigned long i = 0; i < iterations; i++)
+	for (unsigned long i = 0; i < iterations; i++) {
 		if (i % 3 == 0)	/* a branch: witness bytes */
 			x += i;
 		else
 			x ^= i;
-	pthread_sigmask(SIG_BLOCK, NULL, &m);
-	worker_kept = !block_all || sigismember(&m, SIGSEGV);
+		if (!(i & 4095) || i == iterations - 1) {
+			pthread_sigmask(SIG_BLOCK, NULL, &m);
+			if (sigismember(&m, SIGSEGV) != blocks)
+				*(blocks ? &lost[id] : &gained[id]) = 1;
+		}
+	}
 	return NULL;
+}
+
+static int known(const char *mode)
+{
+	static const char *const modes[] = { "handler", "ign", "fork", "exec", "dfl", "oneshot",
+					     "threads" };
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(mode, modes[i]))
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct sigaction sa, now;
 	const char *mode = argc > 1 ? argv[1] : "handler";
+	pthread_t t[MAX_WORKERS];
 	void (*want)(int);
-	pthread_t t;
-	int kept;
+	int kept, nlost = 0, ngained = 0;
 
 	if (argc > 2)
 		iterations = strtoul(argv[2], NULL, 0);
-	if (strcmp(mode, "handler") && strcmp(mode, "ign") && strcmp(mode, "fork") &&
-	    strcmp(mode, "exec") && strcmp(mode, "dfl")) {
-		fprintf(stderr, "usage: segv_blocked handler|ign|fork|exec|dfl [ITERATIONS]\n");
+	if (!known(mode)) {
+		fprintf(stderr, "usage: segv_blocked handler|ign|fork|exec|dfl|oneshot|threads [ITERATIONS]\n");
 		return 2;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = !strcmp(mode, "ign") ? SIG_IGN : on_segv;
+	if (!strcmp(mode, "oneshot")) {
+		sa.sa_handler = on_segv_once;
+		sa.sa_flags = SA_RESETHAND;
+	}
 	if (strcmp(mode, "dfl"))
 		sigaction(SIGSEGV, &sa, NULL);
 	if (!strcmp(mode, "exec")) {
@@ -92,15 +123,25 @@ int main(int argc, char **argv)
 			return waitpid(c, &status, 0) != c || !WIFEXITED(status) ? 1 :
 			       WEXITSTATUS(status);
 	}
-	want = !strcmp(mode, "dfl") ? SIG_DFL : sa.sa_handler;
+	if (!strcmp(mode, "oneshot"))
+		raise(SIGSEGV);	/* the handler, once: then the default */
+	want = !strcmp(mode, "dfl") || !strcmp(mode, "oneshot") ? SIG_DFL : sa.sa_handler;
 	block_all = strcmp(mode, "ign");
-	if (pthread_create(&t, NULL, worker, NULL) || pthread_join(t, NULL))
-		return 1;
+	nworkers = !strcmp(mode, "threads") ? MAX_WORKERS : 1;
+	for (long i = 0; i < nworkers; i++)
+		if (pthread_create(&t[i], NULL, worker, (void *)i))
+			return 1;
+	for (int i = 0; i < nworkers; i++) {
+		if (pthread_join(t[i], NULL))
+			return 1;
+		nlost += lost[i];
+		ngained += gained[i];
+	}
 	sigaction(SIGSEGV, NULL, &now);
 	kept = now.sa_handler == want;
 	if (want == on_segv && !sigsetjmp(jb, 1))
 		*(volatile int *)8 = 1;
-	printf("segv_blocked %s: action kept %d, worker's block kept %d, caught %d\n", mode, kept,
-	       worker_kept, caught);
+	printf("segv_blocked %s: action kept %d, blocks lost %d, gained %d, caught %d\n", mode,
+	       kept, nlost, ngained, caught);
 	return 0;
 }

@@ -197,26 +197,35 @@ fi
 # forced SIGSEGV the kernel first resets to the default action, process-
 # wide, and unblocks in the thread. aerun must put both back (segv.c): the
 # program must print what its twin prints natively (the handler kept, a
-# real fault later caught). "fork": the child inherits the action; "exec":
-# the new image's action is the default, and no handler may be put back
-# (that the exec'd worker's block is lost is the one thing aerun cannot
-# see: only the action is compared there).
+# real fault later caught). "fork": the child inherits the action; "exec"
+# and "oneshot" (SA_RESETHAND): the action is the default, and no handler
+# may be put back; "threads": workers faulting at once, where aerun cannot
+# tell whose fault reset the action: it may leave a worker's block lost
+# (as where the action is the default: "exec", "oneshot"), but must never
+# block SIGSEGV in a worker that did not.
 if "$top/bin/aecc" -O2 -o "$tmp/sbk" "$top/tests/data/segv_blocked.c" -lpthread >"$tmp/out" 2>&1; then
-	for mode in handler ign fork exec; do
+	# (threads three times: a wrong block shows in about half the runs)
+	for mode in handler ign fork exec oneshot threads threads threads; do
 		want=$("$tmp/sbk.orig" "$mode" 2>&1)
-		got=$("$AERUN" -o "$tmp/sbk.zst" --subbuf-size 16K -- "$tmp/sbk" "$mode" 2>"$tmp/sbk.err")
+		got=$("$AERUN" -o "$tmp/sbk.zst" --subbuf-size 16K --subbufs 16 -- "$tmp/sbk" "$mode" 2>"$tmp/sbk.err")
 		rc=$?
 		nset=$(sed -n 's/.*, \([0-9]*\) SIGSEGV actions set again.*/\1/p' "$tmp/sbk.err")
-		if [ "$mode" = exec ]; then
-			want=${want%%, worker*} got=${got%%, worker*} nset=${nset:-none}
-		fi
+		case $mode in
+		exec|oneshot|threads)
+			want=$(printf '%s' "$want" | sed 's/ blocks lost [0-9]*,//')
+			got=$(printf '%s' "$got" | sed 's/ blocks lost [0-9]*,//')
+			;;
+		esac
+		case $mode in
+		exec|oneshot) [ -z "$nset" ] && nset=none ;;
+		esac
 		if [ "$rc" = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] &&
-		   { [ "$mode" = exec ] && [ "$nset" = none ] || [ "${nset:-0}" -gt 0 ]; } &&
+		   { [ "$nset" = none ] || [ "${nset:-0}" -gt 0 ]; } &&
 		   "$top/bin/aetrace" stats "$tmp/sbk.zst" "$tmp/sbk" >/dev/null 2>"$tmp/out"; then
 			ok "SIGSEGV blocked or ignored while overflowing ($mode): as natively ($got), actions set again: $nset, regenerated"
 		else
 			not_ok "SIGSEGV blocked or ignored while overflowing ($mode): as natively" \
-				"rc=$rc native: $want" "aerun: $got ($nset actions set again)" "$(cat "$tmp/sbk.err" "$tmp/out")"
+				"rc=$rc native: $want" "aerun: $got (actions set again: $nset)" "$(cat "$tmp/sbk.err" "$tmp/out")"
 		fi
 	done
 else
