@@ -796,7 +796,9 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 			/* its START has an end: an empty stream */
 			marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), r.rip, r.rsp, r.rcx, code, 0);
 		}
-		return region_end(a, t, 0);
+		/* (an exec'd image that died before its runtime started: its
+		 * region holds the old image's bytes, up to its EXEC) */
+		return region_end(a, t, t->resume_off);
 	}
 	off = cursor_offset(a, t, r.r15);
 	if (off < 0) {

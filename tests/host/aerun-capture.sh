@@ -83,6 +83,26 @@ else
 	not_ok "runtime discard mode through two execs" "aecc failed" "$(cat "$tmp/ex.err")"
 fi
 
+# An exec'd image that dies before its runtime asks aerun for its cursor
+# (tests/data/exec_dies.c: an address space limit its trace buffer does
+# not fit in): the region keeps the old image's bytes up to its EXEC (it
+# was committed empty, and the EXEC marker past its end had the whole
+# capture refused).
+if "$top/bin/aecc" -O2 -o "$tmp/ed" "$top/tests/data/exec_dies.c" 2>"$tmp/ed.err"; then
+	"$AERUN" -q -o "$tmp/ed.zst" --subbuf-size 16M -- "$tmp/ed" >/dev/null 2>"$tmp/ed.err"
+	line=$("$top/bin/aetrace" stats "$tmp/ed.zst" "$tmp/ed" 2>"$tmp/ed.rerr" | awk '$3 == "ed"')
+	if grep -q 'cannot reserve the trace buffer' "$tmp/ed.err" &&
+	   [ "$(echo "$line" | awk '{ print $NF }')" = exec ] &&
+	   [ "$(echo "$line" | awk '{ print $8 }')" -gt 100000 ]; then
+		ok "an exec'd image dies before its runtime starts: the old image's trace ends at its EXEC ($line)"
+	else
+		not_ok "an exec'd image dies before its runtime starts: the old image's trace ends at its EXEC" \
+			"stats: $line" "$(cat "$tmp/ed.err" "$tmp/ed.rerr")"
+	fi
+else
+	not_ok "exec_dies.c builds" "$(cat "$tmp/ed.err")"
+fi
+
 # Process start identical to an untraced run with ASLR off: same entry
 # stack pointer (same env and argv), fd 1023 closed by the runtime, and
 # _ae_start hands rdx (0 from the kernel for a static program) to _start.
