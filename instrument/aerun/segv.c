@@ -278,6 +278,17 @@ out_regs:
 	return ret;
 }
 
+/* Is a thread of process pid between rt_sigaction(SIGSEGV)'s entry and
+ * exit stops? The kernel's action may then be the call's, not yet the
+ * record's: a restore would undo it (the next overflow looks again). */
+static int sigaction_in_flight(struct aerun *a, pid_t pid)
+{
+	for (struct aerun_task *x = a->tasks; x; x = x->next)
+		if (x->pid == pid && x->in_sigaction)
+			return 1;
+	return 0;
+}
+
 /* Is another thread of t's process stopped at a fault's SIGSEGV? */
 static int other_fault(struct aerun *a, struct aerun_task *t)
 {
@@ -299,7 +310,7 @@ int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status)
 	uint64_t cgt, ign, mask;
 	int handler;
 
-	if (!s || proc_sigs(t->tid, &cgt, &ign))
+	if (!s || sigaction_in_flight(a, t->pid) || proc_sigs(t->tid, &cgt, &ign))
 		return 0;
 	handler = s->act[0] != SEGV_IGN;
 	if (handler ? (cgt & SEGV_BIT) : (ign & SEGV_BIT))

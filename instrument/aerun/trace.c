@@ -37,6 +37,7 @@ _Static_assert(UC_GREG(REG_R15) == 96, "ucontext layout");
 #define AERUN_CLONE_VM		0x00000100
 #define AERUN_CLONE_VFORK	0x00004000
 #define AERUN_CLONE_THREAD	0x00010000
+#define AERUN_CLONE_CLEAR_SIGHAND	0x100000000ull
 #define AERUN_NR_CLONE		56
 #define AERUN_NR_CLONE3		435
 
@@ -988,7 +989,7 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	struct user_regs_struct r;
 	struct aerun_task *c;
 	uint32_t flags;
-	int ret;
+	int ret, clear_sighand = 0;
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
 	ret = getregs(t->tid, &r);
@@ -1007,6 +1008,7 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 		errno = 0;
 		v = ptrace(PTRACE_PEEKDATA, t->tid, r.rdi, 0);
 		flags = errno ? AERUN_CLONE_VM : (uint32_t)v;
+		clear_sighand = !errno && ((uint64_t)v & AERUN_CLONE_CLEAR_SIGHAND);
 		break;
 	}
 	default:
@@ -1029,7 +1031,10 @@ static int on_fork(struct aerun *a, struct aerun_task *t, int event)
 	c->nr_frames = t->nr_frames;
 	c->active = task_active(a, t) ? 1 : 0;
 	c->parent_known = 1;
-	if (!(flags & AERUN_CLONE_THREAD) && aerun_segv_fork(a, t->pid, (pid_t)child))
+	/* (CLONE_CLEAR_SIGHAND: the child's handlers reset, as by exec) */
+	if (!(flags & AERUN_CLONE_THREAD) &&
+	    (aerun_segv_fork(a, t->pid, (pid_t)child) ||
+	     (clear_sighand && aerun_segv_exec(a, (pid_t)child))))
 		return -ENOMEM;
 	if (c->stopped)
 		return task_start(a, c);

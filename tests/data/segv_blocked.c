@@ -10,13 +10,19 @@
  * as "dfl", whose action is the default (a handler does not survive an
  * exec, so none may be put back); "oneshot": an SA_RESETHAND handler
  * taken once, so the default again (nor may it be put back); "threads":
- * four workers, every other one blocking, faulting at once. Prints what a
- * native run prints: whether the action was kept, whether each blocking
- * worker kept its block, how many workers that did not block found
- * SIGSEGV blocked, and whether a real fault afterwards reached the
- * handler.
+ * four workers, every other one blocking, faulting at once; "clear": a
+ * child of clone3(CLONE_CLEAR_SIGHAND), whose handler is the default (nor
+ * may it be put back); "toggle": the main thread switches the action
+ * between the handler and the default while a worker that does not
+ * block fills sub-buffers (an overflow between the kernel's change and
+ * aerun's sight of the call's end must not undo it). Prints what a native
+ * run prints: whether the action was kept (each time, with "toggle"),
+ * whether each blocking worker kept its block, how many workers that did
+ * not block found SIGSEGV blocked, and whether a real fault afterwards
+ * reached the handler.
  *
- *   segv_blocked handler|ign|fork|exec|dfl|oneshot|threads [ITERATIONS]
+ *   segv_blocked handler|ign|fork|exec|dfl|oneshot|threads|clear|toggle
+ *                [ITERATIONS]
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -25,15 +31,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define MAX_WORKERS	4
+#define CLEAR_SIGHAND	0x100000000ull	/* clone3's CLONE_CLEAR_SIGHAND */
+#define TOGGLES		4000
+
+/* clone3's arguments (linux/sched.h, version 0) */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
 
 static sigjmp_buf jb;
 static volatile int caught;
 static unsigned long iterations = 2000000;
 static int block_all, nworkers = 1;
 static int lost[MAX_WORKERS], gained[MAX_WORKERS];
+static volatile int toggling;
 
 static void on_segv(int sig)
 {
@@ -59,12 +75,12 @@ static void *worker(void *arg)
 		sigfillset(&m);
 		pthread_sigmask(SIG_BLOCK, &m, NULL);
 	}
-	for (unsigned long i = 0; i < iterations; i++) {
+	for (unsigned long i = 0; i < iterations || toggling; i++) {
 		if (i % 3 == 0)	/* a branch: witness bytes */
 			x += i;
 		else
 			x ^= i;
-		if (!(i & 4095) || i == iterations - 1) {
+		if (!(i & 4095) || i + 1 == iterations) {
 			pthread_sigmask(SIG_BLOCK, NULL, &m);
 			if (sigismember(&m, SIGSEGV) != blocks)
 				*(blocks ? &lost[id] : &gained[id]) = 1;
@@ -76,7 +92,7 @@ static void *worker(void *arg)
 static int known(const char *mode)
 {
 	static const char *const modes[] = { "handler", "ign", "fork", "exec", "dfl", "oneshot",
-					     "threads" };
+					     "threads", "clear", "toggle" };
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		if (!strcmp(mode, modes[i]))
@@ -95,7 +111,7 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		iterations = strtoul(argv[2], NULL, 0);
 	if (!known(mode)) {
-		fprintf(stderr, "usage: segv_blocked handler|ign|fork|exec|dfl|oneshot|threads [ITERATIONS]\n");
+		fprintf(stderr, "usage: segv_blocked handler|ign|fork|exec|dfl|oneshot|threads|clear|toggle [ITERATIONS]\n");
 		return 2;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -123,14 +139,47 @@ int main(int argc, char **argv)
 			return waitpid(c, &status, 0) != c || !WIFEXITED(status) ? 1 :
 			       WEXITSTATUS(status);
 	}
+	if (!strcmp(mode, "clear")) {
+		struct clone3_args ca = { .flags = CLEAR_SIGHAND, .exit_signal = SIGCHLD };
+		long c = syscall(SYS_clone3, &ca, sizeof(ca));
+		int status;
+
+		if (c < 0)
+			return 1;
+		if (c > 0)
+			return waitpid(c, &status, 0) != c || !WIFEXITED(status) ? 1 :
+			       WEXITSTATUS(status);
+		/* (the child works in its own thread: a raw clone's child
+		 * must not create threads) */
+		worker(NULL);
+		sigaction(SIGSEGV, NULL, &now);
+		printf("segv_blocked clear: action kept %d, gained %d\n", now.sa_handler == SIG_DFL,
+		       gained[0]);
+		fflush(stdout);
+		_exit(0);
+	}
 	if (!strcmp(mode, "oneshot"))
 		raise(SIGSEGV);	/* the handler, once: then the default */
 	want = !strcmp(mode, "dfl") || !strcmp(mode, "oneshot") ? SIG_DFL : sa.sa_handler;
-	block_all = strcmp(mode, "ign");
+	block_all = strcmp(mode, "ign") && strcmp(mode, "toggle");
 	nworkers = !strcmp(mode, "threads") ? MAX_WORKERS : 1;
+	toggling = !strcmp(mode, "toggle");
 	for (long i = 0; i < nworkers; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)i))
 			return 1;
+	if (toggling) {
+		int bad = 0;
+
+		for (int i = 0; i < TOGGLES; i++) {
+			sa.sa_handler = (i & 1) ? on_segv : SIG_DFL;
+			sigaction(SIGSEGV, &sa, NULL);
+			sigaction(SIGSEGV, NULL, &now);
+			bad += now.sa_handler != sa.sa_handler;
+		}
+		toggling = 0;
+		want = sa.sa_handler;
+		printf("segv_blocked toggle: %d of %d actions not as set\n", bad, TOGGLES);
+	}
 	for (int i = 0; i < nworkers; i++) {
 		if (pthread_join(t[i], NULL))
 			return 1;

@@ -202,10 +202,12 @@ fi
 # may be put back; "threads": workers faulting at once, where aerun cannot
 # tell whose fault reset the action: it may leave a worker's block lost
 # (as where the action is the default: "exec", "oneshot"), but must never
-# block SIGSEGV in a worker that did not.
+# block SIGSEGV in a worker that did not; "clear": a clone3 child with
+# CLONE_CLEAR_SIGHAND, whose handler is gone; "toggle": the action set
+# again and again while a worker overflows, every setting as it was set.
 if "$top/bin/aecc" -O2 -o "$tmp/sbk" "$top/tests/data/segv_blocked.c" -lpthread >"$tmp/out" 2>&1; then
 	# (threads three times: a wrong block shows in about half the runs)
-	for mode in handler ign fork exec oneshot threads threads threads; do
+	for mode in handler ign fork exec oneshot threads threads threads clear toggle; do
 		want=$("$tmp/sbk.orig" "$mode" 2>&1)
 		got=$("$AERUN" -o "$tmp/sbk.zst" --subbuf-size 16K --subbufs 16 -- "$tmp/sbk" "$mode" 2>"$tmp/sbk.err")
 		rc=$?
@@ -215,9 +217,12 @@ if "$top/bin/aecc" -O2 -o "$tmp/sbk" "$top/tests/data/segv_blocked.c" -lpthread 
 			want=$(printf '%s' "$want" | sed 's/ blocks lost [0-9]*,//')
 			got=$(printf '%s' "$got" | sed 's/ blocks lost [0-9]*,//')
 			;;
+		toggle)
+			want=$(printf '%s' "$want" | tr '\n' ' ') got=$(printf '%s' "$got" | tr '\n' ' ')
+			;;
 		esac
 		case $mode in
-		exec|oneshot) [ -z "$nset" ] && nset=none ;;
+		exec|oneshot|clear|toggle) [ -z "$nset" ] && nset=none ;;
 		esac
 		if [ "$rc" = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ] &&
 		   { [ "$nset" = none ] || [ "${nset:-0}" -gt 0 ]; } &&
