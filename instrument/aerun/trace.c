@@ -769,9 +769,16 @@ static int end_at_last_marker(struct aerun *a, struct aerun_task *t, const char 
 	if (t->traced && t->nr_mk)
 		len = t->mk[t->nr_mk - 1].offset;
 	if (t->traced) {
+		struct trbuf_marker last = t->nr_mk ? t->mk[t->nr_mk - 1] : (struct trbuf_marker){ 0 };
+
 		fprintf(stderr, "aerun: task %d %s: its trace ends at its last marker (byte %u of its sub-buffer); what it ran after is not in it (counted in the capture's drops)\n",
 			t->tid, why, len);
 		a->lost_ends++;
+		/* its end, as the kernel's detach says it: a START that
+		 * reuses its tid (a thread's exec) is a new task */
+		if (t->region)
+			marker(a, t, TRBUF_MK_STOP, subbuf_addr(a, t->cur) + len, last.ip, last.sp,
+			       last.cx, 0, 0);
 	}
 	return region_end(a, t, len);
 }
@@ -802,9 +809,20 @@ static int exiting(struct aerun *a, struct aerun_task *t)
 		return region_end(a, t, t->resume_off);
 	}
 	off = cursor_offset(a, t, r.r15);
+	if (off < 0 && t->cursor_unset && t->nr_mk &&
+	    t->mk[t->nr_mk - 1].type == TRBUF_MK_SUBBUF &&
+	    t->mk[t->nr_mk - 1].seq == t->cur_seq && !t->mk[t->nr_mk - 1].offset) {
+		/* killed at its overflow stop (by another thread's exec or
+		 * exit, a SIGKILL) before its new cursor was written: it ran
+		 * nothing after its SUBBUF marker, and ends there */
+		struct trbuf_marker last = t->mk[t->nr_mk - 1];
+
+		marker(a, t, TRBUF_MK_EXIT, subbuf_addr(a, t->cur), last.ip, last.sp, last.cx, code, 0);
+		return region_end(a, t, 0);
+	}
 	if (off < 0) {
-		/* a kill that left an overflow's or the start's new cursor
-		 * unwritten; else r15 clobbered, a failed capture */
+		/* a kill that left the start's new cursor unwritten; else r15
+		 * clobbered, a failed capture */
 		fprintf(stderr, "aerun: task %d exits with r15 %#llx outside sub-buffer %u%s\n",
 			t->tid, (unsigned long long)r.r15, t->cur,
 			t->cursor_unset ? " (killed before aerun gave it its new cursor)" :
