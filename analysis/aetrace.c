@@ -267,6 +267,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.insns += x->st.insns;
 		sum.blocks += x->st.blocks;
 		sum.decided += x->st.decided;
+		sum.kills_unplaced += x->st.kills_unplaced;
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
 		for (int k = 0; k < 9; k++)
@@ -323,6 +324,10 @@ static int cmd_stats(int argc, char **argv)
 	printf("signals          %llu (%llu at a value-cache store: %llu with the address cache's to follow, %llu at that one)\n",
 	       (unsigned long long)sum.signals, (unsigned long long)sum.vc_signals,
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
+	/* a thread killed (its process's exit) after a branch, before
+	 * either side wrote a byte: its last instructions are unknown */
+	printf("unplaced kills   %llu (traces that end at the branch before them)\n",
+	       (unsigned long long)sum.kills_unplaced);
 	/* what producers did not compare of the handlers' frames: an
 	 * older tracing kernel compared the general registers and the
 	 * flags, or the general registers only */

@@ -2406,6 +2406,23 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		side = r1 != 0;
 	else
 		side = -1;
+	if (side < 0 && k->m.type == TRBUF_MK_EXIT && (r0 < 0 || r1 < 0 || r0 || r1)) {
+		/*
+		 * No byte follows a kill to say which side ran to it (a
+		 * process's exit meets its busy threads there often): the
+		 * task ends at the branch, its trace a prefix of what it ran,
+		 * as a task of a capture cut short does; nothing is guessed.
+		 */
+		fprintf(stderr, "aetrace: warning: %sEXIT marker %llu (a kill at trace offset %llu, ip %#llx): %s, so the few instructions from the branch at %#llx to the kill are not in its trace, which ends at the branch (%llu instructions regenerated)\n",
+			g->name, (unsigned long long)k->index, (unsigned long long)g->pos,
+			(unsigned long long)ip,
+			r0 < 0 || r1 < 0 ? "too far down the branch's sides to tell which one ran" :
+			"both sides of the branch may reach its ip before a trace byte",
+			(unsigned long long)pc, (unsigned long long)g->st.insns);
+		g->st.kills_unplaced++;
+		end_at(g, k);
+		return -2;
+	}
 	if (side < 0 && k->m.type == TRBUF_MK_EXIT) {
 		/* no byte follows a kill: peek() has nothing to read */
 		char msg[224];

@@ -64,6 +64,8 @@ struct ae_regen_stats {
 	uint64_t insns;
 	uint64_t blocks;	/* control transfers taken + 1 */
 	uint64_t decided;	/* conditional branches computed, not read */
+	uint64_t kills_unplaced;	/* kills after a branch whose side no
+					 * byte says: the trace ends at it */
 	uint64_t witness_bytes;
 	uint64_t value_bytes;
 	uint64_t value_recs[9];	/* plain value records, by width in bytes */
