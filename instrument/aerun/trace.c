@@ -859,15 +859,6 @@ static struct aerun_task *task_new(struct aerun *a, pid_t tid)
 	return t;
 }
 
-/*
- * The task is gone (reaped). One that went without an exit stop (killed:
- * the kernel skips the stop where the kill finds the task in some system
- * calls, exit_group() from another thread included) has its sub-buffer
- * committed up to its last marker, the last place aerun knows the cursor
- * at, with its markers (a SIGRETURN whose call may not have run goes): its
- * trace ends there, where its regeneration ends it as at the end of a
- * capture. What it ran after is lost, and aerun says so.
- */
 /* A task of process pid, if any is left. */
 static struct aerun_task *task_of_process(struct aerun *a, pid_t pid)
 {
@@ -877,6 +868,15 @@ static struct aerun_task *task_of_process(struct aerun *a, pid_t pid)
 	return NULL;
 }
 
+/*
+ * The task is gone (reaped). One that went without an exit stop (killed:
+ * the kernel skips the stop where the kill finds the task in some system
+ * calls, exit_group() from another thread included) has its sub-buffer
+ * committed up to its last marker, the last place aerun knows the cursor
+ * at, with its markers (a SIGRETURN whose call may not have run goes) and
+ * a STOP there: its trace ends there, where its regeneration ends it as
+ * at the end of a capture. What it ran after is lost, and aerun says so.
+ */
 static void task_free(struct aerun *a, struct aerun_task *t)
 {
 	if (t->region)
@@ -892,8 +892,6 @@ static void task_free(struct aerun *a, struct aerun_task *t)
 	free(t->mk);
 	free(t);
 }
-
-
 
 /* The "@key: N" line of /proc/@tid/status (Tgid, PPid), or -1. */
 static pid_t status_field(pid_t tid, const char *key)
