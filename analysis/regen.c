@@ -2406,7 +2406,7 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		side = r1 != 0;
 	else
 		side = -1;
-	if (side < 0 && k->m.type == TRBUF_MK_EXIT && (r0 < 0 || r1 < 0 || r0 || r1)) {
+	if (side < 0 && k->m.type == TRBUF_MK_EXIT && (r0 || r1)) {
 		/*
 		 * No byte follows a kill to say which side ran to it (a
 		 * process's exit meets its busy threads there often): the
@@ -2424,15 +2424,13 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		return -2;
 	}
 	if (side < 0 && k->m.type == TRBUF_MK_EXIT) {
-		/* no byte follows a kill: peek() has nothing to read */
-		char msg[224];
+		/* neither side reaches the kill: the marker contradicts the
+		 * trace (no byte follows a kill for peek() to read) */
+		char msg[160];
 
 		snprintf(msg, sizeof(msg),
-			 "EXIT marker %llu (a kill at this offset, ip %#llx): %s",
-			 (unsigned long long)k->index, (unsigned long long)ip,
-			 r0 < 0 || r1 < 0 ? "too far down the branch's sides to tell which one ran" :
-			 !r0 && !r1 ? "neither side of the branch reaches its ip before a trace byte" :
-			 "both sides of the branch may reach its ip before a trace byte: which one ran is ambiguous");
+			 "EXIT marker %llu (a kill at this offset, ip %#llx): neither side of the branch reaches its ip before a trace byte",
+			 (unsigned long long)k->index, (unsigned long long)ip);
 		rerr(g, pc, msg);
 		return -2;
 	}

@@ -193,6 +193,9 @@ struct aerun {
 };
 
 /* segv.c: each process's SIGSEGV action, kept across overflow faults */
+/* The caught and ignored signals of tid's process (/proc/TID/status).
+ * Returns 0 or -1. */
+int aerun_proc_sigs(pid_t tid, uint64_t *cgt, uint64_t *ign);
 /* The first program's, as it inherited it. Returns 0 or -ENOMEM. */
 int aerun_segv_start(struct aerun *a, pid_t pid);
 /* The seccomp stop of rt_sigaction(SIGSEGV, ...) with registers r: sets

@@ -47,6 +47,9 @@ struct aerun_segv {
 #define SEGV_IGN	((uint64_t)(uintptr_t)SIG_IGN)
 #define SEGV_RESETHAND	0x80000000ull	/* SA_RESETHAND */
 
+/* The action SIG_IGN, which exec and CLONE_CLEAR_SIGHAND keep */
+static const uint64_t segv_ign[4] = { SEGV_IGN };
+
 static struct aerun_segv **find(struct aerun *a, pid_t pid)
 {
 	struct aerun_segv **p = &a->segv;
@@ -81,9 +84,7 @@ static int set_act(struct aerun *a, pid_t pid, const uint64_t *act, uint64_t ins
 	return 0;
 }
 
-/* The process's caught and ignored signals (/proc/PID/status). Returns 0
- * or -1. */
-static int proc_sigs(pid_t tid, uint64_t *cgt, uint64_t *ign)
+int aerun_proc_sigs(pid_t tid, uint64_t *cgt, uint64_t *ign)
 {
 	char path[64], line[256];
 	unsigned long long v;
@@ -109,12 +110,11 @@ static int proc_sigs(pid_t tid, uint64_t *cgt, uint64_t *ign)
 
 int aerun_segv_start(struct aerun *a, pid_t pid)
 {
-	static const uint64_t ign[4] = { SEGV_IGN };
 	uint64_t cgt, ig;
 
-	if (proc_sigs(pid, &cgt, &ig))
+	if (aerun_proc_sigs(pid, &cgt, &ig))
 		return 0;
-	return set_act(a, pid, (ig & SEGV_BIT) ? ign : NULL, 0);
+	return set_act(a, pid, (ig & SEGV_BIT) ? segv_ign : NULL, 0);
 }
 
 void aerun_segv_entry(struct aerun_task *t, const struct user_regs_struct *r)
@@ -157,11 +157,10 @@ int aerun_segv_fork(struct aerun *a, pid_t parent, pid_t child)
 
 int aerun_segv_exec(struct aerun *a, pid_t pid)
 {
-	static const uint64_t ign[4] = { SEGV_IGN };
 	struct aerun_segv *s = *find(a, pid);
 
 	/* a handler becomes the default; flags, restorer and mask go */
-	return set_act(a, pid, s && s->act[0] == SEGV_IGN ? ign : NULL, 0);
+	return set_act(a, pid, s && s->act[0] == SEGV_IGN ? segv_ign : NULL, 0);
 }
 
 void aerun_segv_gone(struct aerun *a, pid_t pid)
@@ -310,7 +309,7 @@ int aerun_segv_restore(struct aerun *a, struct aerun_task *t, int *next_status)
 	uint64_t cgt, ign, mask;
 	int handler;
 
-	if (!s || sigaction_in_flight(a, t->pid) || proc_sigs(t->tid, &cgt, &ign))
+	if (!s || sigaction_in_flight(a, t->pid) || aerun_proc_sigs(t->tid, &cgt, &ign))
 		return 0;
 	handler = s->act[0] != SEGV_IGN;
 	if (handler ? (cgt & SEGV_BIT) : (ign & SEGV_BIT))

@@ -191,19 +191,9 @@ static int overflow(struct aerun *a, struct aerun_task *t, uint64_t addr)
 
 static int signal_caught(pid_t pid, int sig)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
+	uint64_t cgt, ign;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "SigCgt: %llx", &mask) == 1)
-			break;
-	fclose(f);
-	return (mask >> (sig - 1)) & 1;
+	return !aerun_proc_sigs(pid, &cgt, &ign) && ((cgt >> (sig - 1)) & 1);
 }
 
 /* n bytes at addr in tid's memory into buf, in one system call: a signal

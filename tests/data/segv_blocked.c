@@ -89,6 +89,16 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The parent's part of a fork: child c's exit status (1: no child). */
+static int parent_of(pid_t c)
+{
+	int status;
+
+	if (c < 0 || waitpid(c, &status, 0) != c || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
+}
+
 static int known(const char *mode)
 {
 	static const char *const modes[] = { "handler", "ign", "fork", "exec", "dfl", "oneshot",
@@ -131,25 +141,17 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "fork")) {
 		pid_t c = fork();
-		int status;
 
-		if (c < 0)
-			return 1;
-		if (c > 0)
-			return waitpid(c, &status, 0) != c || !WIFEXITED(status) ? 1 :
-			       WEXITSTATUS(status);
+		if (c)
+			return parent_of(c);
 	}
 	if (!strcmp(mode, "clear")) {
 		struct clone3_args ca = { .flags = CLEAR_SIGHAND, .exit_signal = SIGCHLD };
 		long c = syscall(SYS_clone3, &ca, sizeof(ca));
-		int status;
 
-		if (c < 0)
-			return 1;
-		if (c > 0)
-			return waitpid(c, &status, 0) != c || !WIFEXITED(status) ? 1 :
-			       WEXITSTATUS(status);
-		/* (the child works in its own thread: a raw clone's child
+		if (c)
+			return parent_of((pid_t)c);
+		/* (the child runs the worker itself: a raw clone's child
 		 * must not create threads) */
 		worker(NULL);
 		sigaction(SIGSEGV, NULL, &now);
