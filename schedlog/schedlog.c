@@ -406,7 +406,7 @@ static int cmd_stats(const char *sched, const char *trace)
 		       t->cpu_ns / 1e6, (unsigned long long)t->bytes,
 		       (unsigned long long)(t->slices ? t->bytes / t->slices : 0));
 	}
-	printf("(instructions per slice: aetrace regen --sched SCHED --stats TRACE PROG...)\n");
+	printf("(instructions per slice: aetrace stats --sched SCHED TRACE PROG...)\n");
 	return 0;
 }
 
