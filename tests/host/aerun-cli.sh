@@ -68,7 +68,10 @@ fi
 # Pacing: a producer that writes 128 MB at memory speed outruns a level-9
 # writer, which goes lower while the producer waits (two sub-buffers: the
 # queue cannot grow, the program waiting says it); the capture is whole
-# across the level changes. --fixed-level keeps level 9 (and is slower).
+# across the level changes. --fixed-level keeps level 9 under the same
+# pressure: -v names every level change, and there is none. (Not the
+# file's size: on this producer's trace levels 1 and 9 differ by under
+# 1%, less than a paced run's frames do from run to run.)
 "$AERUN" -l 9 --subbufs 2 -o "$tmp/pace.zst" "$PROD" 1000000 >/dev/null 2>"$tmp/e"
 if grep -q "zstd level 9 paced down to -*[0-9]* (steps: [1-9][0-9]* down" "$tmp/e" &&
 	"$CHECK" "$tmp/pace.zst" >"$tmp/c" 2>&1 && grep -q "blocks=1000000 " "$tmp/c"; then
@@ -76,11 +79,10 @@ if grep -q "zstd level 9 paced down to -*[0-9]* (steps: [1-9][0-9]* down" "$tmp/
 else
 	not_ok "a writer behind the program paces down, the capture whole" "$(cat "$tmp/e" "$tmp/c")"
 fi
-"$AERUN" -l 9 --fixed-level -o "$tmp/fixed.zst" "$PROD" 1000000 >/dev/null 2>"$tmp/e"
-if ! grep -q "paced" "$tmp/e" && grep -q "exit 0" "$tmp/e" &&
-	"$CHECK" "$tmp/fixed.zst" >"$tmp/c" 2>&1 && grep -q "blocks=1000000 " "$tmp/c" &&
-	[ "$(stat -c %s "$tmp/fixed.zst")" -lt "$(stat -c %s "$tmp/pace.zst")" ]; then
-	ok "--fixed-level: level 9 throughout (a smaller file), the capture whole"
+"$AERUN" -v -l 9 --subbufs 2 --fixed-level -o "$tmp/fixed.zst" "$PROD" 1000000 >/dev/null 2>"$tmp/e"
+if ! grep -q "paced\|zstd level" "$tmp/e" && grep -q "exit 0" "$tmp/e" &&
+	"$CHECK" "$tmp/fixed.zst" >"$tmp/c" 2>&1 && grep -q "blocks=1000000 " "$tmp/c"; then
+	ok "--fixed-level: level 9 throughout (no level change with two sub-buffers), the capture whole"
 else
 	not_ok "--fixed-level: level 9 throughout, the capture whole" "$(cat "$tmp/e" "$tmp/c")"
 fi
