@@ -268,6 +268,7 @@ static int cmd_stats(int argc, char **argv)
 		sum.blocks += x->st.blocks;
 		sum.decided += x->st.decided;
 		sum.kills_unplaced += x->st.kills_unplaced;
+		sum.kills_in_stub += x->st.kills_in_stub;
 		sum.witness_bytes += x->st.witness_bytes;
 		sum.value_bytes += x->st.value_bytes;
 		for (int k = 0; k < 9; k++)
@@ -326,8 +327,8 @@ static int cmd_stats(int argc, char **argv)
 	       (unsigned long long)sum.lc_signals, (unsigned long long)sum.lcw_signals);
 	/* a thread killed (its process's exit) after a branch, before
 	 * either side wrote a byte: its last instructions are unknown */
-	printf("unplaced kills   %llu (traces that end at the branch before them)\n",
-	       (unsigned long long)sum.kills_unplaced);
+	printf("unplaced kills   %llu (traces that end at the branch before them; %llu more placed by the witness stub they hit)\n",
+	       (unsigned long long)sum.kills_unplaced, (unsigned long long)sum.kills_in_stub);
 	/* what producers did not compare of the handlers' frames: an
 	 * older tracing kernel compared the general registers and the
 	 * flags, or the general registers only */

@@ -385,7 +385,7 @@ void ae_program_free(struct ae_program *p)
 	free(p->ev);
 	free(p->amap);
 	free(p->vcupd);
-	free(p->origs);
+	free(p->byorig);
 	if (p->ci)
 		cs_free(p->ci, 1);
 	if (p->cs)
@@ -628,36 +628,108 @@ const struct ae_df_op *ae_decode_df_new(struct ae_program *p, struct ae_dinsn *d
 	return d->df;
 }
 
-static int u64_cmp(const void *a, const void *b)
+static int orig_cmp(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct ae_amap *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	return x->orig < y->orig ? -1 : x->orig > y->orig;
 }
 
-/* Is addr one of the program's own instructions (not assembler padding)? */
-int ae_is_original(struct ae_program *p, uint64_t addr)
+/* The map entry of twin address addr, or NULL (also without memory). */
+static const struct ae_amap *by_orig(struct ae_program *p, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
-	if (!p->origs) {
-		p->origs = malloc((p->namap + 1) * sizeof(uint64_t));
-		if (!p->origs)
-			return 1;
-		for (size_t i = 0; i < p->namap; i++)
-			p->origs[i] = p->amap[i].orig;
-		qsort(p->origs, p->namap, sizeof(uint64_t), u64_cmp);
+	if (!p->byorig) {
+		p->byorig = malloc((p->namap + 1) * sizeof(*p->byorig));
+		if (!p->byorig)
+			return NULL;
+		memcpy(p->byorig, p->amap, p->namap * sizeof(*p->byorig));
+		qsort(p->byorig, p->namap, sizeof(*p->byorig), orig_cmp);
 	}
 	hi = p->namap;
 	while (lo < hi) {
 		size_t m = (lo + hi) / 2;
 
-		if (p->origs[m] < addr)
+		if (p->byorig[m].orig < addr)
 			lo = m + 1;
 		else
 			hi = m;
 	}
-	return lo < p->namap && p->origs[lo] == addr;
+	return lo < p->namap && p->byorig[lo].orig == addr ? &p->byorig[lo] : NULL;
+}
+
+/* Is addr one of the program's own instructions (not assembler padding)? */
+int ae_is_original(struct ae_program *p, uint64_t addr)
+{
+	if (by_orig(p, addr))
+		return 1;
+	return !p->byorig;	/* no memory to tell: every address counts */
+}
+
+/*
+ * Walk the instrumented code from `from` (the first address of a branch
+ * side) through instrumentation to the next original instruction: does
+ * it hold `ip`, and does that instruction map to twin address `want`?
+ */
+static int stub_holds(struct ae_program *p, uint64_t from, uint64_t ip, uint64_t want)
+{
+	int holds = 0, jumped = 0;
+
+	for (int steps = 0; steps < 32; steps++) {
+		uint64_t o = ae_map_exact(p, from), end;
+		const uint8_t *code;
+		size_t size = 16;
+		uint64_t addr = from;
+
+		if (o)
+			return holds && o == want;
+		if (in_seq(p, from, &end)) {
+			holds |= from <= ip && ip < end;
+			from = end;
+			continue;
+		}
+		holds |= from == ip;
+		code = ae_image_ptr(&p->prog, from, 16);
+		if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+			return 0;
+		if (p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
+		    p->ci->detail->x86.operands[0].type == X86_OP_IMM) {
+			if (jumped++)
+				return 0;
+			from = p->ci->detail->x86.operands[0].imm;
+		} else if (cs_insn_group(p->cs, p->ci, CS_GRP_JUMP) ||
+			   cs_insn_group(p->cs, p->ci, CS_GRP_CALL) ||
+			   cs_insn_group(p->cs, p->ci, CS_GRP_RET)) {
+			return 0;
+		} else {
+			from += p->ci->size;
+		}
+	}
+	return 0;
+}
+
+int ae_edge_stub_holds(struct ae_program *p, uint64_t orig, int taken, uint64_t ip,
+		       uint64_t want)
+{
+	const struct ae_amap *m = by_orig(p, orig);
+	const uint8_t *code;
+	size_t size = 16;
+	uint64_t addr, from;
+	const cs_x86 *x;
+
+	if (!m)
+		return 0;
+	addr = m->prog;
+	code = ae_image_ptr(&p->prog, addr, 16);
+	if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+		return 0;
+	x = &p->ci->detail->x86;
+	if (!cs_insn_group(p->cs, p->ci, CS_GRP_JUMP) || p->ci->id == X86_INS_JMP ||
+	    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	from = taken ? (uint64_t)x->operands[0].imm : m->prog + p->ci->size;
+	return stub_holds(p, from, ip, want);
 }
 
 struct ae_memfn_emu *ae_program_memfn(struct ae_program *p)

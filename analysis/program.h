@@ -65,7 +65,7 @@ struct ae_program {
 	size_t nev;
 	struct ae_amap *amap;
 	size_t namap;
-	uint64_t *origs;	/* sorted twin addresses (ae_is_original) */
+	struct ae_amap *byorig;	/* amap sorted by twin address, made on first use */
 	const uint32_t *seq;	/* prog's sorted (start, end) pairs */
 	size_t nseq;
 	uint64_t restorer;	/* twin's __restore_rt */
@@ -107,6 +107,16 @@ struct ae_resume {
 
 /* ae_map_resume() with what the way there does (r). Returns r->ip. */
 uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_resume *r);
+/*
+ * Does side `taken` of the conditional branch at twin address orig run
+ * instrumented-code address ip in the instrumentation it passes before
+ * its next original instruction (the edge's witness stub), and is that
+ * instruction the twin's `want`? Returns 1, or 0 (also when the branch's
+ * instrumented code is not a conditional jump to an immediate target).
+ * A kill's raw ip in such a stub names the side its twin address cannot.
+ */
+int ae_edge_stub_holds(struct ae_program *p, uint64_t orig, int taken, uint64_t ip,
+		       uint64_t want);
 /* The value-cache slot whose store is the instruction at prog_addr (a
  * .ae_vcupd entry), AE_VC_SLOTS for a store into the address cache, or
  * -1. */

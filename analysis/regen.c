@@ -2279,16 +2279,19 @@ static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
  * before it, is not where the task stopped). Returns 1; 0: every path
  * writes a byte first; 2: perhaps (a path leaves through a call, a
  * return, a system call or an indirect jump, which the walk does not
- * follow); -1 when the walk is too long to tell.
+ * follow); -1 when the walk is too long to tell. With raw, the
+ * marker's own (instrumented-code) ip: a stop in an edge's witness stub
+ * counts only where raw lies in that stub.
  */
 static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int taken,
-			uint64_t ip, int via_seq)
+			uint64_t ip, int via_seq, uint64_t raw)
 {
 	uint64_t work[SIDE_WORK], *seen;
 	int nw = 0, ns = 0, r = 0, maybe = 0;
 
 	if (edge_witness(d, taken))
-		return via_seq && past_padding(g, taken ? d->target : pc + d->len) == ip;
+		return via_seq && past_padding(g, taken ? d->target : pc + d->len) == ip &&
+		       (!raw || ae_edge_stub_holds(g->p, pc, taken, raw, ip));
 	seen = malloc(SIDE_SEEN * sizeof(*seen));
 	if (!seen)
 		return -1;
@@ -2334,7 +2337,8 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 
 				if (!edge_witness(x, t))
 					work[nw++] = to;
-				else if (via_seq && past_padding(g, to) == ip)
+				else if (via_seq && past_padding(g, to) == ip &&
+					 (!raw || ae_edge_stub_holds(g->p, a, t, raw, ip)))
 					r = 1;
 			}
 	}
@@ -2389,8 +2393,8 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		}
 		return -1;
 	}
-	r0 = side_reaches(g, d, pc, 0, ip, k->via_seq);
-	r1 = side_reaches(g, d, pc, 1, ip, k->via_seq);
+	r0 = side_reaches(g, d, pc, 0, ip, k->via_seq, 0);
+	r1 = side_reaches(g, d, pc, 1, ip, k->via_seq, 0);
 	if (g->debug)
 		fprintf(stderr, "aetrace: %sbranch %#llx at offset %llu: %s marker %llu at ip %#llx: fall through %d, taken %d\n",
 			g->name, (unsigned long long)pc, (unsigned long long)g->pos, mk_name(k),
@@ -2406,6 +2410,23 @@ static int stop_side(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc)
 		side = r1 != 0;
 	else
 		side = -1;
+	if (side < 0 && k->m.type == TRBUF_MK_EXIT && r0 == 1 && r1 == 1 && k->via_seq) {
+		/*
+		 * Both sides reach the kill's twin ip through witness stubs
+		 * (two edges into one instruction): the marker's own ip says
+		 * whose stub it died in, where it lies in one side's only.
+		 */
+		int s0 = side_reaches(g, d, pc, 0, ip, 1, k->m.ip);
+		int s1 = side_reaches(g, d, pc, 1, ip, 1, k->m.ip);
+
+		if (g->debug)
+			fprintf(stderr, "aetrace: %sbranch %#llx: the kill's ip %#llx in a stub of fall through %d, taken %d\n",
+				g->name, (unsigned long long)pc, (unsigned long long)k->m.ip, s0, s1);
+		if ((s0 == 1 && s1 == 0) || (s0 == 0 && s1 == 1)) {
+			side = s1 == 1;
+			g->st.kills_in_stub++;
+		}
+	}
 	if (side < 0 && k->m.type == TRBUF_MK_EXIT && (r0 || r1)) {
 		/*
 		 * No byte follows a kill to say which side ran to it (a

@@ -66,6 +66,8 @@ struct ae_regen_stats {
 	uint64_t decided;	/* conditional branches computed, not read */
 	uint64_t kills_unplaced;	/* kills after a branch whose side no
 					 * byte says: the trace ends at it */
+	uint64_t kills_in_stub;	/* ... whose side the stub the kill's own
+				 * ip lies in says */
 	uint64_t witness_bytes;
 	uint64_t value_bytes;
 	uint64_t value_recs[9];	/* plain value records, by width in bytes */

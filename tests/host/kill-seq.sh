@@ -10,7 +10,10 @@
 # branch at the same offset ("a kill at this offset is never reached"),
 # past a join of a branch's two sides ("trace truncated at a branch"),
 # or before padding failed, and one in a loop's stub whose entry edge
-# writes nothing ended an iteration early, silently. TAP output.
+# writes nothing ended an iteration early, silently; before 2026-12-02,
+# one in the stub of one of two edges into one instruction ended at
+# their branch, with a warning (the marker's own ip names the stub).
+# TAP output.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 n=0
