@@ -2280,8 +2280,8 @@ static const struct ae_rev *edge_witness(const struct ae_dinsn *d, int taken)
  * writes a byte first; 2: perhaps (a path leaves through a call, a
  * return, a system call or an indirect jump, which the walk does not
  * follow); -1 when the walk is too long to tell. With raw, the
- * marker's own (instrumented-code) ip: a stop in an edge's witness stub
- * counts only where raw lies in that stub.
+ * marker's own (instrumented-code) ip: only a stop in an edge's witness
+ * stub counts, and only where raw lies in that stub.
  */
 static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t pc, int taken,
 			uint64_t ip, int via_seq, uint64_t raw)
@@ -2313,8 +2313,9 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 		x = ae_decode(g->p, a);
 		/* a stop in a sequence resumes at ip through it: here only in
 		 * a's own records before it (a path that reaches a by an edge
-		 * that writes nothing ran no sequence of its) */
-		if (a == ip && (!via_seq || (x && writes_bytes(x, 0)))) {
+		 * that writes nothing ran no sequence of its); with raw, only
+		 * a stub counts */
+		if (a == ip && !raw && (!via_seq || (x && writes_bytes(x, 0)))) {
 			r = 1;
 			break;
 		}
@@ -2326,7 +2327,7 @@ static int side_reaches(struct ae_regen *g, const struct ae_dinsn *d, uint64_t p
 		}
 		/* stopped in its records after it: resumes at the next */
 		if (x->kind == AE_K_PLAIN && writes_bytes(x, 1))
-			r = via_seq && past_padding(g, a + x->len) == ip;
+			r = !raw && via_seq && past_padding(g, a + x->len) == ip;
 		else if (x->kind == AE_K_PLAIN)
 			work[nw++] = a + x->len;
 		else if (x->kind == AE_K_JMP)
