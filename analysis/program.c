@@ -475,6 +475,23 @@ other:
 	return 0;
 }
 
+/* The instrumented program's instruction at addr, decoded into p->ci:
+ * 1, or 0 where none decodes. */
+static int decode_prog(struct ae_program *p, uint64_t addr)
+{
+	const uint8_t *code = ae_image_ptr(&p->prog, addr, 16);
+	size_t size = 16;
+
+	return code && cs_disasm_iter(p->cs, &code, &size, &addr, p->ci);
+}
+
+/* Is p->ci a direct jump (jmp imm)? */
+static int is_jmp_imm(const struct ae_program *p)
+{
+	return p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
+	       p->ci->detail->x86.operands[0].type == X86_OP_IMM;
+}
+
 uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_resume *r)
 {
 	struct ae_resume dummy;
@@ -484,9 +501,6 @@ uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_r
 	*r = (struct ae_resume){ .sp_known = 1 };
 	for (int steps = 0; steps < 64; steps++) {
 		uint64_t o = ae_map_exact(p, prog_addr), end;
-		const uint8_t *code;
-		size_t size = 16;
-		uint64_t addr = prog_addr;
 
 		if (o)
 			return r->ip = o;
@@ -496,11 +510,9 @@ uint64_t ae_map_resume_seq(struct ae_program *p, uint64_t prog_addr, struct ae_r
 			prog_addr = end;
 			continue;
 		}
-		code = ae_image_ptr(&p->prog, prog_addr, 16);
-		if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+		if (!decode_prog(p, prog_addr))
 			return 0;
-		if (p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
-		    p->ci->detail->x86.operands[0].type == X86_OP_IMM) {
+		if (is_jmp_imm(p)) {
 			prog_addr = p->ci->detail->x86.operands[0].imm;
 		} else {
 			r->sp_adj += sp_effect(p, p->ci, &r->sp_known);
@@ -678,9 +690,6 @@ static int stub_holds(struct ae_program *p, uint64_t from, uint64_t ip, uint64_t
 
 	for (int steps = 0; steps < 32; steps++) {
 		uint64_t o = ae_map_exact(p, from), end;
-		const uint8_t *code;
-		size_t size = 16;
-		uint64_t addr = from;
 
 		if (o)
 			return holds && o == want;
@@ -690,11 +699,9 @@ static int stub_holds(struct ae_program *p, uint64_t from, uint64_t ip, uint64_t
 			continue;
 		}
 		holds |= from == ip;
-		code = ae_image_ptr(&p->prog, from, 16);
-		if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+		if (!decode_prog(p, from))
 			return 0;
-		if (p->ci->id == X86_INS_JMP && p->ci->detail->x86.op_count == 1 &&
-		    p->ci->detail->x86.operands[0].type == X86_OP_IMM) {
+		if (is_jmp_imm(p)) {
 			if (jumped++)
 				return 0;
 			from = p->ci->detail->x86.operands[0].imm;
@@ -713,16 +720,10 @@ int ae_edge_stub_holds(struct ae_program *p, uint64_t orig, int taken, uint64_t 
 		       uint64_t want)
 {
 	const struct ae_amap *m = by_orig(p, orig);
-	const uint8_t *code;
-	size_t size = 16;
-	uint64_t addr, from;
+	uint64_t from;
 	const cs_x86 *x;
 
-	if (!m)
-		return 0;
-	addr = m->prog;
-	code = ae_image_ptr(&p->prog, addr, 16);
-	if (!code || !cs_disasm_iter(p->cs, &code, &size, &addr, p->ci))
+	if (!m || !decode_prog(p, m->prog))
 		return 0;
 	x = &p->ci->detail->x86;
 	if (!cs_insn_group(p->cs, p->ci, CS_GRP_JUMP) || p->ci->id == X86_INS_JMP ||

@@ -2226,6 +2226,9 @@ static int after_syscall(struct ae_regen *g, uint64_t pc, uint64_t next)
 		 * new child's copy and a replay's snapshot must have them */
 		if (g->vc && (g->vf_mi || g->vc->nvfork) && vc_settle(g))
 			return rerr(g, pc, "out of memory");
+		/* settling may wait for the vfork child, while the reader
+		 * grows (and moves) this task's markers */
+		k = mk(g, g->mi);
 		g->mi++;
 		g->ck_vfork |= !!(k->m.arg2 & CLONE_VFORK);
 		if ((k->m.arg2 & CLONE_VM) && (k->m.arg2 & CLONE_VFORK) &&

@@ -1127,4 +1127,34 @@ if [ -e "$top/build/musl-data/lib/libc.a" ] &&
 else
 	ok "value-cache profiles # SKIP no data-traced musl, or interp.c did not build and run"
 fi
+
+# A vfork's FORK marker naming another child (a hostile review's mutant):
+# the parent waits for a child whose trace never comes, while the reader
+# grows (moves) its markers; the FORK it was at was then read from freed
+# memory. valgrind must see no invalid access, and the capture be refused.
+sf=$top/build/tests/workload/sigfork
+if [ -x "$sf" ] && command -v valgrind >/dev/null &&
+   "$top/bin/aerun" -q --subbuf-size 4K -o sf.zst -- "$sf" 8 >/dev/null 2>&1; then
+	bad= nvf=0
+	while read -r idx child; do
+		nvf=$((nvf + 1))
+		"$top/build/tests/trace_mutate" --marker sf.zst sfm.zst "$idx" arg $((child + 64)) || { bad="trace_mutate failed"; break; }
+		valgrind -q --error-exitcode=99 "$top/bin/aetrace" regen -o /dev/null sfm.zst "$sf" 2>sfm.err
+		rc=$?
+		if [ $rc -ne 1 ] || ! grep -q "^aetrace: " sfm.err; then
+			bad="FORK marker $idx: status $rc: $(grep -v '^aetrace: warning' sfm.err | head -3 | tr '\n' ' ')"
+			break
+		fi
+	done < <("$top/bin/schedlog" print sf.zst |
+		 awk '$5 == "FORK" && $NF ~ /^flags=0x.*4...$/ { sub("child=", "", $(NF - 1)); print $1, $(NF - 1) }')
+	if [ -n "$bad" ]; then
+		not_ok "a vfork's FORK naming another child: refused, no invalid memory access ($bad)"
+	elif [ "$nvf" = 0 ]; then
+		not_ok "a vfork's FORK naming another child: sigfork's capture has no vfork FORK marker"
+	else
+		ok "a vfork's FORK naming another child: refused, no invalid memory access ($nvf markers)"
+	fi
+else
+	ok "a vfork's FORK naming another child # SKIP no sigfork workload, valgrind, or capture"
+fi
 echo "1..$n"
