@@ -113,9 +113,12 @@ static int cmd_regen(int argc, char **argv)
 			break;
 		case 't': {
 			char *e;
+			long v;
 
-			oo.thread = strtol(optarg, &e, 10);
-			if (*e || oo.thread <= 0) {
+			errno = 0;
+			v = strtol(optarg, &e, 10);
+			oo.thread = v;
+			if (*e || e == optarg || errno || v <= 0 || v != oo.thread) {
 				fprintf(stderr, "aetrace: --thread %s: not a thread id\n", optarg);
 				return 2;
 			}

@@ -343,7 +343,8 @@ static struct prog *task_image(struct task *t)
 	 * (A start of the magic at the capture's end is a record_cut.)
 	 */
 	if (need_bytes(t, 8) && t->s.final == 2 &&
-	    !memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, t->s.end - t->s.base))
+	    (t->s.end == t->s.base ||
+	     !memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, t->s.end - t->s.base)))
 		return record_cut(t);
 	if (need_bytes(t, 8) || memcmp(t->s.buf, &(uint64_t){ AE_REG_MAGIC }, 8)) {
 		tfail(t, "its stream has no registration record (not built by aecc, or its producer lost its trace: see the capture's drops): skipped");

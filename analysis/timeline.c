@@ -580,7 +580,8 @@ int ae_timeline_main(int argc, char **argv)
 	if (sched && !schedlog_is_container(sched) ? load_markers(sched, &mk, &nmk) :
 	    load_trace_markers(sched ? sched : trace, &mk, &nmk))
 		goto out_free;
-	qsort(mk, nmk, sizeof(*mk), cmp_marker);
+	if (nmk)
+		qsort(mk, nmk, sizeof(*mk), cmp_marker);
 	if (bpf) {
 		unsigned int nr_cpus = 0;
 		size_t inside, outside, bad;
@@ -592,7 +593,8 @@ int ae_timeline_main(int argc, char **argv)
 				nr_cpus = ev[i].cpu + 1;
 		if (slices_from_bpf(&v, &h, ev, nev, nr_cpus))
 			goto out_nomem;
-		qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
+		if (v.n)
+			qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
 		bad = mark_traced(&v, mk, nmk, h.start_ns, h.end_ns, &inside, &outside);
 		if (bad)
 			fprintf(stderr, "aetrace timeline: warning: %zu of %zu switch-in markers inside the BPF log's time match no switch to their task on their CPU\n",
@@ -611,7 +613,8 @@ int ae_timeline_main(int argc, char **argv)
 			goto out_nomem;
 	}
 	if (trace) {
-		qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
+		if (v.n)
+			qsort(v.s, v.n, sizeof(*v.s), cmp_slice);
 		partial = add_insns(&v, trace, sched, argv + optind, argc - optind);
 		if (partial < 0)
 			goto out_free;

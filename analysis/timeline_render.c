@@ -130,7 +130,8 @@ static uint64_t tick_step(uint64_t span)
 {
 	uint64_t step = 1;
 
-	while (step * 10 < span) {
+	/* (a span near 2^64, from a hostile time, must not wrap step * 50) */
+	while (step * 10 < span && step <= UINT64_MAX / 100) {
 		if (step * 2 * 10 >= span)
 			return step * 2;
 		if (step * 5 * 10 >= span)
@@ -188,13 +189,15 @@ int ae_timeline_svg(const struct ae_timeline *tl, FILE *f)
 
 	/* axis */
 	step = tick_step(span);
-	for (t = 0; t <= span; t += step) {
+	for (t = 0;; t += step) {
 		double x = SVG_LEFT + t * scale;
 
 		fmt_time(tb, sizeof(tb), t);
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
 			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
 			x, SVG_TOP - 6, x, SVG_TOP + lanes_h, x, SVG_TOP - 9, tb);
+		if (span - t < step)	/* (t + step would pass span, or wrap) */
+			break;
 	}
 	for (c = 0; c < tl->nr_cpus; c++) {
 		y = SVG_TOP + c * (LANE_H + LANE_GAP);

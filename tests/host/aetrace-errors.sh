@@ -140,6 +140,16 @@ result "a capture without END: regenerated, with a warning naming the file"
 # --thread with a tid no task has: an error, not an empty trace
 expect_error "--thread of no task" "thread 1: no task of the capture with that tid" \
 	"$top/bin/aetrace" regen --thread 1 t.zst p
+# a tid past an int's range named as given, not wrapped onto another
+# thread's tid (2^32 + a real tid regenerated that thread)
+tid=$("$top/bin/schedlog" print t.zst | awk 'NR == 1 { split($4, a, "/"); print a[2] }')
+"$top/bin/aetrace" regen --thread $((tid + 4294967296)) t.zst p >out 2>err
+rc=$?
+if [ $rc -eq 2 ] && grep -q -- "--thread $((tid + 4294967296)): not a thread id" err && [ ! -s out ]; then
+	ok "--thread 2^32 + a task's tid: status 2, the value named"
+else
+	not_ok "--thread 2^32 + a task's tid: status 2, the value named (status $rc)"
+fi
 # map-lackey reads whole lines: the tail of a long valgrind line is no
 # record (fgets read 255 bytes at a time: a line of 249 X's and the
 # banner split where the record begins), and an address that does not fit
