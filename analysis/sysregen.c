@@ -542,7 +542,9 @@ static void reap(struct sr *r)
 	while (*pp) {
 		struct task *t = *pp;
 
-		if (t->state == T_DONE && !t->stack) {
+		/* (an orphan stays for orphans() to name at the end, also
+		 * after a FORK of its tid retired it) */
+		if (t->state == T_DONE && !t->stack && !t->orphan) {
 			*pp = t->next;
 			ae_regen_free(t->g);
 			ae_tstream_free(&t->s);

@@ -1167,4 +1167,23 @@ if [ -x "$sf" ] && command -v valgrind >/dev/null &&
 else
 	ok "a vfork's FORK naming another child # SKIP no sigfork workload, valgrind, or capture"
 fi
+
+# A child's first marker made earlier than its parent's FORK (a hostile
+# review's mutant): it is an unknown task's, and the FORK that later
+# announced its tid retired it silently, with the child's whole trace.
+fl=$top/build/tests/workload/forkloop
+if [ -x "$fl" ] && "$top/bin/aerun" -q --subbuf-size 4K -o fl.zst -- "$fl" 3 >/dev/null 2>&1; then
+	"$top/bin/schedlog" print fl.zst >fl.txt
+	child=$(awk '$5 == "FORK" { sub("child=", "", $(NF - 1)); print $(NF - 1); exit }' fl.txt)
+	first=$(awk -v c="$child" '{ split($4, a, "/") } a[2] == c { print $1; exit }' fl.txt)
+	if [ -n "$first" ] && "$top/build/tests/trace_mutate" --marker fl.zst flm.zst "$first" time 1; then
+		expect_error "a child's first marker before its parent's FORK" \
+			"task [0-9]+/$child: marker $first .* \(unknown task\)" \
+			"$top/bin/aetrace" regen flm.zst "$fl"
+	else
+		not_ok "a child's first marker before its parent's FORK: no child marker in forkloop's capture"
+	fi
+else
+	ok "a child's first marker before its parent's FORK # SKIP no forkloop workload or capture"
+fi
 echo "1..$n"
