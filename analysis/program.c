@@ -142,6 +142,11 @@ static int load_maps(struct ae_program *p)
 		    h->version > AE_SCHEMA_VERSION_MAX ||
 		    h->size < sizeof(*h) || so + h->size > slen)
 			return perr(p->prog.path, "corrupt .ae_schema section");
+		/* (counts the record cannot hold are corrupt, not an
+		 * allocation to try) */
+		if (sizeof(*h) + h->nev * (uint64_t)sizeof(struct ae_event) +
+		    h->npool * 4ull > h->size || nmap + h->ninsn > plen)
+			return perr(p->prog.path, "corrupt schema record");
 		nev += h->nev;
 		if (h->flags & AE_SCHEMA_F_DATA)
 			p->data_objs++;

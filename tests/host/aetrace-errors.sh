@@ -377,6 +377,10 @@ schema_case() {
 schema_case same same vl && "$top/bin/aetrace" regen --format=lackey vl.zst same > out 2> err &&
    cmp -s out vl.good
 result "schema rewritten with its own version and a new hash: the same trace"
+# a count its record cannot hold is corrupt, not an allocation to try
+schema_case nevbig nevbig vl || exit 1
+expect_error "an object counting 2^30 events" "nevbig: corrupt schema record" \
+	"$top/bin/aetrace" regen --format=lackey vl.zst nevbig
 schema_case low4 low-at-4 vl || exit 1
 expect_error "low-half records in a version 4 object" "low4: corrupt schema event" \
 	"$top/bin/aetrace" regen --format=lackey vl.zst low4

@@ -20,6 +20,8 @@ helper for tests/host/aetrace-errors.sh. WHAT:
               records, more than follow it
   newer       the first object: the version after the newest aetrace reads
   same        the first object: its own version (the hash alone rewritten)
+  nevbig      the first object: its version kept, 2^30 events, more than
+              its record holds
 Prints the object's old and new version; exits 1 if there is no such object."""
 import struct
 import sys
@@ -68,7 +70,7 @@ def main():
         groups = [i for i, (_, kind, _, flag, _, b) in enumerate(evs)
                   if kind == EV_VAL and flag in (VAL_REG_VC, VAL_REG_VC_LOW) and
                   (b >> VC_GROUP_SHIFT) & 15]
-        hit = what in ("newer", "same") or (what in ("group-at-10", "groupbig") and groups) or any(
+        hit = what in ("newer", "same", "nevbig") or (what in ("group-at-10", "groupbig") and groups) or any(
             (what == "pred-at-7" and kind == EV_PRED_KNOWN) or
             (what in ("vcside-at-8", "vcpool") and vcside) or
             kind in (EV_VAL, EV_VAL_AFTER) and
@@ -84,6 +86,8 @@ def main():
                 at = so + pos + 32 + 16 * groups[0] + 12
                 b, = struct.unpack_from("<I", img, at)
                 struct.pack_into("<I", img, at, (b & ~(15 << VC_GROUP_SHIFT)) | 15 << VC_GROUP_SHIFT)
+            if what == "nevbig":
+                struct.pack_into("<I", img, so + pos + 20, 1 << 30)
             if what == "vcpool":
                 struct.pack_into("<I", img, so + pos + 32 + 16 * nev + 4 * vcside[0], 0)
             co, _ = sec[".ae_check"]
